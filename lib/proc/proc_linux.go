@@ -1,0 +1,439 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// procRoot is where /proc is mounted.
+const procRoot = "/proc"
+
+// ReadStat reads and parses /proc/PID/stat. A missing process is ErrGone.
+func ReadStat(pid int) (Stat, error) {
+	if pid < 1 || pid > MaxPID {
+		return Stat{}, fmt.Errorf("%w: %d", ErrBadID, pid)
+	}
+	b, err := os.ReadFile(procRoot + "/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			return Stat{}, fmt.Errorf("pid %d: %w", pid, ErrGone)
+		}
+		return Stat{}, err
+	}
+	return ParseStat(b)
+}
+
+// Lookup returns the current identity of pid, or ErrGone if no process has
+// that PID or it has already exited.
+func Lookup(pid int) (ID, error) {
+	st, err := ReadStat(pid)
+	if err != nil {
+		return ID{}, err
+	}
+	if st.exited() {
+		return ID{}, fmt.Errorf("pid %d: %w", pid, ErrGone)
+	}
+	return ID{PID: pid, Start: st.Start}, nil
+}
+
+// Self returns the identity of the calling process.
+func Self() ID {
+	id, err := Lookup(os.Getpid())
+	if err != nil {
+		return ID{PID: os.Getpid()}
+	}
+	return id
+}
+
+// Alive reports whether the process id names still exists and has at least
+// one running thread. A different start time means a different process, so
+// not alive. Errors other than "gone" (e.g. an unreadable /proc) are returned.
+func Alive(id ID) (bool, error) {
+	st, err := ReadStat(id.PID)
+	if errors.Is(err, ErrGone) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if id.Start != 0 && st.Start != id.Start {
+		return false, nil
+	}
+	return !st.exited(), nil
+}
+
+// BootID returns this boot's random id from /proc/sys/kernel/random/boot_id.
+func BootID() (string, error) {
+	b, err := os.ReadFile(procRoot + "/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// Handle watches and signals one process. It is safe for use by several
+// goroutines.
+type Handle struct {
+	id ID
+	// f wraps a non-blocking pidfd registered with the runtime poller; nil
+	// when the kernel has no pidfd and the handle polls /proc instead.
+	f *os.File
+
+	mu   sync.Mutex
+	gone bool
+}
+
+// pidfdUnsupported is set once pidfd_open reports ENOSYS.
+var (
+	pidfdOnce        sync.Once
+	pidfdUnsupported bool
+)
+
+// HavePidfd reports whether the kernel supports pidfd_open.
+func HavePidfd() bool {
+	pidfdOnce.Do(func() {
+		fd, err := unix.PidfdOpen(os.Getpid(), unix.PIDFD_NONBLOCK)
+		if err != nil {
+			pidfdUnsupported = errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM)
+			return
+		}
+		unix.Close(fd)
+	})
+	return !pidfdUnsupported
+}
+
+// Open returns a handle on the process id names. If id.Start is zero the
+// process's current start time is filled in. A process that no longer
+// exists, has exited, or has a different start time yields ErrGone.
+func Open(id ID) (*Handle, error) {
+	if id.PID < 1 || id.PID > MaxPID {
+		return nil, fmt.Errorf("%w: %d", ErrBadID, id.PID)
+	}
+	if !HavePidfd() {
+		cur, err := Lookup(id.PID)
+		if err != nil {
+			return nil, err
+		}
+		if id.Start != 0 && cur.Start != id.Start {
+			return nil, fmt.Errorf("pid %d: start time %d differs from %d: %w", id.PID, cur.Start, id.Start, ErrGone)
+		}
+		return &Handle{id: cur}, nil
+	}
+	fd, err := unix.PidfdOpen(id.PID, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return nil, fmt.Errorf("pid %d: %w", id.PID, ErrGone)
+		}
+		if errors.Is(err, unix.EINVAL) {
+			// Not a thread-group leader: a thread id is not a process.
+			return nil, fmt.Errorf("%w: %d is a thread, not a process", ErrBadID, id.PID)
+		}
+		return nil, fmt.Errorf("pidfd_open %d: %w", id.PID, err)
+	}
+	// The pidfd names whatever process had the PID at open time. Read its
+	// start time, then prove it is still that process: if it is alive now,
+	// it held the PID throughout, so the stat we read was its own.
+	st, serr := ReadStat(id.PID)
+	if serr == nil && unix.PidfdSendSignal(fd, 0, nil, 0) == nil {
+		if id.Start != 0 && st.Start != id.Start {
+			unix.Close(fd)
+			return nil, fmt.Errorf("pid %d: start time %d differs from %d: %w", id.PID, st.Start, id.Start, ErrGone)
+		}
+		h := &Handle{id: ID{PID: id.PID, Start: st.Start}, f: os.NewFile(uintptr(fd), "pidfd:"+strconv.Itoa(id.PID))}
+		if h.pidfdReadable() {
+			// Already exited (e.g. a zombie whose threads are all gone).
+			h.Close()
+			return nil, fmt.Errorf("pid %d: %w", id.PID, ErrGone)
+		}
+		return h, nil
+	}
+	unix.Close(fd)
+	if serr != nil && !errors.Is(serr, ErrGone) {
+		return nil, serr
+	}
+	return nil, fmt.Errorf("pid %d: %w", id.PID, ErrGone)
+}
+
+// ID returns the identity the handle was opened for, start time included.
+func (h *Handle) ID() ID { return h.id }
+
+// Close releases the pidfd.
+func (h *Handle) Close() error {
+	if h.f != nil {
+		return h.f.Close()
+	}
+	return nil
+}
+
+func (h *Handle) markGone() {
+	h.mu.Lock()
+	h.gone = true
+	h.mu.Unlock()
+}
+
+// pidfdReadable polls the pidfd without blocking: it is readable once the
+// whole thread group has exited.
+func (h *Handle) pidfdReadable() bool {
+	rc, err := h.f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ready := false
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 0)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			ready = err == nil && n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
+			return
+		}
+	})
+	return ready
+}
+
+// Gone reports, without blocking, whether the process has exited.
+func (h *Handle) Gone() bool {
+	h.mu.Lock()
+	g := h.gone
+	h.mu.Unlock()
+	if g {
+		return true
+	}
+	var gone bool
+	if h.f != nil {
+		gone = h.pidfdReadable()
+	} else {
+		alive, err := Alive(h.id)
+		gone = err == nil && !alive
+	}
+	if gone {
+		h.markGone()
+	}
+	return gone
+}
+
+// Signal sends sig to the process, never to a process that recycled its
+// PID. It refuses PID 1 and the calling process (ErrUnsafe). A process that
+// has exited yields ErrGone; missing permission yields ErrPermission.
+func (h *Handle) Signal(sig unix.Signal) error {
+	if err := checkSafePID(h.id.PID); err != nil {
+		return err
+	}
+	var err error
+	if h.f != nil {
+		rc, cerr := h.f.SyscallConn()
+		if cerr != nil {
+			return fmt.Errorf("pid %d: %w", h.id.PID, ErrGone)
+		}
+		cerr = rc.Control(func(fd uintptr) {
+			err = unix.PidfdSendSignal(int(fd), sig, nil, 0)
+		})
+		if cerr != nil {
+			return fmt.Errorf("pid %d: %w", h.id.PID, ErrGone)
+		}
+	} else {
+		// Without pidfd there is a window between this check and kill(2);
+		// it is the best the kernel allows.
+		alive, aerr := Alive(h.id)
+		if aerr != nil {
+			return aerr
+		}
+		if !alive {
+			return fmt.Errorf("pid %d: %w", h.id.PID, ErrGone)
+		}
+		err = unix.Kill(h.id.PID, sig)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ESRCH):
+		h.markGone()
+		return fmt.Errorf("pid %d: %w", h.id.PID, ErrGone)
+	case errors.Is(err, unix.EPERM):
+		return fmt.Errorf("pid %d: %w", h.id.PID, ErrPermission)
+	}
+	return fmt.Errorf("signal pid %d: %w", h.id.PID, err)
+}
+
+// fallbackPoll is how often a handle without pidfd re-reads /proc.
+const fallbackPoll = 5 * time.Millisecond
+
+// Wait blocks until the process is gone (nil) or ctx is done (ctx.Err()).
+// With a pidfd it wakes within the runtime poller's latency of the exit.
+func (h *Handle) Wait(ctx context.Context) error {
+	if h.Gone() {
+		return nil
+	}
+	if h.f == nil {
+		t := time.NewTicker(fallbackPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				if h.Gone() {
+					return nil
+				}
+			}
+		}
+	}
+	rc, err := h.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	// Each Wait owns the read deadline while it runs; a cancelled context
+	// wakes the poller by moving the deadline into the past.
+	if err := h.f.SetReadDeadline(time.Time{}); err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { h.f.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	err = rc.Read(func(fd uintptr) bool {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, perr := unix.Poll(fds, 0)
+		return perr == nil && n > 0
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	h.markGone()
+	return nil
+}
+
+// WaitAll blocks until every handle is gone (nil) or ctx is done. With any
+// set, it returns as soon as one is gone.
+func WaitAll(ctx context.Context, hs []*Handle, any bool) error {
+	if len(hs) == 0 {
+		return nil
+	}
+	if len(hs) == 1 {
+		return hs[0].Wait(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, len(hs))
+	for _, h := range hs {
+		go func() { done <- h.Wait(ctx) }()
+	}
+	remaining := len(hs)
+	var firstErr error
+	for remaining > 0 {
+		err := <-done
+		remaining--
+		if err == nil && any {
+			return nil
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
+			cancel()
+		}
+	}
+	return firstErr
+}
+
+// checkSafePID refuses the PIDs tether never signals: 1 and below, and the
+// calling process itself.
+func checkSafePID(pid int) error {
+	if pid <= 1 {
+		return fmt.Errorf("%w pid %d", ErrUnsafe, pid)
+	}
+	if pid == os.Getpid() {
+		return fmt.Errorf("%w pid %d: it is this process", ErrUnsafe, pid)
+	}
+	return nil
+}
+
+// CheckTarget refuses a PID that must never be signalled (≤ 1, or the
+// calling process). A plain PID in the caller's own group or session is
+// allowed: that is how a wrapper stops its own background helper.
+func CheckTarget(pid int) error { return checkSafePID(pid) }
+
+// CheckGroup refuses a process group that must never be signalled: ≤ 1, or
+// the caller's own group.
+func CheckGroup(pgid int) error {
+	if pgid <= 1 {
+		return fmt.Errorf("%w process group %d", ErrUnsafe, pgid)
+	}
+	if pgid > MaxPID {
+		return fmt.Errorf("%w: process group %d", ErrBadID, pgid)
+	}
+	if pgid == unix.Getpgrp() {
+		return fmt.Errorf("%w process group %d: it is this process's own group", ErrUnsafe, pgid)
+	}
+	return nil
+}
+
+// SignalGroup sends sig to every process in group pgid. ESRCH (no member
+// left) is ErrGone.
+func SignalGroup(pgid int, sig unix.Signal) error {
+	if err := CheckGroup(pgid); err != nil {
+		return err
+	}
+	err := unix.Kill(-pgid, sig)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ESRCH):
+		return fmt.Errorf("process group %d: %w", pgid, ErrGone)
+	case errors.Is(err, unix.EPERM):
+		return fmt.Errorf("process group %d: %w", pgid, ErrPermission)
+	}
+	return fmt.Errorf("signal process group %d: %w", pgid, err)
+}
+
+// Scan calls fn for every process in /proc whose stat could be read.
+// Processes that vanish during the scan are skipped.
+func Scan(fn func(Stat)) error {
+	d, err := os.Open(procRoot)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for {
+		names, err := d.Readdirnames(512)
+		for _, n := range names {
+			if n[0] < '0' || n[0] > '9' {
+				continue
+			}
+			pid, perr := strconv.Atoi(n)
+			if perr != nil {
+				continue
+			}
+			st, serr := ReadStat(pid)
+			if serr != nil {
+				continue
+			}
+			fn(st)
+		}
+		if err != nil {
+			break
+		}
+	}
+	return nil
+}
+
+// GroupMembers returns the live (not yet exited) members of process group
+// pgid.
+func GroupMembers(pgid int) ([]ID, error) {
+	var ids []ID
+	err := Scan(func(st Stat) {
+		if st.PGID == pgid && !st.exited() {
+			ids = append(ids, ID{PID: st.PID, Start: st.Start})
+		}
+	})
+	return ids, err
+}

@@ -1,0 +1,38 @@
+//go:build !linux
+
+package proc
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// errUnsupported is returned by every process operation off Linux: tether
+// relies on /proc and pidfd and would rather refuse than guess.
+var errUnsupported = errors.New("process tracking is only supported on Linux")
+
+func ReadStat(pid int) (Stat, error)                            { return Stat{}, errUnsupported }
+func Lookup(pid int) (ID, error)                                { return ID{}, errUnsupported }
+func Self() ID                                                  { return ID{PID: os.Getpid()} }
+func Alive(id ID) (bool, error)                                 { return false, errUnsupported }
+func BootID() (string, error)                                   { return "", errUnsupported }
+func HavePidfd() bool                                           { return false }
+func Open(id ID) (*Handle, error)                               { return nil, errUnsupported }
+func WaitAll(ctx context.Context, hs []*Handle, any bool) error { return errUnsupported }
+func CheckTarget(pid int) error                                 { return errUnsupported }
+func CheckGroup(pgid int) error                                 { return errUnsupported }
+func SignalGroup(pgid int, sig unix.Signal) error               { return errUnsupported }
+func Scan(fn func(Stat)) error                                  { return errUnsupported }
+func GroupMembers(pgid int) ([]ID, error)                       { return nil, errUnsupported }
+
+// Handle is unusable off Linux; Open never returns one.
+type Handle struct{ id ID }
+
+func (h *Handle) ID() ID                         { return h.id }
+func (h *Handle) Close() error                   { return nil }
+func (h *Handle) Gone() bool                     { return true }
+func (h *Handle) Signal(sig unix.Signal) error   { return errUnsupported }
+func (h *Handle) Wait(ctx context.Context) error { return errUnsupported }

@@ -1,0 +1,121 @@
+package stop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tether-sh/tether/lib/proc"
+	"golang.org/x/sys/unix"
+)
+
+// Process is a Target for one process, signalled through its pidfd.
+type Process struct {
+	H    *proc.Handle // nil when the process was already gone
+	Name string       // label; "pid N" when empty
+	PID  int
+}
+
+// NewProcess opens id. A process already gone yields a Target that is gone.
+// Other errors (a thread id, an unreadable /proc) are returned.
+func NewProcess(id proc.ID, name string) (*Process, error) {
+	h, err := proc.Open(id)
+	if err != nil && !errors.Is(err, proc.ErrGone) {
+		return nil, err
+	}
+	return &Process{H: h, Name: name, PID: id.PID}, nil
+}
+
+func (p *Process) Label() string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return fmt.Sprintf("pid %d", p.PID)
+}
+
+func (p *Process) Signal(sig unix.Signal) error {
+	if p.H == nil {
+		return fmt.Errorf("pid %d: %w", p.PID, proc.ErrGone)
+	}
+	return p.H.Signal(sig)
+}
+
+func (p *Process) Wait(ctx context.Context) error {
+	if p.H == nil {
+		return nil
+	}
+	return p.H.Wait(ctx)
+}
+
+func (p *Process) Gone() bool { return p.H == nil || p.H.Gone() }
+
+// Close releases the process handle.
+func (p *Process) Close() error {
+	if p.H == nil {
+		return nil
+	}
+	return p.H.Close()
+}
+
+// groupRescan bounds how long a member that joined the group by setpgid(2),
+// rather than by fork of a watched member, can go unnoticed.
+const groupRescan = 50 * time.Millisecond
+
+// Group is a Target for a process group: gone when no live member is left.
+type Group struct {
+	PGID int
+	Name string
+}
+
+func (g *Group) Label() string {
+	if g.Name != "" {
+		return g.Name
+	}
+	return fmt.Sprintf("process group %d", g.PGID)
+}
+
+func (g *Group) Signal(sig unix.Signal) error {
+	if g.Gone() {
+		return fmt.Errorf("process group %d: %w", g.PGID, proc.ErrGone)
+	}
+	return proc.SignalGroup(g.PGID, sig)
+}
+
+func (g *Group) Gone() bool {
+	ids, err := proc.GroupMembers(g.PGID)
+	return err == nil && len(ids) == 0
+}
+
+// Wait watches every member through its pidfd and rescans the group each
+// time one goes: a fork by a watched member is found when its parent exits
+// at the latest. A periodic rescan catches members that joined by setpgid.
+func (g *Group) Wait(ctx context.Context) error {
+	for {
+		ids, err := proc.GroupMembers(g.PGID)
+		if err != nil {
+			return err
+		}
+		var hs []*proc.Handle
+		for _, id := range ids {
+			if h, err := proc.Open(id); err == nil {
+				hs = append(hs, h)
+			}
+		}
+		if len(hs) == 0 {
+			if len(ids) == 0 {
+				return nil
+			}
+			continue // members exited between the scan and the open
+		}
+		wctx, cancel := context.WithTimeout(ctx, groupRescan)
+		err = proc.WaitAll(wctx, hs, true)
+		cancel()
+		for _, h := range hs {
+			h.Close()
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
