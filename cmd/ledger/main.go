@@ -1,0 +1,10 @@
+// Command ledger: see lib/cmd/ledger and SPEC §1.
+package main
+
+import (
+	"os"
+
+	"github.com/tether-sh/tether/lib/cmd/ledger"
+)
+
+func main() { os.Exit(ledger.Main(os.Args[1:])) }

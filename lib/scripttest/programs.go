@@ -1,0 +1,152 @@
+package scripttest
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"golang.org/x/sys/unix"
+)
+
+// Programs are stand-in processes for scenarios, for testscript.Main:
+//
+//	sleeper [-pidfile F] [-ignore SIG]... [-for D]
+//	    write PID@START to F once ready, ignore the given signals, sleep
+//	    for D (default: until killed)
+//	tgleader -pidfile F -release R
+//	    start a second thread, end the main thread with the raw exit
+//	    syscall (not exit_group), write F from the second thread, and let
+//	    the process run on until file R appears
+func Programs() map[string]func() {
+	return map[string]func(){
+		"sleeper":  func() { os.Exit(sleeper(os.Args[1:])) },
+		"tgleader": func() { os.Exit(tgleader(os.Args[1:])) },
+	}
+}
+
+type sigList []unix.Signal
+
+func (s *sigList) String() string { return fmt.Sprint(*s) }
+func (s *sigList) Set(v string) error {
+	sig, err := cli.ParseSignal(v)
+	if err != nil {
+		return err
+	}
+	*s = append(*s, sig)
+	return nil
+}
+
+func sleeper(args []string) int {
+	fs := flag.NewFlagSet("sleeper", flag.ContinueOnError)
+	pidfile := fs.String("pidfile", "", "write PID@START here when ready")
+	dur := fs.Duration("for", 0, "sleep this long (0: until killed)")
+	var ignore sigList
+	fs.Var(&ignore, "ignore", "signal to ignore (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	for _, sig := range ignore {
+		signal.Ignore(sig)
+	}
+	if *pidfile != "" {
+		if err := WriteFileAtomic(*pidfile, []byte(selfToken()+"\n")); err != nil {
+			fmt.Fprintln(os.Stderr, "sleeper:", err)
+			return 3
+		}
+	}
+	if *dur > 0 {
+		time.Sleep(*dur)
+		return 0
+	}
+	select {}
+}
+
+// selfToken returns PID@START for the calling process.
+func selfToken() string {
+	pid := os.Getpid()
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return strconv.Itoa(pid)
+	}
+	s := string(b)
+	i := lastParen(s)
+	var f []string
+	if i >= 0 {
+		f = fieldsOf(s[i+1:])
+	}
+	if len(f) < 20 {
+		return strconv.Itoa(pid)
+	}
+	return strconv.Itoa(pid) + "@" + f[19]
+}
+
+func lastParen(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == ')' {
+			return i
+		}
+	}
+	return -1
+}
+
+func fieldsOf(s string) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ' ' || s[i] == '\n' {
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	return out
+}
+
+func tgleader(args []string) int {
+	fs := flag.NewFlagSet("tgleader", flag.ContinueOnError)
+	pidfile := fs.String("pidfile", "", "write PID@START here once the leader has exited")
+	release := fs.String("release", "", "exit the process once this file exists")
+	if err := fs.Parse(args); err != nil || *pidfile == "" || *release == "" {
+		fmt.Fprintln(os.Stderr, "usage: tgleader -pidfile F -release R")
+		return 2
+	}
+	token := selfToken()
+	pid := os.Getpid()
+	go func() {
+		// Runs on some other thread: wait for the leader to become a
+		// zombie, announce it, then wait for the release file.
+		runtime.LockOSThread()
+		for {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			if err == nil {
+				if i := lastParen(string(b)); i >= 0 && len(b) > i+2 && b[i+2] == 'Z' {
+					break
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := WriteFileAtomic(*pidfile, []byte(token+"\n")); err != nil {
+			os.Exit(3)
+		}
+		for {
+			if _, err := os.Stat(*release); err == nil {
+				os.Exit(0)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	// main runs on the main thread (the thread-group leader) during
+	// init-time lock; lock it so the raw exit ends exactly that thread.
+	runtime.LockOSThread()
+	for {
+		unix.RawSyscall(unix.SYS_EXIT, 0, 0, 0)
+	}
+}

@@ -1,0 +1,178 @@
+// Package scripttest holds the small testscript commands tether's own
+// scenarios use (and other suites may reuse): exact exit codes, readiness
+// files, signals to PIDs or background commands, and stand-in processes.
+//
+// Register Cmds in testscript.Params.Cmds and Programs beside lib's
+// ScriptCommands in testscript.Main.
+package scripttest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/tether-sh/tether/lib/cli"
+	"golang.org/x/sys/unix"
+)
+
+// waitLimit bounds every readiness wait so a broken scenario fails instead
+// of hanging; it is generous because CI machines are slow and loaded.
+const waitLimit = 60 * time.Second
+
+// Cmds are the custom script commands:
+//
+//	exitcode N PROG [ARGS...]   run PROG (as exec does) and require exit status N
+//	waitfile [-nonempty] FILE   wait until FILE exists (and is not empty)
+//	signal SIG TARGET           send SIG to TARGET: a PID, @FILE (PID read from
+//	                            FILE) or %N (the Nth background command, 1-based)
+//	alive TARGET                succeed iff TARGET is alive (! alive: gone)
+//	readpid VAR FILE            set $VAR to the PID stored in FILE
+func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"exitcode": cmdExitcode,
+		"waitfile": cmdWaitfile,
+		"signal":   cmdSignal,
+		"alive":    cmdAlive,
+		"readpid":  cmdReadpid,
+	}
+}
+
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: bad status %q", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+		if got < 0 {
+			if ws, ok := ee.Sys().(unix.WaitStatus); ok && ws.Signaled() {
+				ts.Fatalf("exitcode: %s died of signal %v; want exit %d", args[1], ws.Signal(), want)
+			}
+		}
+	}
+	if got != want {
+		ts.Fatalf("exitcode: %s exited %d; want %d", args[1], got, want)
+	}
+}
+
+func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
+	nonEmpty := false
+	if len(args) > 0 && args[0] == "-nonempty" {
+		nonEmpty, args = true, args[1:]
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile [-nonempty] FILE")
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(waitLimit)
+	for delay := time.Millisecond; ; delay = min(2*delay, 20*time.Millisecond) {
+		if fi, err := os.Stat(path); err == nil && (!nonEmpty || fi.Size() > 0) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfile: %s did not appear within %v", args[0], waitLimit)
+		}
+		time.Sleep(delay)
+	}
+}
+
+// resolvePID turns a TARGET into a PID.
+func resolvePID(ts *testscript.TestScript, target string) int {
+	switch {
+	case strings.HasPrefix(target, "@"):
+		b, err := os.ReadFile(ts.MkAbs(target[1:]))
+		ts.Check(err)
+		pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "@", 2)[0]))
+		if err != nil {
+			ts.Fatalf("%s: no PID in file: %v", target, err)
+		}
+		return pid
+	case strings.HasPrefix(target, "%"):
+		n, err := strconv.Atoi(target[1:])
+		bg := ts.BackgroundCmds()
+		if err != nil || n < 1 || n > len(bg) {
+			ts.Fatalf("%s: no such background command (%d running)", target, len(bg))
+		}
+		return bg[n-1].Process.Pid
+	}
+	pid, err := strconv.Atoi(target)
+	if err != nil {
+		ts.Fatalf("bad target %q", target)
+	}
+	return pid
+}
+
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: signal SIG TARGET")
+	}
+	sig, err := cli.ParseSignal(args[0])
+	ts.Check(err)
+	pid := resolvePID(ts, args[1])
+	if pid <= 1 {
+		ts.Fatalf("signal: refusing pid %d", pid)
+	}
+	ts.Check(unix.Kill(pid, sig))
+}
+
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: alive TARGET")
+	}
+	pid := resolvePID(ts, args[0])
+	alive := processAlive(pid)
+	if alive == neg {
+		ts.Fatalf("alive %s: pid %d alive = %v; want %v", args[0], pid, alive, !neg)
+	}
+}
+
+// processAlive reports whether pid exists and has not exited (a zombie
+// whose threads are all gone is not alive).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 18 {
+		return false
+	}
+	return !(f[0] == "Z" || f[0] == "X") || f[17] != "1"
+}
+
+func cmdReadpid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: readpid VAR FILE")
+	}
+	ts.Setenv(args[0], strconv.Itoa(resolvePID(ts, "@"+args[1])))
+}
+
+// WriteFileAtomic writes data to path through a temporary file and rename,
+// so a reader waiting for path never sees it half written.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp := fmt.Sprintf("%s.tmp%d", path, os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,33 @@
+package tether_test
+
+import (
+	"maps"
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/tether-sh/tether/lib"
+	"github.com/tether-sh/tether/lib/scripttest"
+)
+
+func TestMain(m *testing.M) {
+	cmds := lib.ScriptCommands()
+	maps.Copy(cmds, scripttest.Programs())
+	testscript.Main(m, cmds)
+}
+
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/scripts",
+		Cmds:                scripttest.Cmds(),
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			// Keep every tool's store and state inside the scenario.
+			env.Setenv("HOME", env.WorkDir+"/home")
+			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
+			env.Setenv("TETHER_LEDGER", "")
+			return os.MkdirAll(env.WorkDir+"/home", 0o700)
+		},
+	})
+}
