@@ -1,4 +1,4 @@
-// Command stopbounded: see lib/cmd/stopbounded and SPEC §1.
+// Command stopbounded stops processes within a bound; see lib/cmd/stopbounded.
 package main
 
 import (

@@ -15,9 +15,10 @@ import (
 
 // Programs are stand-in processes for scenarios, for testscript.Main:
 //
-//	sleeper [-pidfile F] [-ignore SIG]... [-for D]
+//	sleeper [-pidfile F] [-ignore SIG]... [-for D] [-setsid]
 //	    write PID@START to F once ready, ignore the given signals, sleep
-//	    for D (default: until killed)
+//	    for D (default: until killed); -setsid first makes it the leader of
+//	    a new session and process group
 //	tgleader -pidfile F -release R
 //	    start a second thread, end the main thread with the raw exit
 //	    syscall (not exit_group), write F from the second thread, and let
@@ -47,8 +48,15 @@ func sleeper(args []string) int {
 	dur := fs.Duration("for", 0, "sleep this long (0: until killed)")
 	var ignore sigList
 	fs.Var(&ignore, "ignore", "signal to ignore (repeatable)")
+	setsid := fs.Bool("setsid", false, "start a new session first")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *setsid {
+		if _, err := unix.Setsid(); err != nil {
+			fmt.Fprintln(os.Stderr, "sleeper: setsid:", err)
+			return 3
+		}
 	}
 	for _, sig := range ignore {
 		signal.Ignore(sig)

@@ -1,9 +1,248 @@
-// Package stopbounded is the stopbounded tool. (Being built; see the issue.)
+// Package stopbounded is the stopbounded tool: stop processes within a
+// bound.
+//
+// Synopsis:
+//
+//	stopbounded [--grace D] [--signal SIG] [--schedule SCHED] [--group] [--tree]
+//	            [--name LABEL] [--pidfile F] [--quiet] [--json] TARGET...
+//
+// It sends SIG (TERM), waits at most GRACE (5s) for the targets to be gone,
+// sends KILL, waits at most 5s more, and returns the moment every target is
+// gone. Examples:
+//
+//	stopbounded --grace 2 "$helper_pid"
+//	stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
+//	stopbounded --group --name "stall watch for $t" "$pgid"
+//
+// Exit status: 0 every target is gone, 1 a target survived the schedule,
+// 2 bad input or a refused target (nothing is signalled), 3 permission
+// denied.
 package stopbounded
 
-import "github.com/tether-sh/tether/lib/cli"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
 
-// Main runs stopbounded with args (without the program name) and returns its exit code.
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/stop"
+)
+
+const description = `Stop processes within a bound: send SIG, wait at most GRACE, send KILL,
+and return the moment every target is gone.
+
+A TARGET is PID or PID@START (START is field 22 of /proc/PID/stat; a process
+whose START differs is a different process and is never signalled).
+
+Examples:
+  stopbounded --grace 2 "$helper_pid"
+  stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
+  stopbounded --group --name "stall watch for $t" "$pgid"
+
+Exit: 0 all gone, 1 a target survived, 2 bad input or refused target,
+3 permission denied.`
+
+type grammar struct {
+	cli.VersionFlag
+	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after SIG before KILL (Go duration or seconds)."`
+	Signal   cli.Signal   `default:"TERM" placeholder:"SIG" help:"First signal to send (name or number)."`
+	Schedule string       `placeholder:"SCHED" help:"Full schedule SIG/WAIT[/SIG/WAIT...], e.g. TERM/5/KILL/5; overrides --signal and --grace."`
+	Group    bool         `help:"Each TARGET is a process group id; done when no member is left."`
+	Tree     bool         `help:"Stop each TARGET and all its descendants, wherever they moved."`
+	Name     string       `placeholder:"LABEL" help:"Name the target in messages instead of \"pid N\"."`
+	Pidfile  []string     `type:"path" placeholder:"F" help:"Read a target from file F (repeatable)."`
+	Quiet    bool         `short:"q" help:"Print nothing on success or escalation."`
+	JSON     bool         `name:"json" help:"Print one JSON object per target on stdout."`
+	Targets  []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START (or a process group id with --group)."`
+}
+
+// negativeArg matches "-1", "-42": a user trying kill(2)'s negative PIDs.
+var negativeArg = regexp.MustCompile(`^-[0-9]+$`)
+
+// Main runs stopbounded with args and returns its exit status.
 func Main(args []string) int {
-	return cli.New("stopbounded", "").Fail(cli.Errorf(cli.ExitSystem, "not built yet"), cli.ExitSystem)
+	t := cli.New("stopbounded", description)
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if negativeArg.MatchString(a) {
+			t.Warnf("refusing target %s: negative PIDs name process groups or every process; use --group with a positive id", a)
+			return cli.ExitUsage
+		}
+	}
+	var g grammar
+	if _, code, done := t.Parse(&g, args); done {
+		return code
+	}
+	return run(t, &g)
+}
+
+// target pairs an engine target with how the user named it.
+type target struct {
+	stop.Target
+	arg string
+}
+
+func run(t *cli.Tool, g *grammar) int {
+	sched := stop.Default(g.Signal.S(), g.Grace.D())
+	if g.Schedule != "" {
+		s, err := stop.ParseSchedule(g.Schedule)
+		if err != nil {
+			return t.Fail(err, cli.ExitUsage)
+		}
+		sched = s
+	}
+	if g.Group && g.Tree {
+		return t.Fail(errors.New("--group and --tree cannot be combined"), cli.ExitUsage)
+	}
+	args := append([]string(nil), g.Targets...)
+	for _, f := range g.Pidfile {
+		a, err := readPidfile(f)
+		if err != nil {
+			return t.Fail(err, cli.ExitUsage)
+		}
+		args = append(args, a)
+	}
+	if len(args) == 0 {
+		return t.Fail(errors.New("no target given (want PID, PID@START or --pidfile F)"), cli.ExitUsage)
+	}
+	// Validate every target before signalling any.
+	targets, err := resolve(g, args)
+	defer func() {
+		for _, tg := range targets {
+			if c, ok := tg.Target.(interface{ Close() error }); ok {
+				c.Close()
+			}
+		}
+	}()
+	if err != nil {
+		return t.Fail(err, cli.ExitUsage)
+	}
+	engineTargets := make([]stop.Target, len(targets))
+	for i, tg := range targets {
+		engineTargets[i] = tg.Target
+	}
+	outcomes := stop.Run(context.Background(), engineTargets, sched)
+	return report(t, g, targets, outcomes)
+}
+
+// readPidfile returns the single PID[@START] token in file f.
+func readPidfile(f string) (string, error) {
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return "", fmt.Errorf("pidfile %s: %w", f, errors.Unwrap(err))
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return "", fmt.Errorf("pidfile %s is empty", f)
+	}
+	if len(fields) > 1 {
+		return "", fmt.Errorf("pidfile %s holds %d words; want one PID", f, len(fields))
+	}
+	if _, err := proc.ParseID(fields[0]); err != nil {
+		return "", fmt.Errorf("pidfile %s: %w", f, err)
+	}
+	return fields[0], nil
+}
+
+func resolve(g *grammar, args []string) ([]target, error) {
+	var out []target
+	for _, a := range args {
+		id, err := proc.ParseID(a)
+		if err != nil {
+			return out, err
+		}
+		switch {
+		case g.Group:
+			if id.Start != 0 {
+				return out, fmt.Errorf("%w %q: --group takes a plain process group id", proc.ErrBadID, a)
+			}
+			if err := proc.CheckGroup(id.PID); err != nil {
+				return out, err
+			}
+			out = append(out, target{&stop.Group{PGID: id.PID, Name: g.Name}, a})
+		case g.Tree:
+			tr, err := newTree(id, g.Name)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, target{tr, a})
+		default:
+			if err := proc.CheckTarget(id.PID); err != nil {
+				return out, err
+			}
+			p, err := stop.NewProcess(id, g.Name)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, target{p, a})
+		}
+	}
+	return out, nil
+}
+
+// result is the --json form of one target's outcome.
+type result struct {
+	Target    string   `json:"target"`
+	Label     string   `json:"label"`
+	Gone      bool     `json:"gone"`
+	Signals   []string `json:"signals"`
+	Killed    bool     `json:"killed"`
+	ElapsedMS float64  `json:"elapsed_ms"`
+	Error     *string  `json:"error"`
+}
+
+func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) int {
+	code := cli.ExitOK
+	enc := json.NewEncoder(t.Stdout)
+	for i, o := range outcomes {
+		label := o.Target.Label()
+		killed, last := o.Killed()
+		switch {
+		case o.Err != nil && errors.Is(o.Err, proc.ErrPermission):
+			t.Warnf("cannot signal %s: permission denied", label)
+			code = max(code, cli.ExitSystem)
+		case o.Err != nil:
+			t.Warnf("cannot signal %s: %v", label, o.Err)
+			code = max(code, cli.ExitSystem)
+		case !o.Gone:
+			t.Warnf("%s survived %s", label, sentList(o))
+			code = max(code, cli.ExitRefused)
+		case killed && !g.Quiet:
+			t.Warnf("%s ignored %s; killed", label, cli.SignalName(last))
+		}
+		if g.JSON {
+			r := result{Target: targets[i].arg, Label: label, Gone: o.Gone, Killed: killed,
+				Signals: []string{}, ElapsedMS: float64(o.Elapsed.Microseconds()) / 1000}
+			for _, s := range o.Sent {
+				r.Signals = append(r.Signals, cli.SignalName(s))
+			}
+			if o.Err != nil {
+				msg := o.Err.Error()
+				r.Error = &msg
+			}
+			enc.Encode(r)
+		}
+	}
+	return code
+}
+
+// sentList describes what a survivor was sent, for the failure line.
+func sentList(o stop.Outcome) string {
+	if len(o.Sent) == 0 {
+		return "the schedule"
+	}
+	names := make([]string, len(o.Sent))
+	for i, s := range o.Sent {
+		names[i] = cli.SignalName(s)
+	}
+	return strings.Join(names, ", ") + " (" + strconv.Itoa(len(o.Sent)) + " signals in " + o.Elapsed.Round(time.Millisecond).String() + ")"
 }

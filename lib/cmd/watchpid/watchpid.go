@@ -1,9 +1,371 @@
-// Package watchpid is the watchpid tool. (Being built; see the issue.)
+// Package watchpid is the watchpid tool: exit the moment a process is gone,
+// or run a command that must not outlive it.
+//
+// Synopsis:
+//
+//	watchpid [--timeout D] [--any] [--quiet] TARGET...
+//	watchpid [--any] [--grace D] [--quiet] TARGET... -- CMD [ARGS...]
+//	watchpid --id PID...
+//
+// TARGET is PID, PID@START, or --parent (the caller's parent). Waiting is
+// event-driven through pidfd, so watchpid returns within milliseconds of the
+// death. With CMD, watchpid runs CMD in its own process group and, when the
+// target is gone, stops that group within a bound — so a helper started as
+//
+//	watchpid --parent -- stall-watch "$job" &
+//
+// never outlives its wrapper, even when the wrapper is SIGKILLed.
+//
+// Exit status without CMD: 0 gone, 124 --timeout expired, 2 bad input.
+// With CMD: 0 when the target went and CMD was stopped, CMD's own status
+// when CMD ended first, 128+N after forwarding signal N, 125 when CMD could
+// not be started or stopped, 126/127 when CMD is not executable / not found.
 package watchpid
 
-import "github.com/tether-sh/tether/lib/cli"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
 
-// Main runs watchpid with args (without the program name) and returns its exit code.
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/runner"
+	"github.com/tether-sh/tether/lib/stop"
+	"golang.org/x/sys/unix"
+)
+
+const description = `Exit the moment a process is gone, or run a command that must not outlive it.
+
+TARGET is PID, PID@START (START is field 22 of /proc/PID/stat; a different
+START means the process is already gone) or --parent for the caller's parent.
+
+Examples:
+  watchpid "$pid"                              # wait until pid is gone
+  watchpid --timeout 30s "$pid" || echo still running
+  watchpid --parent -- stall-watch "$job" &    # helper dies with its wrapper
+  token=$(watchpid --id "$pid")                # PID@START for later use
+
+Exit: 0 gone (or CMD stopped because it was), 124 timeout, 2 bad input;
+with CMD, CMD's status when it ends first, 128+N after signal N.`
+
+type grammar struct {
+	cli.VersionFlag
+	Timeout string       `placeholder:"D" help:"Give up after D and exit 124 (Go duration or seconds)."`
+	Any     bool         `help:"Done when any target is gone, not all."`
+	Grace   cli.Duration `default:"5s" placeholder:"D" help:"With CMD: wait at most D after TERM before KILL."`
+	Quiet   bool         `short:"q" help:"Print nothing on success."`
+	Parent  bool         `help:"Watch the caller's parent process."`
+	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist)."`
+	JSON    bool         `name:"json" help:"With --id: print one JSON object per PID."`
+	Targets []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START."`
+}
+
+// Main runs watchpid with args and returns its exit status.
 func Main(args []string) int {
-	return cli.New("watchpid", "").Fail(cli.Errorf(cli.ExitSystem, "not built yet"), cli.ExitSystem)
+	t := cli.New("watchpid", description)
+	own, cmd, hasCmd := cli.SplitCommand(args)
+	var g grammar
+	if _, code, done := t.Parse(&g, own); done {
+		return code
+	}
+	if hasCmd && len(cmd) == 0 {
+		return t.Fail(errors.New("no command after --"), cli.ExitUsage)
+	}
+	if g.ID {
+		if hasCmd || g.Parent {
+			return t.Fail(errors.New("--id takes PIDs only"), cli.ExitUsage)
+		}
+		return printIDs(t, &g)
+	}
+	var timeout time.Duration = -1
+	if g.Timeout != "" {
+		d, err := cli.ParseDuration(g.Timeout)
+		if err != nil {
+			return t.Fail(fmt.Errorf("--timeout: %w", err), cli.ExitUsage)
+		}
+		timeout = d
+	}
+	targets, err := resolve(&g)
+	defer func() {
+		for _, w := range targets {
+			if w.h != nil {
+				w.h.Close()
+			}
+		}
+	}()
+	if err != nil {
+		return t.Fail(err, cli.ExitUsage)
+	}
+	if hasCmd {
+		if timeout >= 0 {
+			return t.Fail(errors.New("--timeout cannot be combined with a command"), cli.ExitUsage)
+		}
+		return runCommand(t, &g, targets, cmd)
+	}
+	return wait(t, &g, targets, timeout)
+}
+
+// watched is one target: h is nil when it was already gone.
+type watched struct {
+	pid int
+	h   *proc.Handle
+}
+
+func (w watched) label() string { return fmt.Sprintf("pid %d", w.pid) }
+
+func resolve(g *grammar) ([]watched, error) {
+	var ids []proc.ID
+	if g.Parent {
+		ppid := os.Getppid()
+		id := proc.ID{PID: ppid}
+		if ppid <= 1 {
+			// Our parent already died and we were re-parented to init;
+			// there is no parent left to watch.
+			id = proc.ID{PID: ppid, Start: 1}
+		}
+		ids = append(ids, id)
+	}
+	for _, a := range g.Targets {
+		id, err := proc.ParseID(a)
+		if err != nil {
+			return nil, err
+		}
+		if id.PID == os.Getpid() {
+			return nil, fmt.Errorf("%w: pid %d is watchpid itself", proc.ErrBadID, id.PID)
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("no target given (want PID, PID@START or --parent)")
+	}
+	out := make([]watched, 0, len(ids))
+	for _, id := range ids {
+		w := watched{pid: id.PID}
+		if id.PID > 1 || id.Start == 0 {
+			h, err := proc.Open(id)
+			switch {
+			case err == nil:
+				w.h = h
+			case errors.Is(err, proc.ErrGone):
+			default:
+				return out, err
+			}
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// goneEvents reports, on the returned channel, the index of each target as
+// it goes: at once for targets already gone.
+func goneEvents(ctx context.Context, targets []watched) <-chan int {
+	ch := make(chan int, len(targets))
+	for i, w := range targets {
+		if w.h == nil {
+			ch <- i
+			continue
+		}
+		go func() {
+			if w.h.Wait(ctx) == nil {
+				ch <- i
+			}
+		}()
+	}
+	return ch
+}
+
+func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var expired <-chan time.Time
+	if timeout >= 0 {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	events := goneEvents(ctx, targets)
+	gone := make([]bool, len(targets))
+	for left := len(targets); left > 0; {
+		select {
+		case i := <-events:
+			gone[i] = true
+			left--
+			if !g.Quiet {
+				t.Warnf("%s is gone", targets[i].label())
+			}
+			if g.Any {
+				return cli.ExitOK
+			}
+		case <-expired:
+			var running []string
+			for i, w := range targets {
+				if !gone[i] {
+					running = append(running, w.label())
+				}
+			}
+			t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
+			return cli.ExitDeadline
+		}
+	}
+	return cli.ExitOK
+}
+
+func printIDs(t *cli.Tool, g *grammar) int {
+	if len(g.Targets) == 0 {
+		return t.Fail(errors.New("--id needs at least one PID"), cli.ExitUsage)
+	}
+	ids := make([]proc.ID, len(g.Targets))
+	for i, a := range g.Targets {
+		id, err := proc.ParseID(a)
+		if err != nil {
+			return t.Fail(err, cli.ExitUsage)
+		}
+		ids[i] = id
+	}
+	code := cli.ExitOK
+	enc := json.NewEncoder(t.Stdout)
+	for _, want := range ids {
+		id, err := proc.Lookup(want.PID)
+		if err == nil && want.Start != 0 && id.Start != want.Start {
+			err = proc.ErrGone
+		}
+		if err != nil {
+			if errors.Is(err, proc.ErrGone) {
+				t.Warnf("pid %d does not exist", want.PID)
+				code = cli.ExitRefused
+				continue
+			}
+			return t.Fail(err, cli.ExitSystem)
+		}
+		if g.JSON {
+			enc.Encode(struct {
+				PID   int    `json:"pid"`
+				Start uint64 `json:"start"`
+				ID    string `json:"id"`
+			}{id.PID, id.Start, id.String()})
+		} else {
+			fmt.Fprintln(t.Stdout, id.String())
+		}
+	}
+	return code
+}
+
+// forwarded are the signals watchpid passes on to CMD's group, boundedly.
+var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT}
+
+func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string) int {
+	name := argv[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := goneEvents(ctx, targets)
+	// A target that is already gone: starting CMD would only be to stop it.
+	first, done, n := alreadyGone(events, targets, g.Any)
+	if done {
+		if !g.Quiet {
+			t.Warnf("%s is gone; did not start %s", targets[first].label(), name)
+		}
+		return cli.ExitOK
+	}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Own group, so the whole of CMD can be stopped; KILL if watchpid itself
+	// is killed, so not even a SIGKILL of watchpid leaves CMD behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return t.Fail(fmt.Errorf("cannot run %s: %w", name, unwrapExec(err)), runner.StartStatus(err))
+	}
+	pgid := cmd.Process.Pid
+	exited := make(chan int, 1)
+	go func() {
+		cmd.Wait() // the only wait4 in this process
+		exited <- runner.StateStatus(cmd.ProcessState)
+	}()
+
+	left := len(targets) - n
+	for {
+		select {
+		case status := <-exited:
+			// CMD ended first; what it left in its group goes with it.
+			stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
+			return status
+		case sig := <-sigs:
+			s := sig.(syscall.Signal)
+			code := stopGroup(t, g, pgid, name, stop.Default(s, g.Grace.D()))
+			<-exited
+			if code != cli.ExitOK {
+				return code
+			}
+			return 128 + int(s)
+		case i := <-events:
+			left--
+			if left > 0 && !g.Any {
+				continue
+			}
+			code := stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
+			<-exited
+			if code != cli.ExitOK {
+				return code
+			}
+			if !g.Quiet {
+				t.Warnf("%s is gone; stopped %s", targets[i].label(), name)
+			}
+			return cli.ExitOK
+		}
+	}
+}
+
+// alreadyGone drains the events of targets that were gone before CMD
+// started: n of them, the first at index first. done reports whether that
+// already satisfies the watch.
+func alreadyGone(events <-chan int, targets []watched, any bool) (first int, done bool, n int) {
+	first = -1
+	for _, w := range targets {
+		if w.h == nil {
+			n++
+		}
+	}
+	for k := 0; k < n; k++ {
+		if i := <-events; first < 0 {
+			first = i
+		}
+	}
+	return first, n > 0 && (any || n == len(targets)), n
+}
+
+// stopGroup stops what is left of CMD's process group with sched.
+func stopGroup(t *cli.Tool, g *grammar, pgid int, name string, sched stop.Schedule) int {
+	grp := &stop.Group{PGID: pgid, Name: name}
+	if grp.Gone() {
+		return cli.ExitOK
+	}
+	o := stop.Run(context.Background(), []stop.Target{grp}, sched)[0]
+	if killed, last := o.Killed(); killed && !g.Quiet {
+		t.Warnf("%s ignored %s; killed", name, cli.SignalName(last))
+	}
+	if !o.Gone {
+		t.Warnf("could not stop %s (process group %d survived KILL)", name, pgid)
+		return cli.ExitNotRun
+	}
+	return cli.ExitOK
+}
+
+// unwrapExec drops os/exec's "exec: " wrapping for a one-line message.
+func unwrapExec(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
 }
