@@ -229,6 +229,10 @@ func (h *Handle) Signal(sig unix.Signal) error {
 	if err := checkSafePID(h.id.PID); err != nil {
 		return err
 	}
+	// Signalling a zombie succeeds but reaches nobody; report it as gone.
+	if h.Gone() {
+		return fmt.Errorf("pid %d: %w", h.id.PID, ErrGone)
+	}
 	var err error
 	if h.f != nil {
 		rc, cerr := h.f.SyscallConn()

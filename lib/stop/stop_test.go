@@ -1,0 +1,151 @@
+package stop
+
+import (
+	"context"
+	"os/exec"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tether-sh/tether/lib/proc"
+	"golang.org/x/sys/unix"
+)
+
+func TestParseSchedule(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Schedule
+		err  bool
+	}{
+		{"TERM/5/KILL/5", Schedule{{unix.SIGTERM, 5 * time.Second}, {unix.SIGKILL, 5 * time.Second}}, false},
+		{"INT/250ms", Schedule{{unix.SIGINT, 250 * time.Millisecond}}, false},
+		{"15/0.5/9/1", Schedule{{unix.SIGTERM, 500 * time.Millisecond}, {unix.SIGKILL, time.Second}}, false},
+		{"3", Schedule{{unix.SIGTERM, 3 * time.Second}, {unix.SIGKILL, 3 * time.Second}}, false},
+		{"TERM/5/KILL", nil, true},
+		{"TERM", nil, true},
+		{"FOO/5", nil, true},
+		{"TERM/-1", nil, true},
+		{"", nil, true},
+		{"/", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseSchedule(tt.in)
+		if (err != nil) != tt.err || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ParseSchedule(%q) = %v, %v; want %v, err=%v", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func TestDefault(t *testing.T) {
+	want := Schedule{{unix.SIGINT, time.Second}, {unix.SIGKILL, DefaultKillWait}}
+	if got := Default(unix.SIGINT, time.Second); !reflect.DeepEqual(got, want) {
+		t.Errorf("Default(INT, 1s) = %v; want %v", got, want)
+	}
+	if got := Default(unix.SIGKILL, time.Second); len(got) != 1 {
+		t.Errorf("Default(KILL, 1s) = %v; want one KILL step", got)
+	}
+}
+
+func TestOutcomeKilled(t *testing.T) {
+	tests := []struct {
+		o      Outcome
+		killed bool
+		last   unix.Signal
+	}{
+		{Outcome{Gone: true, Sent: []unix.Signal{unix.SIGTERM}}, false, 0},
+		{Outcome{Gone: true, Sent: []unix.Signal{unix.SIGTERM, unix.SIGKILL}}, true, unix.SIGTERM},
+		{Outcome{Gone: true, Sent: []unix.Signal{unix.SIGTERM, unix.SIGHUP, unix.SIGKILL}}, true, unix.SIGHUP},
+		{Outcome{Gone: false, Sent: []unix.Signal{unix.SIGTERM, unix.SIGKILL}}, false, 0},
+		{Outcome{Gone: true, Sent: []unix.Signal{unix.SIGKILL}}, false, 0},
+	}
+	for _, tt := range tests {
+		k, l := tt.o.Killed()
+		if k != tt.killed || l != tt.last {
+			t.Errorf("Outcome{%v}.Killed() = %v, %v; want %v, %v", tt.o.Sent, k, l, tt.killed, tt.last)
+		}
+	}
+}
+
+// child starts a shell running script, in its own process group, and
+// returns once it has started.
+func child(t *testing.T, script string) *exec.Cmd {
+	t.Helper()
+	c := exec.Command("sh", "-c", script)
+	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go c.Wait()
+	t.Cleanup(func() { unix.Kill(-c.Process.Pid, unix.SIGKILL) })
+	return c
+}
+
+func TestRunReturnsWhenGone(t *testing.T) {
+	c := child(t, "exec sleep 60")
+	p, err := NewProcess(proc.ID{PID: c.Process.Pid}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	start := time.Now()
+	out := Run(context.Background(), []Target{p}, Schedule{{unix.SIGTERM, time.Minute}})
+	if !out[0].Gone || out[0].Step != 0 {
+		t.Fatalf("Run(obeys TERM) = %+v; want gone at step 0", out[0])
+	}
+	// The schedule's minute is a bound, not a wait.
+	if el := time.Since(start); el > 30*time.Second {
+		t.Errorf("Run took %v; want it to return when the target is gone", el)
+	}
+	if got := p.Label(); got != "pid "+itoa(c.Process.Pid) {
+		t.Errorf("Label() = %q", got)
+	}
+}
+
+func TestRunEscalates(t *testing.T) {
+	c := child(t, "trap '' TERM; while :; do sleep 1; done")
+	time.Sleep(0) // the trap is set before the loop; TERM before then kills sh anyway
+	g := &Group{PGID: c.Process.Pid}
+	out := Run(context.Background(), []Target{g}, Schedule{{unix.SIGTERM, 100 * time.Millisecond}, {unix.SIGKILL, 10 * time.Second}})
+	if !out[0].Gone {
+		t.Fatalf("Run(group) = %+v; want gone", out[0])
+	}
+	if len(out[0].Sent) == 0 || out[0].Sent[len(out[0].Sent)-1] != unix.SIGKILL && out[0].Step != 0 {
+		t.Errorf("Run(group).Sent = %v; want it to end with KILL unless TERM arrived before the trap", out[0].Sent)
+	}
+}
+
+func TestRunSurvivor(t *testing.T) {
+	c := child(t, "exec sleep 60")
+	p, _ := NewProcess(proc.ID{PID: c.Process.Pid}, "x")
+	defer p.Close()
+	// WINCH is ignored by default: the target survives a schedule without KILL.
+	out := Run(context.Background(), []Target{p}, Schedule{{unix.SIGWINCH, 20 * time.Millisecond}})
+	if out[0].Gone {
+		t.Fatalf("Run(WINCH only) = %+v; want a survivor", out[0])
+	}
+	if !reflect.DeepEqual(out[0].Sent, []unix.Signal{unix.SIGWINCH}) {
+		t.Errorf("Sent = %v; want [WINCH]", out[0].Sent)
+	}
+}
+
+func TestRunAlreadyGone(t *testing.T) {
+	p, err := NewProcess(proc.ID{PID: proc.MaxPID}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Run(context.Background(), []Target{p}, Default(unix.SIGTERM, time.Second))
+	if !out[0].Gone || out[0].Step != -1 || len(out[0].Sent) != 0 {
+		t.Errorf("Run(gone) = %+v; want gone before any signal", out[0])
+	}
+}
+
+func itoa(n int) string {
+	return string([]byte(func() []byte {
+		b := []byte{}
+		for n > 0 {
+			b = append([]byte{byte('0' + n%10)}, b...)
+			n /= 10
+		}
+		return b
+	}()))
+}
