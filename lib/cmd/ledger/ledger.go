@@ -1,9 +1,159 @@
-// Package ledger is the ledger tool. (Being built; see the issue.)
+// Package ledger is the ledger tool: a durable execution ledger for cron
+// entries, wrappers and schedulers, on flock'd files (see lib/ledger).
+//
+// Each subcommand lives in its own file and is one field of commands; a
+// new subcommand is a new file plus one field there.
 package ledger
 
-import "github.com/tether-sh/tether/lib/cli"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+const description = `Durable execution ledger: claim, fence, adopt, start and finish executions of
+jobs, crash-safely, with one winner per claim.
+
+  id=$(ledger claim backup --owner $$$$ --instant "$(date -u +%FT%TZ)") || exit 0
+  ledger start "$id"
+  backup.sh; rc=$?
+  ledger finish "$id" --status $([ $rc = 0 ] && echo completed || echo failed) --exit-code $rc
+  ledger recover                  # dead owners: never started → abandoned, started → unknown
+  ledger latest backup --field status
+  ledger list --job backup --json
+
+Exit: 0 done, 1 refused or no such execution, 2 bad input, 3 system error
+(permission, I/O, corrupt or unsafe store).`
+
+// grammar is the command line: global flags, then one subcommand.
+type grammar struct {
+	Ledger string `name:"ledger" placeholder:"DIR" help:"Store directory (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
+	JSON   bool   `name:"json" help:"Print records as JSON, one object per line; every key present, null when unknown."`
+	cli.VersionFlag
+	commands
+}
+
+// commands holds one field per subcommand.
+type commands struct {
+	Claim   claimCmd   `cmd:"" help:"Record a new execution of JOB and print its id."`
+	Fence   fenceCmd   `cmd:"" help:"Mark a claim as handed off (claimed → claimed+fenced)."`
+	Adopt   adoptCmd   `cmd:"" help:"Take over a fenced claim (claimed+fenced → running)."`
+	Start   startCmd   `cmd:"" help:"Start a claim in-process (claimed → running)."`
+	Finish  finishCmd  `cmd:"" help:"Record the result (running → completed|failed, claimed → failed)."`
+	Recover recoverCmd `cmd:"" help:"Mark executions whose owner is gone abandoned (never started) or unknown (started)."`
+	Show    showCmd    `cmd:"" help:"Print one execution."`
+	Latest  latestCmd  `cmd:"" help:"Print the newest execution of JOB."`
+	List    listCmd    `cmd:"" help:"Print executions, oldest first."`
+	Prune   pruneCmd   `cmd:"" help:"Delete terminal records (never claimed or running ones)."`
+}
+
+// env is what every subcommand's Run receives.
+type env struct {
+	tool *cli.Tool
+	g    *grammar
+}
+
+// open opens the store named by --ledger or the defaults.
+func (e *env) open() (*ledger.Store, error) {
+	dir, err := ledger.ResolveDir(e.g.Ledger)
+	if err != nil {
+		return nil, err
+	}
+	return ledger.Open(dir)
+}
 
 // Main runs ledger with args (without the program name) and returns its exit code.
 func Main(args []string) int {
-	return cli.New("ledger", "").Fail(cli.Errorf(cli.ExitSystem, "not built yet"), cli.ExitSystem)
+	return run(cli.New("ledger", description), args)
+}
+
+func run(t *cli.Tool, args []string) int {
+	var g grammar
+	target, copyBack, narrowed := narrowGrammar(&g, args)
+	if !narrowed {
+		target = &g
+	}
+	ctx, code, done := t.Parse(target, args)
+	if done {
+		return code
+	}
+	if narrowed {
+		copyBack()
+	}
+	e := &env{tool: t, g: &g}
+	if err := ctx.Run(e); err != nil {
+		// Several unreadable records: one line each.
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, one := range j.Unwrap() {
+				t.Warnf("%v", one)
+			}
+			return exitCode(err)
+		}
+		return t.Fail(err, exitCode(err))
+	}
+	return cli.ExitOK
+}
+
+// exitCode maps lib/ledger's sentinels to SPEC §1 exit codes.
+func exitCode(err error) int {
+	var ee *cli.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, ledger.ErrBadID), errors.Is(err, ledger.ErrBadInput):
+		return cli.ExitUsage
+	case errors.Is(err, ledger.ErrCorrupt), errors.Is(err, ledger.ErrUnsafeStore):
+		return cli.ExitSystem
+	case errors.Is(err, ledger.ErrRefused), errors.Is(err, ledger.ErrNotFound):
+		return cli.ExitRefused
+	}
+	return cli.ExitSystem
+}
+
+// ownerFlag is a --owner PID[@START] value.
+type ownerFlag struct {
+	set bool
+	id  proc.ID
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler for kong.
+func (o *ownerFlag) UnmarshalText(b []byte) error {
+	id, err := proc.ParseID(string(b))
+	if err != nil {
+		return err
+	}
+	o.set, o.id = true, id
+	return nil
+}
+
+// resolve returns the owner named by --owner, or else the caller's parent:
+// the shell or program that ran ledger, which is what must stay alive.
+func (o ownerFlag) resolve() (ledger.Owner, error) {
+	id := o.id
+	if !o.set {
+		id = proc.ID{PID: os.Getppid()}
+	}
+	owner, err := ledger.LocalOwner(id)
+	if err != nil && !o.set {
+		return ledger.Owner{}, fmt.Errorf("cannot identify the calling process: %w", err)
+	}
+	return owner, err
+}
+
+// instantFlag is an --instant T value (RFC 3339 or unix seconds), in UTC.
+type instantFlag struct{ t time.Time }
+
+// UnmarshalText implements encoding.TextUnmarshaler for kong.
+func (f *instantFlag) UnmarshalText(b []byte) error {
+	t, err := ledger.ParseInstant(string(b))
+	if err != nil {
+		return err
+	}
+	f.t = t
+	return nil
 }

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Benchmark: ledger against sqlite3 (WAL, synchronous=FULL, a conditional-
+# UPDATE executions table), in one interleaved run:
+#
+#   (a) one durable claim→start→finish cycle as 3 process invocations: median
+#   (b) 8 concurrent loops of such cycles: throughput (cycles/s), median of rounds
+#   (c) the cycle's cost in a store holding $BIG executions vs an empty one
+#
+# Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG)
+# Needs go, sqlite3 and bash ≥ 5 ($EPOCHREALTIME). Leaves nothing behind.
+set -euo pipefail
+
+N=${N:-150}             # cycles per tool in (a) and per store in (c)
+ROUNDS=${ROUNDS:-5}     # rounds of (b) per tool
+PER_LOOP=${PER_LOOP:-20} # cycles per loop in (b)
+LOOPS=8
+BIG=${BIG:-20000}
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+T=$(mktemp -d "${TMPDIR:-/tmp}/ledger-bench.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+command -v sqlite3 >/dev/null || { echo "run.sh: sqlite3 not found" >&2; exit 3; }
+
+CGO_ENABLED=0 go build -C "$root" -o "$T/ledger" ./cmd/ledger
+CGO_ENABLED=0 go build -C "$root" -o "$T/fill" ./bench/ledger/fill
+L=$T/ledger
+
+# --- the two implementations of one cycle -------------------------------
+
+ledger_cycle() { # STORE [claim flags...]
+	local st=$1; shift
+	local id
+	id=$("$L" --ledger "$st" claim bench --owner $$ "$@")
+	"$L" --ledger "$st" start "$id"
+	"$L" --ledger "$st" finish "$id" --status completed --exit-code 0
+}
+
+sq() { sqlite3 -cmd ".timeout 10000" "$1" "PRAGMA synchronous=FULL; $2"; }
+
+sq_init() { # DB
+	sqlite3 "$1" "PRAGMA journal_mode=WAL;
+		CREATE TABLE executions(id INTEGER PRIMARY KEY, job TEXT NOT NULL, status TEXT NOT NULL,
+			owner_pid INTEGER, claimed_at TEXT, started_at TEXT, finished_at TEXT, exit_code INTEGER);
+		CREATE INDEX executions_job ON executions(job, status);" >/dev/null
+}
+
+now_sql="strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+sqlite_cycle() { # DB
+	local db=$1 id n
+	id=$(sq "$db" "INSERT INTO executions(job,status,owner_pid,claimed_at) VALUES('bench','claimed',$$,$now_sql) RETURNING id;")
+	n=$(sq "$db" "UPDATE executions SET status='running', started_at=$now_sql WHERE id=$id AND status='claimed'; SELECT changes();")
+	[ "$n" = 1 ] || { echo "sqlite start refused" >&2; exit 1; }
+	n=$(sq "$db" "UPDATE executions SET status='completed', finished_at=$now_sql, exit_code=0 WHERE id=$id AND status='running'; SELECT changes();")
+	[ "$n" = 1 ] || { echo "sqlite finish refused" >&2; exit 1; }
+}
+
+# --- timing helpers -------------------------------------------------------
+
+usec() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
+timed() { # CMD... → prints microseconds
+	local s e
+	s=$(usec); "$@"; e=$(usec)
+	echo $((e - s))
+}
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
+verdict() { awk -v r="$1" -v t="$2" -v op="$3" 'BEGIN {ok = (op == "<=") ? r <= t : r >= t; print ok ? "met" : "MISSED"}'; }
+
+# --- (a) single cycle, interleaved ----------------------------------------
+
+sq_init "$T/a.db"
+: >"$T/a.ledger" >"$T/a.sqlite"
+for ((i = 0; i < N; i++)); do
+	if ((i % 2)); then
+		timed ledger_cycle "$T/a-store" >>"$T/a.ledger"
+		timed sqlite_cycle "$T/a.db" >>"$T/a.sqlite"
+	else
+		timed sqlite_cycle "$T/a.db" >>"$T/a.sqlite"
+		timed ledger_cycle "$T/a-store" >>"$T/a.ledger"
+	fi
+done
+a_l=$(median <"$T/a.ledger")
+a_s=$(median <"$T/a.sqlite")
+
+# --- (b) 8 concurrent loops, interleaved rounds ---------------------------
+
+loops() { # CYCLE TARGET
+	local pids=() j k
+	for ((j = 0; j < LOOPS; j++)); do
+		(for ((k = 0; k < PER_LOOP; k++)); do "$1" "$2"; done) &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+}
+sq_init "$T/b.db"
+: >"$T/b.ledger" >"$T/b.sqlite"
+for ((r = 0; r < ROUNDS; r++)); do
+	for tool in ledger sqlite; do
+		if [ "$tool" = ledger ]; then us=$(timed loops ledger_cycle "$T/b-store"); else us=$(timed loops sqlite_cycle "$T/b.db"); fi
+		awk -v n=$((LOOPS * PER_LOOP)) -v us="$us" 'BEGIN {printf "%d\n", n * 1e6 / us}' >>"$T/b.$tool"
+	done
+done
+b_l=$(median <"$T/b.ledger")
+b_s=$(median <"$T/b.sqlite")
+
+# --- (c) big store vs empty store -----------------------------------------
+
+echo "filling stores with $BIG executions..." >&2
+"$T/fill" "$T/c-big" bench "$BIG"
+sq_init "$T/c-big.db"
+sq "$T/c-big.db" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < $BIG)
+	INSERT INTO executions(job,status,owner_pid,claimed_at,started_at,finished_at,exit_code)
+	SELECT 'bench','completed',1,$now_sql,$now_sql,$now_sql,0 FROM n;" >/dev/null
+sq_init "$T/c-empty.db"
+: >"$T/c.le" >"$T/c.lb" >"$T/c.se" >"$T/c.sb" >"$T/c.xe" >"$T/c.xb"
+for ((i = 0; i < N; i++)); do
+	if ((i % 2)); then
+		timed ledger_cycle "$T/c-big" >>"$T/c.lb"
+		timed ledger_cycle "$T/c-empty" >>"$T/c.le"
+		timed ledger_cycle "$T/c-big" --exclusive --instant "$((1700000000 + i))" >>"$T/c.xb"
+		timed ledger_cycle "$T/c-empty" --exclusive --instant "$((1700000000 + i))" >>"$T/c.xe"
+		timed sqlite_cycle "$T/c-big.db" >>"$T/c.sb"
+		timed sqlite_cycle "$T/c-empty.db" >>"$T/c.se"
+	else
+		timed sqlite_cycle "$T/c-empty.db" >>"$T/c.se"
+		timed sqlite_cycle "$T/c-big.db" >>"$T/c.sb"
+		timed ledger_cycle "$T/c-empty" --exclusive --instant "$((1700000000 + i))" >>"$T/c.xe"
+		timed ledger_cycle "$T/c-big" --exclusive --instant "$((1700000000 + i))" >>"$T/c.xb"
+		timed ledger_cycle "$T/c-empty" >>"$T/c.le"
+		timed ledger_cycle "$T/c-big" >>"$T/c.lb"
+	fi
+done
+c_le=$(median <"$T/c.le") c_lb=$(median <"$T/c.lb")
+c_xe=$(median <"$T/c.xe") c_xb=$(median <"$T/c.xb")
+c_se=$(median <"$T/c.se") c_sb=$(median <"$T/c.sb")
+
+# --- report ---------------------------------------------------------------
+
+ra=$(ratio "$a_l" "$a_s")
+rb=$(ratio "$b_l" "$b_s")
+rc=$(ratio "$c_lb" "$c_le")
+rx=$(ratio "$c_xb" "$c_xe")
+rs=$(ratio "$c_sb" "$c_se")
+cat <<REPORT
+ledger vs sqlite3 $(sqlite3 --version | cut -d' ' -f1) — $(nproc) cores, $(uname -r), store on $(stat -f -c %T "$T")
+(a) claim→start→finish, 3 processes, median of $N:  ledger ${a_l}us  sqlite3 ${a_s}us  ratio $ra (target <= 0.70: $(verdict "$ra" 0.70 "<="))
+(b) $LOOPS concurrent loops, median of $ROUNDS rounds:    ledger ${b_l}/s  sqlite3 ${b_s}/s  ratio $rb (target >= 1.00: $(verdict "$rb" 1.00 ">="))
+(c) cycle with $BIG stored vs empty, median of $N:
+      ledger                      ${c_lb}us vs ${c_le}us  ratio $rc (target <= 1.30: $(verdict "$rc" 1.30 "<="))
+      ledger --exclusive --instant ${c_xb}us vs ${c_xe}us  ratio $rx (target <= 1.30: $(verdict "$rx" 1.30 "<="))
+      sqlite3                     ${c_sb}us vs ${c_se}us  ratio $rs
+REPORT

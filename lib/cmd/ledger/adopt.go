@@ -1,0 +1,19 @@
+package ledger
+
+type adoptCmd struct {
+	ID    string    `arg:"" help:"Execution id."`
+	Owner ownerFlag `placeholder:"PID[@START]" help:"Adopting process (default: the caller's parent)."`
+}
+
+func (c *adoptCmd) Run(e *env) error {
+	owner, err := c.Owner.resolve()
+	if err != nil {
+		return err
+	}
+	st, err := e.open()
+	if err != nil {
+		return err
+	}
+	r, err := st.Adopt(c.ID, owner)
+	return e.printTransition(r, err)
+}

@@ -1,0 +1,38 @@
+package ledger
+
+import (
+	"fmt"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+type claimCmd struct {
+	Job       string      `arg:"" help:"Job name: 1-128 of [A-Za-z0-9._:@-]."`
+	Source    string      `help:"Free text naming who dispatched it (cron, a host, a trigger)."`
+	Instant   instantFlag `placeholder:"T" help:"Scheduled instant (RFC 3339 or unix seconds): refused if JOB already has a claimed, running, completed or unknown execution for it."`
+	Exclusive bool        `help:"Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first)."`
+	Owner     ownerFlag   `placeholder:"PID[@START]" help:"Owning process (default: the caller's parent; in a script use --owner $$$$)."`
+}
+
+func (c *claimCmd) Run(e *env) error {
+	if err := ledger.ValidJob(c.Job); err != nil {
+		return err
+	}
+	owner, err := c.Owner.resolve()
+	if err != nil {
+		return err
+	}
+	st, err := e.open()
+	if err != nil {
+		return err
+	}
+	r, err := st.Claim(c.Job, ledger.ClaimOptions{Owner: owner, Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive})
+	if err != nil {
+		return err
+	}
+	if e.g.JSON {
+		return e.printRecords([]ledger.Record{r}, "")
+	}
+	_, err = fmt.Fprintln(e.tool.Stdout, r.ID)
+	return err
+}

@@ -1,0 +1,19 @@
+package ledger
+
+import "github.com/tether-sh/tether/lib/ledger"
+
+type finishCmd struct {
+	ID       string `arg:"" help:"Execution id."`
+	Status   string `required:"" enum:"completed,failed" help:"Result: completed or failed."`
+	ExitCode *int   `name:"exit-code" placeholder:"N" help:"The payload's exit code (0-255)."`
+	Error    string `placeholder:"MSG" help:"What went wrong."`
+}
+
+func (c *finishCmd) Run(e *env) error {
+	st, err := e.open()
+	if err != nil {
+		return err
+	}
+	r, err := st.Finish(c.ID, ledger.Status(c.Status), c.ExitCode, c.Error)
+	return e.printTransition(r, err)
+}

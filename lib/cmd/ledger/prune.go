@@ -1,0 +1,32 @@
+package ledger
+
+import (
+	"fmt"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+type pruneCmd struct {
+	Keep      int          `placeholder:"N" help:"Keep the N newest terminal records of each job."`
+	OlderThan cli.Duration `name:"older-than" placeholder:"D" help:"Drop only records finished more than D ago."`
+}
+
+func (c *pruneCmd) Run(e *env) error {
+	if c.Keep < 0 {
+		return cli.Errorf(cli.ExitUsage, "--keep must not be negative")
+	}
+	st, err := e.open()
+	if err != nil {
+		return err
+	}
+	recs, err := st.Prune(ledger.PruneOptions{Keep: c.Keep, OlderThan: c.OlderThan.D()})
+	if e.g.JSON {
+		if perr := e.printRecords(recs, ""); perr != nil {
+			return perr
+		}
+	} else {
+		fmt.Fprintln(e.tool.Stdout, len(recs))
+	}
+	return err
+}

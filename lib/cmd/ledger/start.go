@@ -1,0 +1,34 @@
+package ledger
+
+import "github.com/tether-sh/tether/lib/ledger"
+
+type startCmd struct {
+	ID    string    `arg:"" help:"Execution id."`
+	Owner ownerFlag `placeholder:"PID[@START]" help:"New owning process (default: keep the claimer)."`
+}
+
+func (c *startCmd) Run(e *env) error {
+	var owner *ledger.Owner
+	if c.Owner.set {
+		o, err := c.Owner.resolve()
+		if err != nil {
+			return err
+		}
+		owner = &o
+	}
+	st, err := e.open()
+	if err != nil {
+		return err
+	}
+	r, err := st.Start(c.ID, owner)
+	return e.printTransition(r, err)
+}
+
+// printTransition prints the record a transition produced when --json is
+// given; a transition is otherwise silent, like mv.
+func (e *env) printTransition(r ledger.Record, err error) error {
+	if err != nil || !e.g.JSON {
+		return err
+	}
+	return e.printRecords([]ledger.Record{r}, "")
+}

@@ -1,0 +1,524 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tether-sh/tether/lib/proc"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultGrace is how long a fenced claim is left alone after its fence
+// before recovery may judge its claimer.
+const DefaultGrace = 30 * time.Second
+
+// ClaimOptions are the optional parts of a claim.
+type ClaimOptions struct {
+	// Owner is the claiming process (required), e.g. from LocalOwner.
+	Owner Owner
+	// Source is free text naming who dispatched the claim (cron, a host...).
+	Source string
+	// Instant, if not zero, is the scheduled instant: the claim is refused
+	// while JOB has an execution for it that is claimed, running, completed
+	// or unknown (failed and abandoned may retry). A claimed or running
+	// holder whose owner is dead is recovered first, like Exclusive does,
+	// so a claimer that crashed before starting does not block a retry.
+	// Any time zone; it is stored in UTC.
+	Instant time.Time
+	// Exclusive refuses the claim while JOB has a claimed or running
+	// execution whose owner is alive (or cannot be judged); dead owners of
+	// JOB are recovered first.
+	Exclusive bool
+	// Grace is the recovery grace for fenced claims (0: DefaultGrace).
+	Grace time.Duration
+}
+
+// readRecord reads exec/ID. A missing record is ErrNotFound; one that does
+// not parse is ErrCorrupt, naming its file.
+func (s *Store) readRecord(id string) (Record, error) {
+	p := s.path(execDir, id)
+	b, err := readSmall(p, maxRecordSize)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return Record{}, fmt.Errorf("%w %s", ErrNotFound, id)
+		}
+		if errors.Is(err, ErrCorrupt) {
+			return Record{}, err
+		}
+		return Record{}, fmt.Errorf("reading %s: %w", p, err)
+	}
+	r, err := Decode(b, id)
+	if err != nil {
+		return Record{}, fmt.Errorf("%s: %w", p, err)
+	}
+	return r, nil
+}
+
+// writeRecord durably replaces exec/ID with r.
+func (s *Store) writeRecord(r Record) error {
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
+	}
+	dir := s.path(execDir)
+	if err := writeFile(dir, r.ID, r.encode(), true); err != nil {
+		return fmt.Errorf("writing record %s: %w", r.ID, err)
+	}
+	if err := fsyncDir(dir); err != nil {
+		return fmt.Errorf("writing record %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// activeName is the active marker of an execution.
+func activeName(id, job string) string { return id + "." + job }
+
+// dropActive removes the active marker of a record that became terminal.
+// No fsync: a marker resurrected by a crash names a terminal record and is
+// dropped again by the next reader.
+func (s *Store) dropActive(id, job string) {
+	unix.Unlink(s.path(activeDir, activeName(id, job)))
+}
+
+// now returns the store clock in UTC.
+func (s *Store) clock() time.Time { return s.now().UTC() }
+
+// Get returns the execution id.
+func (s *Store) Get(id string) (Record, error) {
+	if err := ValidID(id); err != nil {
+		return Record{}, err
+	}
+	return s.readRecord(id)
+}
+
+// update runs one compare-and-swap transition on record id: fn checks the
+// current state and edits r, or returns a refusal.
+//
+// The new version is prepared optimistically before the lock is taken:
+// read, transform, write and fdatasync a temporary file. Under the lock the
+// record is read again; if it is byte-for-byte what the preparation was
+// based on, the prepared file is renamed into place, so the lock is held
+// only for a read, a rename and a directory fsync. Otherwise (a concurrent
+// writer, a refusal, a temporary file removed by prune) the transition is
+// redone from scratch under the lock.
+func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (Record, error) {
+	if err := ValidID(id); err != nil {
+		return Record{}, err
+	}
+	p := s.path(execDir, id)
+	before, prep, next, ok := s.prepare(p, id, fn)
+	unlock, err := s.lock()
+	if err != nil {
+		if ok {
+			prep.abort()
+		}
+		return Record{}, err
+	}
+	defer unlock()
+	if ok {
+		cur, err := readSmall(p, maxRecordSize)
+		if err == nil && bytes.Equal(cur, before) {
+			if err := prep.commit(); err == nil {
+				if err := fsyncDir(s.path(execDir)); err != nil {
+					return Record{}, fmt.Errorf("writing record %s: %w", id, err)
+				}
+				if next.Status.Terminal() {
+					s.dropActive(next.ID, next.Job)
+				}
+				return next, nil
+			}
+		} else {
+			prep.abort()
+		}
+	}
+	r, err := s.readRecord(id)
+	if err != nil {
+		return Record{}, fmt.Errorf("cannot %s %s: %w", op, id, err)
+	}
+	if err := fn(&r, s.clock()); err != nil {
+		return r, fmt.Errorf("cannot %s %s: %w", op, id, err)
+	}
+	if err := s.writeRecord(r); err != nil {
+		return Record{}, err
+	}
+	if r.Status.Terminal() {
+		s.dropActive(r.ID, r.Job)
+	}
+	return r, nil
+}
+
+// prepare reads record p without the lock and stages its transformed
+// version under a temporary name of its own (other processes may be
+// preparing too). ok is false if anything fails or fn refuses; the caller
+// then does the work under the lock.
+func (s *Store) prepare(p, id string, fn func(r *Record, now time.Time) error) (before []byte, prep staged, next Record, ok bool) {
+	before, err := readSmall(p, maxRecordSize)
+	if err != nil {
+		return nil, prep, next, false
+	}
+	next, err = Decode(before, id)
+	if err != nil || fn(&next, s.clock()) != nil || next.Validate() != nil {
+		return nil, prep, next, false
+	}
+	var rnd [4]byte
+	unix.Getrandom(rnd[:], 0)
+	name := fmt.Sprintf("%s.%d.%x", id, os.Getpid(), rnd)
+	prep, err = stageFile(s.path(execDir), name, next.encode(), true)
+	if err != nil {
+		return nil, prep, next, false
+	}
+	prep.dst = p
+	return before, prep, next, true
+}
+
+// Fence marks a claimed execution as handed off (claimed → claimed+fenced),
+// so that only Adopt may start it. Refused from any other state.
+func (s *Store) Fence(id string) (Record, error) {
+	return s.update("fence", id, func(r *Record, now time.Time) error {
+		switch {
+		case r.Status == Claimed && r.Fenced:
+			return refusedf("execution is claimed and already fenced")
+		case r.Status != Claimed:
+			return refusedf("execution is %s, not claimed", r.State())
+		}
+		r.Fenced, r.FencedAt = true, now
+		return nil
+	})
+}
+
+// Adopt hands a fenced claim to owner (claimed+fenced → running). Of any
+// number of concurrent adopters exactly one succeeds; the others, and any
+// adopter of a claim that is not fenced, are refused.
+func (s *Store) Adopt(id string, owner Owner) (Record, error) {
+	if owner.PID < 1 {
+		return Record{}, badInputf("adopt needs an owner")
+	}
+	return s.update("adopt", id, func(r *Record, now time.Time) error {
+		switch {
+		case r.Status == Claimed && !r.Fenced:
+			return refusedf("execution is claimed, not fenced")
+		case r.Status == Running:
+			return refusedf("execution is running: already adopted or started")
+		case r.Status != Claimed:
+			return refusedf("execution is %s", r.State())
+		}
+		r.Status, r.Owner, r.StartedAt = Running, owner, now
+		return nil
+	})
+}
+
+// Start starts a claim in-process (claimed → running). The claimer stays
+// the owner unless owner is not nil. A fenced claim is refused: it was
+// handed off and only its adopter may start it.
+func (s *Store) Start(id string, owner *Owner) (Record, error) {
+	if owner != nil && owner.PID < 1 {
+		return Record{}, badInputf("start needs a valid owner")
+	}
+	return s.update("start", id, func(r *Record, now time.Time) error {
+		switch {
+		case r.Status == Claimed && r.Fenced:
+			return refusedf("execution is claimed and fenced: it was handed off, only adopt may start it")
+		case r.Status != Claimed:
+			return refusedf("execution is %s, not claimed", r.State())
+		}
+		r.Status, r.StartedAt = Running, now
+		if owner != nil {
+			r.Owner = *owner
+		}
+		return nil
+	})
+}
+
+// SetChild records the payload process of a running execution; recovery
+// does not judge an execution while that process is alive.
+func (s *Store) SetChild(id string, child proc.ID) (Record, error) {
+	if child.PID < 1 || child.PID > proc.MaxPID {
+		return Record{}, badInputf("child pid %d", child.PID)
+	}
+	return s.update("record the child of", id, func(r *Record, now time.Time) error {
+		if r.Status != Running {
+			return refusedf("execution is %s, not running", r.State())
+		}
+		r.Child = child
+		return nil
+	})
+}
+
+// Finish records a result: running → completed or failed, or claimed (not
+// fenced) → failed, for a dispatch that never started. exitCode (0..255)
+// and errMsg are optional.
+func (s *Store) Finish(id string, status Status, exitCode *int, errMsg string) (Record, error) {
+	if status != Completed && status != Failed {
+		return Record{}, badInputf("finish status must be completed or failed, not %q", status)
+	}
+	if exitCode != nil && (*exitCode < 0 || *exitCode > 255) {
+		return Record{}, badInputf("exit code %d is not 0..255", *exitCode)
+	}
+	if len(errMsg) > maxErrorLen {
+		return Record{}, badInputf("error message longer than %d bytes", maxErrorLen)
+	}
+	if exitCode != nil {
+		c := *exitCode
+		exitCode = &c
+	}
+	return s.update("finish", id, func(r *Record, now time.Time) error {
+		switch {
+		case r.Status == Running:
+		case r.Status == Claimed && r.Fenced:
+			return refusedf("execution is claimed and fenced: its adopter finishes it, or recover abandons it")
+		case r.Status == Claimed && status == Completed:
+			return refusedf("execution is claimed and never started: it can only finish as failed")
+		case r.Status == Claimed:
+		default:
+			return refusedf("execution is already %s", r.State())
+		}
+		r.Status, r.FinishedAt, r.ExitCode, r.Error = status, now, exitCode, errMsg
+		return nil
+	})
+}
+
+// Claim records a new execution of job owned by o.Owner and returns it.
+func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
+	if err := ValidJob(job); err != nil {
+		return Record{}, err
+	}
+	if o.Owner.PID < 1 || o.Owner.PID > proc.MaxPID {
+		return Record{}, badInputf("claim needs an owner")
+	}
+	if len(o.Source) > maxSourceLen {
+		return Record{}, badInputf("source longer than %d bytes", maxSourceLen)
+	}
+	if !o.Instant.IsZero() {
+		o.Instant = o.Instant.UTC()
+		if err := checkInstantRange(o.Instant); err != nil {
+			return Record{}, badInputf("invalid instant: %v", err)
+		}
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return Record{}, err
+	}
+	defer unlock()
+
+	jobDir := s.path(jobsDir, job)
+	newJob := false
+	if err := unix.Mkdir(jobDir, 0o700); err == nil {
+		newJob = true
+		unix.Chmod(jobDir, 0o700)
+	} else if !errors.Is(err, unix.EEXIST) {
+		return Record{}, fmt.Errorf("cannot claim %s: creating %s: %w", job, jobDir, err)
+	}
+
+	if !o.Instant.IsZero() {
+		if err := s.checkInstant(job, o.Instant, o.Grace); err != nil {
+			return Record{}, fmt.Errorf("cannot claim %s for %s: %w", job, FormatTime(o.Instant), err)
+		}
+	}
+	if o.Exclusive {
+		if err := s.checkExclusive(job, o.Grace); err != nil {
+			return Record{}, fmt.Errorf("cannot claim %s exclusively: %w", job, err)
+		}
+	}
+
+	now := s.clock()
+	r := Record{
+		ID: NewID(now), Job: job, Source: o.Source, Instant: o.Instant,
+		Status: Claimed, Owner: o.Owner, ClaimedAt: now,
+	}
+	fail := func(err error) (Record, error) {
+		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
+	}
+	// Index entries first, durable, then the record: see "Crash safety".
+	if err := createEmpty(jobDir + "/" + r.ID); err != nil {
+		return fail(err)
+	}
+	head, _ := s.latestIDs(job)
+	if err := writeFile(jobDir, latestName, []byte(r.ID+" "+head+"\n"), false); err != nil {
+		return fail(err)
+	}
+	if !o.Instant.IsZero() {
+		if err := writeFile(jobDir, instantKey(o.Instant), []byte(r.ID+"\n"), true); err != nil {
+			return fail(err)
+		}
+	}
+	if err := createEmpty(s.path(activeDir, activeName(r.ID, job))); err != nil {
+		return fail(err)
+	}
+	// The record's data is made durable before the index directories are
+	// synced: on a journalling file system its fdatasync commits the index
+	// entries made above in the same transaction, so the directory fsyncs
+	// that follow (and that order index before record on any file system)
+	// find nothing left to write.
+	if err := r.Validate(); err != nil {
+		return fail(fmt.Errorf("internal error: refusing to write an illegal record: %w", err))
+	}
+	rec, err := stageFile(s.path(execDir), r.ID, r.encode(), true)
+	if err != nil {
+		return fail(err)
+	}
+	syncs := []string{jobDir, s.path(activeDir)}
+	if newJob {
+		syncs = append(syncs, s.path(jobsDir))
+	}
+	for _, d := range syncs {
+		if err := fsyncDir(d); err != nil {
+			rec.abort()
+			return fail(err)
+		}
+	}
+	if err := rec.commit(); err != nil {
+		return fail(err)
+	}
+	if err := fsyncDir(s.path(execDir)); err != nil {
+		return fail(err)
+	}
+	return r, nil
+}
+
+// blocksInstant reports whether an execution in status st keeps its
+// instant from being claimed again (failed and abandoned may retry).
+func blocksInstant(st Status) bool {
+	return st == Claimed || st == Running || st == Completed || st == Unknown
+}
+
+// checkInstant refuses when job's execution for instant blocks a new claim.
+// A claimed or running holder whose owner is dead is recovered first.
+// Called with the lock held.
+func (s *Store) checkInstant(job string, instant time.Time, grace time.Duration) error {
+	b, err := readSmall(s.path(jobsDir, job, instantKey(instant)), 256)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	var holders []string
+	tomb := Status("")
+	if err == nil {
+		f := strings.Fields(string(b))
+		if len(f) >= 1 && len(f) <= 2 && ValidID(f[0]) == nil {
+			holders = f[:1]
+			if len(f) == 2 {
+				tomb = Status(f[1])
+			}
+		} else {
+			err = fmt.Errorf("%w: unparsable slot", ErrCorrupt)
+		}
+	}
+	if err != nil {
+		// A garbled slot: fall back to every execution of the job.
+		holders, err = s.jobIDs(job)
+		if err != nil {
+			return err
+		}
+	}
+	for _, id := range holders {
+		r, err := s.readRecord(id)
+		if errors.Is(err, ErrNotFound) {
+			if tomb != "" && blocksInstant(tomb) {
+				return refusedf("execution %s (since pruned) was %s", id, tomb)
+			}
+			continue // a claim that died before its record was written
+		}
+		if err != nil {
+			return err
+		}
+		if r.Job != job || !r.Instant.Equal(instant) {
+			continue
+		}
+		if !r.Status.Terminal() {
+			r, _, err = s.recoverOne(r, grace)
+			if err != nil {
+				return err
+			}
+		}
+		if blocksInstant(r.Status) {
+			return refusedf("execution %s is %s", r.ID, r.State())
+		}
+	}
+	return nil
+}
+
+// checkExclusive refuses while job has a claimed or running execution whose
+// owner is alive or cannot be judged; dead owners are recovered first.
+// Called with the lock held.
+func (s *Store) checkExclusive(job string, grace time.Duration) error {
+	return s.scanActive(func(id, j string) error {
+		if j != job {
+			return nil
+		}
+		r, err := s.readRecord(id)
+		if errors.Is(err, ErrNotFound) {
+			s.dropActive(id, j)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r, why, err := s.recoverOne(r, grace)
+		if err != nil {
+			return err
+		}
+		if !r.Status.Terminal() {
+			return refusedf("execution %s is %s and %s", r.ID, r.State(), why)
+		}
+		return nil
+	})
+}
+
+// scanActive calls fn for every active marker (id, job), in id order.
+// Called with the lock held.
+func (s *Store) scanActive(fn func(id, job string) error) error {
+	names, err := readNames(s.path(activeDir))
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		id, job, ok := strings.Cut(n, ".")
+		if !ok || ValidID(id) != nil || ValidJob(job) != nil {
+			continue
+		}
+		if err := fn(id, job); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readNames returns the names in dir, sorted.
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// jobIDs returns the ids of job's membership markers, oldest first. A job
+// that was never claimed has none.
+func (s *Store) jobIDs(job string) ([]string, error) {
+	names, err := readNames(s.path(jobsDir, job))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ids := names[:0]
+	for _, n := range names {
+		if ValidID(n) == nil {
+			ids = append(ids, n)
+		}
+	}
+	return ids, nil
+}

@@ -1,0 +1,97 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// UnknownSideEffects is part of every error recorded for an execution that
+// recovery marks unknown.
+const UnknownSideEffects = "whether side effects ran is unknown"
+
+// Recover judges every claimed or running execution: one whose owner is
+// gone (on this host and boot, by identity) becomes abandoned if it never
+// started, unknown if it did. A fenced claim is left alone until grace has
+// passed since its fence (callers wanting the default pass DefaultGrace); an execution whose recorded
+// payload child is alive, or whose owner cannot be judged (another host, an
+// unreadable identity), is left alone. It returns the executions it
+// changed. Records that cannot be read are skipped and reported in the
+// error, after the others were judged.
+func (s *Store) Recover(grace time.Duration) ([]Record, error) {
+	if grace < 0 {
+		return nil, badInputf("grace %v is negative", grace)
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var out []Record
+	var errs []error
+	err = s.scanActive(func(id, job string) error {
+		r, err := s.readRecord(id)
+		if errors.Is(err, ErrNotFound) {
+			s.dropActive(id, job)
+			return nil
+		}
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		before := r.Status
+		r, _, err = s.recoverOne(r, grace)
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		if r.Status != before {
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
+}
+
+// recoverOne judges one record with the lock held. If its owner is dead it
+// is rewritten as abandoned or unknown and returned; otherwise it is
+// returned unchanged with a phrase saying why it was left alone
+// ("its owner 12@34 on h is alive").
+func (s *Store) recoverOne(r Record, grace time.Duration) (Record, string, error) {
+	if r.Status.Terminal() {
+		s.dropActive(r.ID, r.Job)
+		return r, "", nil
+	}
+	now := s.clock()
+	if r.Status == Claimed && r.Fenced && now.Sub(r.FencedAt) < grace {
+		return r, fmt.Sprintf("within %v of its fence, awaiting its adopter", grace), nil
+	}
+	if r.Child.PID != 0 {
+		if lv, _ := s.judgeProcess(r.Owner.Host, r.Owner.BootID, r.Child); lv != dead {
+			return r, fmt.Sprintf("its payload child %s may still run", r.Child), nil
+		}
+	}
+	lv, why := s.judgeProcess(r.Owner.Host, r.Owner.BootID, r.Owner.ID())
+	switch lv {
+	case alive:
+		return r, fmt.Sprintf("its owner %s is alive", r.Owner), nil
+	case uncertain:
+		return r, fmt.Sprintf("its owner %s cannot be judged (%s)", r.Owner, why), nil
+	}
+	if r.Status == Claimed {
+		r.Status = Abandoned
+		r.Error = fmt.Sprintf("owner %s is gone (%s) and the payload never started", r.Owner, why)
+	} else {
+		r.Status = Unknown
+		r.Error = fmt.Sprintf("owner %s is gone (%s) without recording a result; %s", r.Owner, why, UnknownSideEffects)
+	}
+	r.FinishedAt = now
+	if err := s.writeRecord(r); err != nil {
+		return Record{}, "", err
+	}
+	s.dropActive(r.ID, r.Job)
+	return r, "", nil
+}
