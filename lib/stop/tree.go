@@ -23,9 +23,11 @@ const (
 	// before it could exec) would otherwise hold the freeze forever; past
 	// the limit the step signals what it found and later rescans catch up.
 	freezeLimit = 500 * time.Millisecond
-	// stopPoll is the pause between freeze rounds while SIGSTOPs land; it
-	// leaves the CPU to the processes that have to run to stop.
-	stopPoll = time.Millisecond
+	// freezeGiveUp bounds a freeze that keeps finding new members.
+	freezeGiveUp = 10 * time.Second
+	// repeatLimit bounds one step of a NewDescendants tree that keeps
+	// finding new members (a fork loop that ignores the signal).
+	repeatLimit = 100 * time.Millisecond
 )
 
 // Tree is a Target for a process and every descendant it has or gains,
@@ -33,23 +35,25 @@ const (
 // and descendants re-parented away after their parent died: a member stays
 // a member, tracked through its pidfd, until it is gone.
 //
-// Each Signal first freezes the tree: it sends SIGSTOP to every member it
-// finds and walks /proc again until a walk finds no new member while every
-// member was already seen stopped in the walk before — a stopped process
-// cannot fork, so the set is closed. Only then is the step's signal sent to
-// every member, followed by SIGCONT (unless the signal is KILL or STOP) so
-// that a member can handle it: a signal sent to a stopped process stays
-// pending until the process is continued.
+// A tree made by NewTree (stopbounded --tree) is frozen before each
+// signal: every member found gets SIGSTOP, and /proc is walked again until
+// a walk that started once every member had been seen stopped finds no new
+// member — a stopped process cannot fork, so the set is closed. Only then
+// is the step's signal sent to every member, followed by SIGCONT (unless
+// the signal is KILL or STOP) so that a member can handle it: a signal
+// sent to a stopped process stays pending until it is continued.
 //
-// Known limit (the kernel offers nothing better without cgroups or
-// ptrace): between steps the members run. A member that catches or ignores
-// the signal, forks, and exits before the next rescan (treeRescan) leaves
-// a child re-parented to init or to a subreaper, where the walk no longer
-// finds it. Inside a subreaper that is an ancestor of the tree (reap, and
-// NewDescendants) nothing escapes: orphans come back to the caller.
+// Known limit of NewTree (the kernel offers nothing better without cgroups
+// or ptrace): between steps the members run. A member that catches or
+// ignores the signal, forks, and exits before the next rescan (treeRescan)
+// leaves a child re-parented to init or to a subreaper, where the walk no
+// longer finds it. Inside a subreaper that is an ancestor of the tree
+// nothing escapes: orphans come back to it, which is why NewDescendants
+// needs no freeze.
 //
-// Use NewTree for stopbounded --tree, NewDescendants for everything the
-// caller started.
+// The walk reads /proc/PID/stat for every process (the PPID links);
+// /proc/PID/task/TID/children would be cheaper but needs
+// CONFIG_PROC_CHILDREN, which many kernels lack.
 type Tree struct {
 	// Name labels the target in messages; "process tree N" when empty.
 	Name string
@@ -57,6 +61,12 @@ type Tree struct {
 	rootPID  int
 	self     int  // the calling process: never a member
 	seedSelf bool // walk from the caller itself (NewDescendants)
+	// hold, when set, is taken by the caller's reaping loop around each
+	// wait4. While the Tree holds it, a child of the caller cannot be
+	// reaped, so its PID cannot be recycled: such members are signalled
+	// with kill(2) and need no pidfd.
+	hold sync.Locker
+	step int // count of Signal calls: a member is signalled once per step
 
 	mu      sync.Mutex
 	members map[int]*member // the current member per PID
@@ -65,11 +75,17 @@ type Tree struct {
 }
 
 // member is one process found in the tree.
+//
+// A member holds a raw pidfd rather than a proc.Handle: a tree may have
+// thousands of members, and a Handle costs a poller registration and a
+// full stat parse each, which made opening them the bulk of a stop.
 type member struct {
 	id      proc.ID
-	h       *proc.Handle // nil when gone at discovery or no descriptor was left
-	gone    bool
-	stopped bool // seen stopped (T or t) in the latest walk
+	fd      int  // pidfd; -1 when gone at discovery, or no pidfd or descriptor was left
+	gone    bool // seen exited, or a signal found it gone
+	stopped bool // seen stopped (T or t) since the last SIGSTOP
+	child   bool // a child of the caller, signalled under Tree.hold
+	step    int  // the last step that signalled it
 	sent    []unix.Signal
 }
 
@@ -94,6 +110,7 @@ func NewTree(id proc.ID, name string) (*Tree, error) {
 		return nil, err
 	}
 	t := &Tree{Name: name, rootPID: id.PID, self: os.Getpid(), members: map[int]*member{}}
+	// proc.Open validates the id (a thread id is refused) and fills in START.
 	h, err := proc.Open(id)
 	switch {
 	case errors.Is(err, proc.ErrGone):
@@ -101,11 +118,21 @@ func NewTree(id proc.ID, name string) (*Tree, error) {
 	case err != nil:
 		return nil, err
 	}
-	if err := checkNotAncestor(h.ID()); err != nil {
-		h.Close()
+	id = h.ID()
+	h.Close()
+	if err := checkNotAncestor(id); err != nil {
 		return nil, err
 	}
-	m := &member{id: h.ID(), h: h}
+	r, err := newStatReader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	st, err := r.read(id.PID)
+	if err != nil || st.start != id.Start {
+		return t, nil // gone meanwhile
+	}
+	m := openMember(r, id.PID, st)
 	t.members[id.PID] = m
 	t.all = append(t.all, m)
 	return t, nil
@@ -114,10 +141,19 @@ func NewTree(id proc.ID, name string) (*Tree, error) {
 // NewDescendants returns the Tree of every descendant of the calling
 // process, the caller excluded. It is meant for a child subreaper (reap,
 // ledger run): every process the caller started, however it forked or
-// moved, stays its descendant until it is reaped.
-func NewDescendants(name string) *Tree {
+// moved, stays its descendant until it is reaped, so nothing can escape
+// and no freeze is needed; each step signals every descendant and walks
+// again until a walk finds nobody new ("repeat until stable").
+//
+// hold, if not nil, must be held by the caller's reaping loop around each
+// wait4 (take it after waitid(WNOWAIT) reports a zombie, reap, release).
+// The Tree then signals the caller's own children with plain kill(2)
+// under hold — they cannot be reaped, hence recycled, meanwhile — instead
+// of opening a pidfd on each, which is most of the cost with hundreds of
+// leftovers.
+func NewDescendants(name string, hold sync.Locker) *Tree {
 	self := os.Getpid()
-	return &Tree{Name: name, rootPID: self, self: self, seedSelf: true, members: map[int]*member{}}
+	return &Tree{Name: name, rootPID: self, self: self, seedSelf: true, hold: hold, members: map[int]*member{}}
 }
 
 // checkNotAncestor refuses a root that is the parent, grandparent, … of the
@@ -155,26 +191,11 @@ func (t *Tree) Label() string {
 	return fmt.Sprintf("process tree %d", t.rootPID)
 }
 
-// snapshot is one pass over /proc.
-type snapshot struct {
-	stats map[int]proc.Stat
-	kids  map[int][]int
-}
-
-func takeSnapshot() (*snapshot, error) {
-	s := &snapshot{stats: make(map[int]proc.Stat, 512), kids: make(map[int][]int, 512)}
-	err := proc.Scan(func(st proc.Stat) {
-		s.stats[st.PID] = st
-		s.kids[st.PPID] = append(s.kids[st.PPID], st.PID)
-	})
-	return s, err
-}
-
 // refresh updates the members from snap: it marks the ones that went, adds
 // every new descendant of a live member (and of the caller, for
 // NewDescendants), treating each newcomer as mode says. It reports how many
 // were added and whether every live member was seen stopped. t.mu is held.
-func (t *Tree) refresh(snap *snapshot, mode walkMode) (added int, allStopped bool) {
+func (t *Tree) refresh(r *statReader, snap *snapshot, mode walkMode) (added int, allStopped bool) {
 	type node struct {
 		pid   int
 		start uint64
@@ -182,7 +203,7 @@ func (t *Tree) refresh(snap *snapshot, mode walkMode) (added int, allStopped boo
 	var queue []node
 	if t.seedSelf {
 		if st, ok := snap.stats[t.self]; ok {
-			queue = append(queue, node{t.self, st.Start})
+			queue = append(queue, node{t.self, st.start})
 		}
 	}
 	for pid, m := range t.members {
@@ -190,12 +211,12 @@ func (t *Tree) refresh(snap *snapshot, mode walkMode) (added int, allStopped boo
 			continue
 		}
 		st, ok := snap.stats[pid]
-		if !ok || st.Start != m.id.Start || st.Exited() {
+		if !ok || st.start != m.id.Start || st.exited() {
 			m.gone = true
 			continue
 		}
-		m.stopped = st.Stopped()
-		queue = append(queue, node{pid, st.Start})
+		m.stopped = st.stopped()
+		queue = append(queue, node{pid, st.start})
 	}
 	visited := make(map[int]bool, len(queue))
 	for len(queue) > 0 {
@@ -210,19 +231,19 @@ func (t *Tree) refresh(snap *snapshot, mode walkMode) (added int, allStopped boo
 				continue
 			}
 			st := snap.stats[c]
-			if st.Start < n.start {
+			if st.start < n.start {
 				continue // a child never starts before its parent: stale PPID of a recycled PID
 			}
-			if m := t.members[c]; m != nil && m.id.Start == st.Start {
+			if m := t.members[c]; m != nil && m.id.Start == st.start {
 				if !m.gone {
-					queue = append(queue, node{c, st.Start})
+					queue = append(queue, node{c, st.start})
 				}
 				continue
 			}
-			m := t.add(st, mode)
+			m := t.add(r, c, st, mode)
 			added++
 			if !m.gone {
-				queue = append(queue, node{c, st.Start})
+				queue = append(queue, node{c, st.start})
 			}
 		}
 	}
@@ -235,23 +256,14 @@ func (t *Tree) refresh(snap *snapshot, mode walkMode) (added int, allStopped boo
 	return added, allStopped
 }
 
-// add makes a member of the process st describes. t.mu is held.
-func (t *Tree) add(st proc.Stat, mode walkMode) *member {
-	m := &member{id: proc.ID{PID: st.PID, Start: st.Start}, stopped: st.Stopped()}
-	if st.Exited() {
-		// A zombie its parent never reaped: gone, but found (reap reports it).
-		m.gone = true
+// add makes a member of process pid, which snap showed as st, and treats
+// it as mode says. t.mu is held.
+func (t *Tree) add(r *statReader, pid int, st pstat, mode walkMode) *member {
+	var m *member
+	if t.hold != nil && st.ppid == t.self && !st.exited() {
+		m = &member{id: proc.ID{PID: pid, Start: st.start}, fd: -1, child: true, stopped: st.stopped()}
 	} else {
-		h, err := proc.Open(m.id)
-		switch {
-		case err == nil:
-			m.h = h
-		case errors.Is(err, proc.ErrGone):
-			m.gone = true
-		default:
-			// Out of descriptors, most likely: signal through kill(2)
-			// after an identity check instead.
-		}
+		m = openMember(r, pid, st)
 	}
 	if !m.gone {
 		switch mode {
@@ -263,13 +275,41 @@ func (t *Tree) add(st proc.Stat, mode walkMode) *member {
 			}
 		}
 	}
-	if old := t.members[st.PID]; old != nil && old.h != nil {
-		old.h.Close() // its PID was recycled, so it is long gone
-		old.h = nil
+	if old := t.members[pid]; old != nil {
+		old.close() // its PID was recycled, so it is long gone
 		old.gone = true
 	}
-	t.members[st.PID] = m
+	t.members[pid] = m
 	t.all = append(t.all, m)
+	return m
+}
+
+// openMember opens a pidfd on the process pid that a walk saw as st.
+func openMember(r *statReader, pid int, st pstat) *member {
+	m := &member{id: proc.ID{PID: pid, Start: st.start}, fd: -1, stopped: st.stopped()}
+	if st.exited() {
+		// A zombie its parent never reaped: gone, but found (reap reports it).
+		m.gone = true
+		return m
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	switch {
+	case err == nil:
+		// The pidfd names whoever holds the PID now. If that process is
+		// alive after its stat was read, the stat was its own: compare.
+		cur, rerr := r.read(pid)
+		if rerr != nil || cur.start != st.start || cur.exited() || unix.PidfdSendSignal(fd, 0, nil, 0) != nil {
+			unix.Close(fd)
+			m.gone = true
+		} else {
+			m.fd = fd
+		}
+	case errors.Is(err, unix.ESRCH):
+		m.gone = true
+	default:
+		// No pidfd (old kernel) or no descriptor left: signal through
+		// kill(2) after an identity check instead.
+	}
 	return m
 }
 
@@ -279,107 +319,146 @@ func (m *member) signal(sig unix.Signal) error {
 		return fmt.Errorf("pid %d: %w", m.id.PID, proc.ErrGone)
 	}
 	var err error
-	if m.h != nil {
-		err = m.h.Signal(sig)
-	} else {
+	switch {
+	case m.child:
+		// Only ever called with Tree.hold held, after a walk under it
+		// found the child alive with its START: the PID is still its own.
+		err = unix.Kill(m.id.PID, sig)
+	case m.fd >= 0:
+		err = unix.PidfdSendSignal(m.fd, sig, nil, 0)
+	default:
 		alive, aerr := proc.Alive(m.id)
 		switch {
 		case aerr != nil:
-			err = aerr
+			return aerr
 		case !alive:
-			err = fmt.Errorf("pid %d: %w", m.id.PID, proc.ErrGone)
+			err = unix.ESRCH
 		default:
-			if kerr := unix.Kill(m.id.PID, sig); errors.Is(kerr, unix.ESRCH) {
-				err = fmt.Errorf("pid %d: %w", m.id.PID, proc.ErrGone)
-			} else if errors.Is(kerr, unix.EPERM) {
-				err = fmt.Errorf("pid %d: %w", m.id.PID, proc.ErrPermission)
-			} else {
-				err = kerr
-			}
+			err = unix.Kill(m.id.PID, sig)
 		}
 	}
-	if errors.Is(err, proc.ErrGone) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ESRCH):
 		m.gone = true
+		return fmt.Errorf("pid %d: %w", m.id.PID, proc.ErrGone)
+	case errors.Is(err, unix.EPERM):
+		return fmt.Errorf("pid %d: %w", m.id.PID, proc.ErrPermission)
 	}
-	return err
+	return fmt.Errorf("signal pid %d: %w", m.id.PID, err)
 }
 
-// live reports whether the member still runs, asking its pidfd.
-func (m *member) live() bool {
-	if !m.gone && m.h != nil && m.h.Gone() {
-		m.gone = true
+func (m *member) close() {
+	if m.fd >= 0 {
+		unix.Close(m.fd)
+		m.fd = -1
 	}
-	return !m.gone
 }
 
-// liveMembers returns the members that still run. t.mu is held.
+// liveMembers returns the members not yet seen gone. t.mu is held.
 func (t *Tree) liveMembers() []*member {
 	var live []*member
 	for _, m := range t.members {
-		if m.live() {
+		if !m.gone {
 			live = append(live, m)
 		}
 	}
 	return live
 }
 
-// freeze stops every member and walks until the set is closed (see Tree)
-// or freezeLimit passes. t.mu is held.
+// freeze stops every member and walks until the set is closed (see Tree):
+// a walk that starts once every member has been seen stopped, and finds no
+// new member, has seen every child any member can have. A member that
+// cannot stop (uninterruptible sleep) ends the freeze after freezeLimit; a
+// fork loop that keeps adding members is followed until freezeGiveUp.
+// t.mu is held.
 func (t *Tree) freeze() error {
-	deadline := time.Now().Add(freezeLimit)
+	r, err := newStatReader()
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	start := time.Now()
 	// Members found by an earlier step were continued since: stop them
-	// again; the walk below stops the newcomers.
+	// again; the walks below stop the newcomers.
 	for _, m := range t.liveMembers() {
+		m.stopped = false
 		m.signal(unix.SIGSTOP)
 	}
-	closedBefore := false // every member was seen stopped in the previous walk
 	for {
-		snap, err := takeSnapshot()
+		allStopped := t.waitStopped(r, start.Add(freezeLimit))
+		snap, err := r.snapshot()
 		if err != nil {
 			return err
 		}
-		added, allStopped := t.refresh(snap, walkStop)
-		if added == 0 && closedBefore {
+		added, _ := t.refresh(r, snap, walkStop)
+		if added == 0 && (allStopped || time.Since(start) > freezeLimit) {
 			return nil
 		}
-		if len(t.liveMembers()) == 0 || time.Now().After(deadline) {
+		if time.Since(start) > freezeGiveUp || len(t.liveMembers()) == 0 {
 			return nil
-		}
-		closedBefore = added == 0 && allStopped
-		if !allStopped {
-			time.Sleep(stopPoll)
 		}
 	}
 }
 
-// Signal freezes the tree, sends sig to every member, and continues them
-// unless sig is KILL or STOP. It returns an error wrapping proc.ErrGone
-// when no member is left, or the first error when none could be signalled.
+// waitStopped polls each live member not yet seen stopped until it is
+// stopped or gone, or until deadline. It reports whether all are. t.mu is
+// held.
+func (t *Tree) waitStopped(r *statReader, deadline time.Time) bool {
+	pause := 50 * time.Microsecond
+	for {
+		all := true
+		for _, m := range t.members {
+			if m.gone || m.stopped {
+				continue
+			}
+			st, err := r.read(m.id.PID)
+			switch {
+			case err != nil || st.start != m.id.Start || st.exited():
+				m.gone = true
+			case st.stopped():
+				m.stopped = true
+			default:
+				all = false
+			}
+		}
+		if all {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		// Leave the CPU to the processes that have to run to stop.
+		time.Sleep(pause)
+		pause = min(2*pause, 2*time.Millisecond)
+	}
+}
+
+// Signal sends sig to every member; see Tree for how each kind of tree
+// makes sure none is missed. It returns an error wrapping proc.ErrGone when
+// no member is left, or the first error when none could be signalled.
 func (t *Tree) Signal(sig unix.Signal) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.killing = sig == unix.SIGKILL
-	if err := t.freeze(); err != nil {
-		return err
-	}
-	live := t.liveMembers()
-	// Signal in PID order so that repeated runs behave alike.
-	slices.SortFunc(live, func(a, b *member) int { return a.id.PID - b.id.PID })
-	sent := 0
+	t.step++
+	var sent int
 	var firstErr error
-	for _, m := range live {
-		err := m.signal(sig)
-		switch {
-		case err == nil:
-			sent++
-			m.sent = append(m.sent, sig)
-		case !errors.Is(err, proc.ErrGone) && firstErr == nil:
-			firstErr = err
+	if t.seedSelf {
+		sent, firstErr = t.signalUntilStable(sig)
+	} else {
+		if err := t.freeze(); err != nil {
+			return err
 		}
-	}
-	if sig != unix.SIGKILL && sig != unix.SIGSTOP {
-		for _, m := range live {
-			m.signal(unix.SIGCONT)
+		live := t.liveMembers()
+		// Signal in PID order so that repeated runs behave alike.
+		slices.SortFunc(live, func(a, b *member) int { return a.id.PID - b.id.PID })
+		sent, firstErr = t.signalMembers(live, sig)
+		if sig != unix.SIGKILL && sig != unix.SIGSTOP {
+			for _, m := range live {
+				m.signal(unix.SIGCONT)
+			}
 		}
 	}
 	if sent == 0 {
@@ -389,6 +468,72 @@ func (t *Tree) Signal(sig unix.Signal) error {
 		return fmt.Errorf("%s: %w", t.Label(), proc.ErrGone)
 	}
 	return nil
+}
+
+// signalMembers sends sig to each member not yet signalled in this step.
+func (t *Tree) signalMembers(ms []*member, sig unix.Signal) (sent int, firstErr error) {
+	for _, m := range ms {
+		if m.step == t.step {
+			continue
+		}
+		m.step = t.step
+		err := m.signal(sig)
+		switch {
+		case err == nil:
+			sent++
+			m.sent = append(m.sent, sig)
+		case !errors.Is(err, proc.ErrGone) && firstErr == nil:
+			firstErr = err
+		}
+	}
+	return sent, firstErr
+}
+
+// signalUntilStable is Signal for NewDescendants: walk, signal everyone
+// not yet signalled, and walk again until a walk — taken after every
+// signal before it was sent — finds nobody new. A stopped member is
+// continued so that it can act on sig. A fork loop that ignores sig never
+// settles; it is left to the next step after repeatLimit. t.mu is held.
+func (t *Tree) signalUntilStable(sig unix.Signal) (sent int, firstErr error) {
+	r, err := newStatReader()
+	if err != nil {
+		return 0, err
+	}
+	defer r.close()
+	deadline := time.Now().Add(repeatLimit)
+	for round := 0; ; round++ {
+		added, n, err := t.signalPass(r, sig)
+		sent += n
+		if firstErr == nil {
+			firstErr = err
+		}
+		if (added == 0 && round > 0) || time.Now().After(deadline) || len(t.liveMembers()) == 0 {
+			return sent, firstErr
+		}
+	}
+}
+
+// signalPass is one round of signalUntilStable, under hold.
+func (t *Tree) signalPass(r *statReader, sig unix.Signal) (added, sent int, firstErr error) {
+	if t.hold != nil {
+		t.hold.Lock()
+		defer t.hold.Unlock()
+	}
+	snap, err := r.snapshot()
+	if err != nil {
+		return 0, 0, err
+	}
+	added, _ = t.refresh(r, snap, walkTrack)
+	live := t.liveMembers()
+	sent, firstErr = t.signalMembers(live, sig)
+	if sig != unix.SIGKILL && sig != unix.SIGSTOP {
+		for _, m := range live {
+			if m.stopped {
+				m.signal(unix.SIGCONT)
+			}
+		}
+	}
+	return added, sent, firstErr
 }
 
 // Sweep walks /proc once, tracking new descendants of live members (and
@@ -407,7 +552,16 @@ func (t *Tree) Sweep() ([]proc.ID, error) {
 func (t *Tree) sweep() ([]*member, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	snap, err := takeSnapshot()
+	if t.hold != nil {
+		t.hold.Lock()
+		defer t.hold.Unlock()
+	}
+	r, err := newStatReader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	snap, err := r.snapshot()
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +569,7 @@ func (t *Tree) sweep() ([]*member, error) {
 	if t.killing {
 		mode = walkKill
 	}
-	t.refresh(snap, mode)
+	t.refresh(r, snap, mode)
 	return t.liveMembers(), nil
 }
 
@@ -425,21 +579,15 @@ func (t *Tree) Gone() bool {
 	return err == nil && len(live) == 0
 }
 
-// Wait implements Target. It watches every member's pidfd and walks /proc
-// again whenever one goes, and every treeRescan, so that children forked
-// meanwhile become members before their parent can exit.
+// Wait implements Target. It polls the live members' pidfds and walks
+// /proc again whenever one goes, and every treeRescan, so that children
+// forked meanwhile become members before their parent can exit.
 func (t *Tree) Wait(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	exited := make(chan struct{}, 1)
-	watched := map[*member]bool{}
-	tick := time.NewTicker(treeRescan)
-	defer tick.Stop()
+	var fds []unix.PollFd
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		live, err := t.sweep()
 		if err != nil {
 			return err
@@ -447,27 +595,22 @@ func (t *Tree) Wait(ctx context.Context) error {
 		if len(live) == 0 {
 			return nil
 		}
+		fds = fds[:0]
 		for _, m := range live {
-			if watched[m] || m.h == nil {
-				continue // without a pidfd the tick notices it
+			if m.fd >= 0 { // without a pidfd the next walk notices it
+				fds = append(fds, unix.PollFd{Fd: int32(m.fd), Events: unix.POLLIN})
 			}
-			watched[m] = true
-			wg.Add(1)
-			go func(h *proc.Handle) {
-				defer wg.Done()
-				if h.Wait(ctx) == nil {
-					select {
-					case exited <- struct{}{}:
-					default:
-					}
-				}
-			}(m.h)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-exited:
-		case <-tick.C:
+		wait := treeRescan
+		if dl, ok := ctx.Deadline(); ok {
+			wait = min(wait, time.Until(dl))
+		}
+		if wait > 0 {
+			// One poll over every pidfd: it returns as soon as one exits.
+			ms := max(int((wait+time.Millisecond-1)/time.Millisecond), 1)
+			if _, err := unix.Poll(fds, ms); err != nil && !errors.Is(err, unix.EINTR) {
+				return err
+			}
 		}
 	}
 }
@@ -505,9 +648,7 @@ func (t *Tree) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, m := range t.all {
-		if m.h != nil {
-			m.h.Close()
-		}
+		m.close()
 	}
 	return nil
 }

@@ -1,13 +1,13 @@
 package stopbounded
 
 import (
-	"errors"
-
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
 )
 
-// newTree builds a --tree target; wired to lib/stop's tree walker once it lands.
+// newTree builds a --tree target: id and every descendant, frozen before
+// each signal so that no fork escapes. It refuses (proc.ErrUnsafe) a tree
+// that contains stopbounded itself.
 func newTree(id proc.ID, name string) (stop.Target, error) {
-	return nil, errors.New("--tree is not available yet")
+	return stop.NewTree(id, name)
 }

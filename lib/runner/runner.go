@@ -1,0 +1,514 @@
+// Package runner runs a command as a child the way every tether runner
+// does (reap, ledger run): in its own process group, with the runner as
+// child subreaper, signals forwarded to the group, an optional deadline,
+// and — once the command has ended — every process it left behind stopped
+// with the bounded schedule and reaped.
+//
+// Synopsis:
+//
+//	res, err := runner.Run(ctx, runner.Options{
+//		Argv:     []string{"backup.sh", "--full"},
+//		Grace:    5 * time.Second,
+//		Deadline: time.Hour,
+//		OnStart:  func(child proc.ID) { record(child) },
+//	})
+//	if err != nil { // the command never ran: 125, 126 or 127
+//		return tool.Fail(err, cli.ExitNotRun)
+//	}
+//	report(res.Leftovers, res.Survivors)
+//	return res.Code()
+//
+// One owner of wait4. While Run runs it is the only code in the process that
+// may wait for children: it starts the command with os/exec but never calls
+// exec.Cmd.Wait; one goroutine calls wait4(-1) in a loop, records the
+// command's status and reaps every orphan re-parented to the runner. Any
+// other child started meanwhile (exec.Cmd.Run elsewhere in the process)
+// would be reaped by that loop and its own Wait would fail. Only one Run may
+// run at a time in a process.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/stop"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultForward are the signals a runner forwards to the command's group.
+var DefaultForward = []os.Signal{
+	unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
+}
+
+// ErrBusy is returned when Run is called while another Run is running in
+// the same process: there can be only one owner of wait4.
+var ErrBusy = errors.New("another command is already running in this process")
+
+// Options says what to run and how to stop it.
+type Options struct {
+	// Argv is the command and its arguments; Argv[0] is looked up in PATH
+	// when it contains no slash.
+	Argv []string
+	// Env is the command's environment; nil inherits the runner's.
+	Env []string
+	// Dir is the command's working directory; empty inherits the runner's.
+	Dir string
+	// Stdin, Stdout and Stderr are handed to the command as they are; nil
+	// inherits the runner's own. They are files, not io.Readers, so that no
+	// copying goroutine needs exec.Cmd.Wait to finish.
+	Stdin, Stdout, Stderr *os.File
+
+	// Signal is the first signal of every bounded stop (deadline and
+	// leftovers); zero means TERM.
+	Signal unix.Signal
+	// Grace is the wait after Signal before KILL. Zero means KILL at once;
+	// tools pass their --grace (default stop.DefaultGrace).
+	Grace time.Duration
+	// Schedule, when set, replaces Signal and Grace.
+	Schedule stop.Schedule
+	// Deadline, when positive, stops the command's process group once it
+	// has run that long; the result is then 124.
+	Deadline time.Duration
+	// Forward lists the signals forwarded to the command's process group;
+	// nil means DefaultForward. A signal the runner was started with
+	// ignored (nohup) is neither caught nor forwarded.
+	Forward []os.Signal
+
+	// OnStart, when set, is called once with the command's identity as
+	// soon as it runs, before Run waits for it (ledger run records it).
+	OnStart func(child proc.ID)
+}
+
+// Result is what happened to the command and what it left behind.
+type Result struct {
+	// Child is the command's process, PID@START.
+	Child proc.ID
+	// Status is the command's raw wait status; ExitCode its exit code per
+	// SPEC §1: its exit status, 128+N when it died of signal N, 124 when
+	// the deadline stopped it.
+	Status   syscall.WaitStatus
+	ExitCode int
+	// Signaled reports that the command died of a signal.
+	Signaled bool
+	// DeadlineHit reports that Options.Deadline stopped the command;
+	// Canceled that ctx did (ExitCode is then the command's own status).
+	DeadlineHit bool
+	Canceled    bool
+	// Leftovers are the processes the command left behind when it ended
+	// (zombies included), every one stopped and reaped unless listed in
+	// Survivors. Sorted by PID; START is 0 for one reaped before it was seen.
+	Leftovers []proc.ID
+	// Killed are the leftovers that needed KILL.
+	Killed []proc.ID
+	// Survivors outlived even KILL (or the command did): still there when
+	// Run returned.
+	Survivors []proc.ID
+	// Schedule is the bounded stop that was used.
+	Schedule stop.Schedule
+	// Cleanup is the time from the command's exit to Run's return: what
+	// stopping and reaping the leftovers cost.
+	Cleanup time.Duration
+}
+
+// Code is the runner's exit code: 125 when something survived KILL (the
+// message must say so), else ExitCode.
+func (r Result) Code() int {
+	if len(r.Survivors) > 0 {
+		return cli.ExitNotRun
+	}
+	return r.ExitCode
+}
+
+var running atomic.Bool
+
+// Run runs o.Argv to completion as described in the package comment.
+//
+// An error means the command did not run: it is a *cli.ExitError with
+// code 127 (not found), 126 (not executable) or 125 (anything else, e.g.
+// a bad Dir or ErrBusy). Once the command has started, Run always returns
+// a Result and a nil error. ctx being done stops the command like a
+// deadline; the leftover cleanup that follows is still bounded by the
+// schedule but not cut short by ctx. Forwarded signals that arrive once
+// the command has ended are absorbed: the cleanup is bounded anyway, and
+// the runner must not die with its leftovers unreaped.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if len(o.Argv) == 0 || o.Argv[0] == "" {
+		return Result{}, cli.Errorf(cli.ExitNotRun, "no command given")
+	}
+	if !running.CompareAndSwap(false, true) {
+		return Result{}, cli.Errorf(cli.ExitNotRun, "%w", ErrBusy)
+	}
+	defer running.Store(false)
+	sched := o.Schedule
+	if len(sched) == 0 {
+		sig := o.Signal
+		if sig == 0 {
+			sig = unix.SIGTERM
+		}
+		sched = stop.Default(sig, o.Grace)
+	}
+	if o.Dir != "" {
+		if fi, err := os.Stat(o.Dir); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = fmt.Errorf("not a directory")
+			}
+			return Result{}, cli.Errorf(cli.ExitNotRun, "working directory %s: %w", o.Dir, unwrapPath(err))
+		}
+	}
+
+	// Subreaper before the child exists, so that nothing it forks can be
+	// re-parented past us. The flag is per process; restore it afterwards.
+	var was int32
+	unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&was)), 0, 0, 0)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return Result{}, cli.Errorf(cli.ExitNotRun, "become child subreaper: %w", err)
+	}
+	if was == 0 {
+		defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	}
+
+	// Catch the forwarded signals before the child exists: one arriving
+	// between fork and the forwarding loop waits in sigs instead of
+	// killing the runner with its default action.
+	forward := o.Forward
+	if forward == nil {
+		forward = DefaultForward
+	}
+	forward = slices.DeleteFunc(slices.Clone(forward), signal.Ignored)
+	sigs := make(chan os.Signal, 16)
+	if len(forward) > 0 {
+		signal.Notify(sigs, forward...)
+		defer signal.Stop(sigs)
+	}
+
+	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
+	cmd.Env = o.Env
+	cmd.Dir = o.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = orFile(o.Stdin, os.Stdin), orFile(o.Stdout, os.Stdout), orFile(o.Stderr, os.Stderr)
+	// Setpgid: its own group, so forwarding and the deadline reach the
+	// command and its helpers but never the runner. Pdeathsig: if the
+	// runner is SIGKILLed the child must not run on; Go's child re-checks
+	// the parent after setting it, and the runtime never ends the thread
+	// that forked (the flag is per thread) while this goroutine is unlocked.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return Result{}, startError(o.Argv[0], err)
+	}
+	pid := cmd.Process.Pid
+	// The reaping loop owns the child from here; os.Process must never
+	// wait for it. Release only drops the pidfd os/exec keeps.
+	defer cmd.Process.Release()
+	res := Result{Child: proc.ID{PID: pid}, Schedule: sched}
+	if st, err := proc.ReadStat(pid); err == nil {
+		// Unreaped, the child keeps its PID even as a zombie.
+		res.Child.Start = st.Start
+	}
+	r := startReaper(pid)
+	if o.OnStart != nil {
+		o.OnStart(res.Child)
+	}
+
+	var deadline <-chan time.Time
+	if o.Deadline > 0 {
+		tm := time.NewTimer(o.Deadline)
+		defer tm.Stop()
+		deadline = tm.C
+	}
+	done := ctx.Done()
+	// Members of the command's group stopped with it on a deadline are
+	// part of the command, not leftovers, even if reaped after it.
+	stoppedWith := map[int]bool{}
+	status, ok := r.childStatus, false
+	var ws syscall.WaitStatus
+wait:
+	for {
+		select {
+		case ws = <-status:
+			ok = true
+			break wait
+		case s := <-sigs:
+			// The child is unreaped, so its PID, hence its group id, is
+			// still ours: the group cannot be a recycled one.
+			unix.Kill(-pid, s.(unix.Signal))
+		case <-deadline:
+			deadline, done = nil, nil
+			res.DeadlineHit = true
+			if !stopCommand(pid, res.Child, sched, stoppedWith) {
+				break wait
+			}
+		case <-done:
+			deadline, done = nil, nil
+			res.Canceled = true
+			if !stopCommand(pid, res.Child, sched, stoppedWith) {
+				break wait
+			}
+		}
+	}
+	if !ok {
+		// The command outlived KILL: nothing more can be done for it.
+		res.ExitCode = cli.ExitNotRun
+		if res.DeadlineHit {
+			res.ExitCode = cli.ExitDeadline
+		}
+		res.Survivors = append(res.Survivors, res.Child)
+		tr := stop.NewDescendants("", &r.hold)
+		live, _ := tr.Sweep()
+		tr.Close()
+		for _, id := range live {
+			if id.PID != pid {
+				res.Survivors = append(res.Survivors, id)
+			}
+		}
+		return res, nil
+	}
+	res.Status = ws
+	res.Signaled = ws.Signaled()
+	res.ExitCode = ExitStatus(ws)
+	if res.DeadlineHit {
+		res.ExitCode = cli.ExitDeadline
+	}
+	exited := time.Now()
+	cleanup(r, sched, stoppedWith, &res)
+	res.Cleanup = time.Since(exited)
+	return res, nil
+}
+
+// stopCommand stops the command's process group (and the command, should
+// it have left the group) with the schedule. It reports whether the
+// command is gone.
+func stopCommand(pid int, child proc.ID, sched stop.Schedule, members map[int]bool) bool {
+	if ids, err := proc.GroupMembers(pid); err == nil {
+		for _, id := range ids {
+			members[id.PID] = true
+		}
+	}
+	targets := []stop.Target{&stop.Group{PGID: pid}}
+	if p, err := stop.NewProcess(child, ""); err == nil {
+		defer p.Close()
+		targets = append(targets, p)
+	}
+	out := stop.Run(context.Background(), targets, sched)
+	return out[len(out)-1].Gone
+}
+
+// cleanup stops and reaps everything the command left behind.
+func cleanup(r *reaper, sched stop.Schedule, stoppedWith map[int]bool, res *Result) {
+	r.countFromNow()
+	tree := stop.NewDescendants("leftover processes", &r.hold)
+	defer tree.Close()
+	if !r.isDone() {
+		lt := &leftovers{Tree: tree, done: r.done}
+		out := stop.Run(context.Background(), []stop.Target{lt}, sched)
+		if !out[0].Gone {
+			live, _ := tree.Sweep()
+			res.Survivors = live
+			if len(live) == 0 {
+				// Only zombies are left between two wait4 calls.
+				select {
+				case <-r.done:
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}
+	res.Killed = tree.Killed()
+	// Leftovers: what the walks found plus what was reaped since the
+	// cleanup began (a zombie re-parented to us when a walk was not looking).
+	byPID := map[int]proc.ID{}
+	for _, pid := range r.reapedAfter() {
+		if !stoppedWith[pid] {
+			byPID[pid] = proc.ID{PID: pid}
+		}
+	}
+	for _, id := range tree.Found() {
+		byPID[id.PID] = id
+	}
+	for _, id := range byPID {
+		res.Leftovers = append(res.Leftovers, id)
+	}
+	slices.SortFunc(res.Leftovers, func(a, b proc.ID) int { return a.PID - b.PID })
+}
+
+// leftovers is the Target for everything left behind: the caller's
+// descendants, gone exactly when the reaping loop finds no child left. A
+// subreaper's descendants cannot escape it, so that is both exact and
+// event-driven; the walk only serves to signal them.
+type leftovers struct {
+	*stop.Tree
+	done <-chan struct{}
+	sig  unix.Signal
+}
+
+func (l *leftovers) Gone() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *leftovers) Signal(sig unix.Signal) error {
+	l.sig = sig
+	err := l.Tree.Signal(sig)
+	if errors.Is(err, proc.ErrGone) && !l.Gone() {
+		// Nothing runs, but zombies wait to be reaped: not gone yet.
+		return nil
+	}
+	return err
+}
+
+// Wait waits for the reaping loop to run out of children. During a KILL
+// step it also kills, every few milliseconds, any descendant that appeared
+// after the freeze (one that could not be stopped in time).
+func (l *leftovers) Wait(ctx context.Context) error {
+	var tick <-chan time.Time
+	if l.sig == unix.SIGKILL {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-l.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick:
+			l.Tree.Sweep()
+		}
+	}
+}
+
+func orFile(f, def *os.File) *os.File {
+	if f != nil {
+		return f
+	}
+	return def
+}
+
+// startError maps a failure to start the command to 127, 126 or 125 with a
+// message in a shell's words.
+func startError(name string, err error) error {
+	code := StartStatus(err)
+	var ee *exec.Error
+	switch {
+	case code == cli.ExitNotFound:
+		return cli.Errorf(code, "%s: command not found", name)
+	case errors.As(err, &ee) && errors.Is(err, exec.ErrDot):
+		return cli.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", name, err)
+	case code == cli.ExitNoExec:
+		return cli.Errorf(code, "%s: cannot execute: %w", name, unwrapPath(err))
+	}
+	return cli.Errorf(code, "%s: cannot start: %w", name, unwrapPath(err))
+}
+
+// unwrapPath drops the "fork/exec PATH:" or "stat PATH:" prefix that the
+// message already carries.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// reaper is the one owner of wait4 in the process.
+type reaper struct {
+	child       int
+	childStatus chan syscall.WaitStatus // receives the command's status once
+	done        chan struct{}           // closed when no child is left
+
+	// hold is taken around each reap; the leftover walk holds it to
+	// signal our children by PID without a pidfd (see stop.NewDescendants).
+	hold sync.Mutex
+
+	mu       sync.Mutex
+	counting bool  // the leftover cleanup has begun
+	after    []int // PIDs reaped since
+}
+
+func startReaper(child int) *reaper {
+	r := &reaper{child: child, childStatus: make(chan syscall.WaitStatus, 1), done: make(chan struct{})}
+	go r.loop()
+	return r
+}
+
+func (r *reaper) loop() {
+	defer close(r.done)
+	for {
+		// Learn which child is a zombie without reaping it, then reap it
+		// under hold. __WALL: also children whose exit signal is not
+		// SIGCHLD (clone).
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT|unix.WALL, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			// ECHILD: as subreaper, no child means no descendant at all.
+			return
+		}
+		r.hold.Lock()
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(siginfoPID(&info), &ws, unix.WNOHANG|unix.WALL, nil)
+		r.hold.Unlock()
+		if err != nil || pid <= 0 {
+			continue
+		}
+		r.mu.Lock()
+		if pid == r.child {
+			r.childStatus <- syscall.WaitStatus(ws)
+		} else if r.counting {
+			r.after = append(r.after, pid)
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *reaper) isDone() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// countFromNow starts recording what is reaped: the leftovers that one
+// walk or another never saw alive.
+func (r *reaper) countFromNow() {
+	r.mu.Lock()
+	r.counting = true
+	r.mu.Unlock()
+}
+
+func (r *reaper) reapedAfter() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.after)
+}
+
+// siginfoPID returns si_pid from a waitid result: the first field of the
+// union that follows three ints (si_signo, si_errno, si_code), which the
+// kernel aligns to a pointer: offset 16 on 64-bit, 12 on 32-bit.
+func siginfoPID(info *unix.Siginfo) int {
+	off := uintptr(12)
+	if unsafe.Sizeof(uintptr(0)) == 8 {
+		off = 16
+	}
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
+}
