@@ -33,6 +33,7 @@ const waitLimit = 60 * time.Second
 //	                            FILE) or %N (the Nth background command, 1-based)
 //	alive TARGET                succeed iff TARGET is alive (! alive: gone)
 //	readpid VAR FILE            set $VAR to the PID stored in FILE
+//	capture VAR                 set $VAR to the last command's stdout, trimmed
 func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"exitcode": cmdExitcode,
@@ -40,6 +41,7 @@ func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) 
 		"signal":   cmdSignal,
 		"alive":    cmdAlive,
 		"readpid":  cmdReadpid,
+		"capture":  cmdCapture,
 	}
 }
 
@@ -175,4 +177,11 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: capture VAR")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
 }

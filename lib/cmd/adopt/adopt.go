@@ -1,9 +1,149 @@
-// Package adopt is the adopt tool. (Being built; see the issue.)
+// Package adopt is the adopt tool: an external worker takes durable
+// ownership of a handed-off execution, then runs its payload exactly once.
+//
+// Synopsis:
+//
+//	adopt [--ledger DIR] [--ack-file F] ID -- CMD [ARGS...]
+//
+// adopt moves execution ID from claimed+fenced to running with itself as
+// owner. Only once that is durable does it write the ack file (atomically,
+// 0600) as {"execution_id","pid","start"}; then it runs CMD once in its own
+// process group with TETHER_EXECUTION=ID, records the child, forwards
+// TERM/INT/HUP/QUIT, and finishes the record: completed iff CMD exited 0.
+// If adopt is killed mid-run, ledger recover later reports the execution
+// unknown — never completed, never run twice.
+//
+//	id=$(ledger claim nightly --owner $$) && ledger fence "$id"
+//	setsid adopt --ack-file /run/nightly.ack "$id" -- ./nightly.sh &
+//
+// Exit status: CMD's status (128+N for signal N); 125 when adoption was
+// refused or failed before CMD ran (CMD did not run, no ack was written);
+// 126/127 when CMD is not executable / not found; 2 for usage errors.
 package adopt
 
-import "github.com/tether-sh/tether/lib/cli"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
-// Main runs adopt with args (without the program name) and returns its exit code.
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/execution"
+	"github.com/tether-sh/tether/lib/handoff"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+const description = `Take durable ownership of a fenced execution, then run its payload once.
+
+Examples:
+  id=$(ledger claim nightly --owner $$) && ledger fence "$id"
+  setsid adopt --ack-file /run/nightly.ack "$id" -- ./nightly.sh &
+
+Exit: CMD's status (128+N for signal N); 125 refused before CMD ran;
+126/127 CMD not executable / not found; 2 usage error.`
+
+type grammar struct {
+	cli.VersionFlag
+	Ledger  string       `placeholder:"DIR" help:"Ledger store (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
+	AckFile string       `placeholder:"F" help:"Write {\"execution_id\",\"pid\",\"start\"} here once the adoption is durable."`
+	Grace   cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL when stopping leftovers."`
+	ID      string       `arg:"" name:"ID" help:"The fenced execution to adopt."`
+}
+
+// Main runs adopt with args and returns its exit status.
 func Main(args []string) int {
-	return cli.New("adopt", "").Fail(cli.Errorf(cli.ExitSystem, "not built yet"), cli.ExitSystem)
+	t := cli.New("adopt", description)
+	own, argv, hasCmd := cli.SplitCommand(args)
+	var g grammar
+	if _, code, done := t.Parse(&g, own); done {
+		return code
+	}
+	if !hasCmd || len(argv) == 0 {
+		return t.Fail(errors.New("no command: want adopt ID -- CMD [ARGS...]"), cli.ExitUsage)
+	}
+	if err := ledger.ValidID(g.ID); err != nil {
+		return t.Fail(err, cli.ExitUsage)
+	}
+	return run(t, &g, argv)
+}
+
+func run(t *cli.Tool, g *grammar, argv []string) int {
+	// Everything that can fail without side effects is checked before the
+	// adoption, so that a refusal leaves the execution fenced for another
+	// worker (or for recover) rather than adopted and unacknowledged.
+	if g.AckFile != "" {
+		if err := checkAckDir(g.AckFile); err != nil {
+			return t.Fail(err, cli.ExitNotRun)
+		}
+	}
+	dir := g.Ledger
+	if dir == "" {
+		d, err := ledger.DefaultDir()
+		if err != nil {
+			return t.Fail(err, cli.ExitNotRun)
+		}
+		dir = d
+	}
+	// An execution to adopt lives in an existing store: never create one.
+	if _, err := os.Stat(dir); err != nil {
+		return t.Fail(fmt.Errorf("ledger store %s: %w", dir, unwrapPath(err)), cli.ExitNotRun)
+	}
+	st, err := ledger.Open(dir)
+	if err != nil {
+		return t.Fail(err, cli.ExitNotRun)
+	}
+	self := proc.Self()
+	owner, err := ledger.LocalOwner(self)
+	if err != nil {
+		return t.Fail(err, cli.ExitNotRun)
+	}
+	if _, err := st.Adopt(g.ID, owner); err != nil {
+		// The store's error already reads "cannot adopt ID: why".
+		return t.Fail(err, cli.ExitNotRun)
+	}
+	if g.AckFile != "" {
+		if err := handoff.WriteAck(g.AckFile, g.ID, self); err != nil {
+			// We own a running execution but nobody knows: give it up as
+			// failed rather than run a payload the dispatcher gave up on.
+			code := cli.ExitNotRun
+			st.Finish(g.ID, ledger.Failed, &code, ledger.ErrorText("could not write ownership acknowledgement: "+err.Error()))
+			return t.Fail(fmt.Errorf("cannot write ack file: %w", err), cli.ExitNotRun)
+		}
+	}
+	return execution.Run(t, st, g.ID, execution.Options{Argv: argv, Grace: g.Grace.D()})
+}
+
+// checkAckDir fails early when the ack file cannot be written: its
+// directory is missing, not a directory or not writable, or the path is a
+// directory. A temporary file is created and removed to be sure.
+func checkAckDir(path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("ack file %s: directory %s: %w", path, dir, unwrapPath(err))
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("ack file %s: %s is not a directory", path, dir)
+	}
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("ack file %s exists and is not a regular file", path)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".probe*")
+	if err != nil {
+		return fmt.Errorf("ack file %s: cannot write in %s: %w", path, dir, unwrapPath(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// unwrapPath drops the "op PATH:" prefix the message already carries.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -50,6 +50,8 @@ type commands struct {
 	Latest  latestCmd  `cmd:"" help:"Print the newest execution of JOB."`
 	List    listCmd    `cmd:"" help:"Print executions, oldest first."`
 	Prune   pruneCmd   `cmd:"" help:"Delete terminal records (never claimed or running ones)."`
+	Run     runCmd     `cmd:"" help:"Claim, start, run CMD, finish with its status: the cron one-liner."`
+	Spawn   spawnCmd   `cmd:"" help:"Claim, fence and hand CMD to a detached adopt worker that survives this caller."`
 }
 
 // env is what every subcommand's Run receives.
@@ -87,6 +89,12 @@ func run(t *cli.Tool, args []string) int {
 	}
 	e := &env{tool: t, g: &g}
 	if err := ctx.Run(e); err != nil {
+		// A command run by `ledger run` or `spawn --wait` ended with this
+		// status; it has said whatever it had to say.
+		var status exitStatus
+		if errors.As(err, &status) {
+			return int(status)
+		}
 		// Several unreadable records: one line each.
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
 			for _, one := range j.Unwrap() {

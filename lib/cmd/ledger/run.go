@@ -1,0 +1,82 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/execution"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// runCmd is `ledger run JOB [--instant T] [--exclusive] [--deadline D]
+// [--grace D] -- CMD...`: the cron one-liner.
+type runCmd struct {
+	Job       string       `arg:"" help:"Job name."`
+	Instant   instantFlag  `placeholder:"T" help:"Scheduled instant (RFC 3339 or unix seconds): run at most once for it."`
+	Exclusive bool         `help:"Refuse while another execution of JOB is alive."`
+	Source    string       `placeholder:"S" help:"Free text naming the dispatcher (cron, a host, ...)."`
+	Deadline  cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124."`
+	Grace     cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
+	Cmd       []string     `arg:"" passthrough:"all" name:"CMD" help:"-- then the command and its arguments."`
+}
+
+// exitStatus is a runner's exit code that needs no message: the command
+// ran, and its status is the result.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// commandArgv strips the leading "--" kong leaves in a passthrough list.
+func commandArgv(cmd []string) ([]string, error) {
+	if len(cmd) > 0 && cmd[0] == "--" {
+		cmd = cmd[1:]
+	}
+	if len(cmd) == 0 {
+		return nil, cli.Errorf(cli.ExitUsage, "no command: want -- CMD [ARGS...]")
+	}
+	return cmd, nil
+}
+
+func (c *runCmd) Run(e *env) error {
+	argv, err := commandArgv(c.Cmd)
+	if err != nil {
+		return err
+	}
+	notRun := func(err error) error {
+		code := exitCode(err)
+		if code != cli.ExitUsage {
+			code = cli.ExitNotRun
+		}
+		return &cli.ExitError{Code: code, Err: err}
+	}
+	st, err := e.open()
+	if err != nil {
+		return notRun(err)
+	}
+	// The owner is this process: it is what must stay alive while CMD runs.
+	owner, err := ledger.LocalOwner(proc.Self())
+	if err != nil {
+		return notRun(err)
+	}
+	rec, err := st.Claim(c.Job, ledger.ClaimOptions{
+		Owner: owner, Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive,
+	})
+	if err != nil {
+		if errors.Is(err, ledger.ErrRefused) {
+			err = fmt.Errorf("not running %s: %w", c.Job, err)
+		}
+		return notRun(err)
+	}
+	if _, err := st.Start(rec.ID, nil); err != nil {
+		return notRun(fmt.Errorf("not running %s: %w", c.Job, err))
+	}
+	code := execution.Run(e.tool, st, rec.ID, execution.Options{
+		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(),
+	})
+	if code != 0 {
+		return exitStatus(code)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+// Package execution runs the payload of one ledger execution and records
+// what happened: the child's identity as soon as it runs, then its result.
+// It is the part shared by adopt and ledger run, which differ only in how
+// the execution came to be running.
+//
+//	code := execution.Run(tool, st, rec.ID, execution.Options{Argv: argv})
+//	return code // the payload's status, 128+N, 124, 126/127, or 125
+package execution
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/runner"
+)
+
+// EnvVar names the execution id in the payload's environment.
+const EnvVar = "TETHER_EXECUTION"
+
+// Options says how to run the payload.
+type Options struct {
+	Argv     []string
+	Grace    time.Duration // bounded-stop grace (deadline, leftovers)
+	Deadline time.Duration // 0: none
+}
+
+// Run runs argv for the running execution id and finishes its record:
+// completed iff the payload exited 0, else failed with its exit code (or
+// 128+N for signal N, 124 for the deadline, 126/127 when it could not be
+// executed). It returns the exit code the tool should exit with.
+//
+// If the result cannot be recorded (the store vanished), the record stays
+// running; ledger recover later reports it unknown, which is the truth as
+// far as the ledger can tell. Run says so on stderr and still returns the
+// payload's status.
+func Run(t *cli.Tool, st *ledger.Store, id string, o Options) int {
+	env := append(os.Environ(), EnvVar+"="+id)
+	// A child that could not be recorded is reported after the result, and
+	// only if the result could be recorded: a store that vanished gets one
+	// line, not two.
+	var childErr error
+	res, err := runner.Run(context.Background(), runner.Options{
+		Argv:     o.Argv,
+		Env:      env,
+		Grace:    o.Grace,
+		Deadline: o.Deadline,
+		OnStart: func(child proc.ID) {
+			if _, err := st.SetChild(id, child); err != nil {
+				childErr = fmt.Errorf("could not record payload %s of %s: %w", child, id, err)
+			}
+		},
+	})
+	if err != nil {
+		code := cli.Code(err, cli.ExitNotRun)
+		t.Warnf("%v", err)
+		finish(t, st, id, ledger.Failed, code, err.Error())
+		return code
+	}
+	res.Report(t.Warnf)
+	status, msg := ledger.Completed, ""
+	switch {
+	case res.DeadlineHit:
+		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", o.Deadline)
+		t.Warnf("%s: %s", id, msg)
+	case res.Signaled:
+		status, msg = ledger.Failed, fmt.Sprintf("killed by signal %s", cli.SignalName(res.Status.Signal()))
+	case res.ExitCode != 0:
+		status, msg = ledger.Failed, fmt.Sprintf("exited with status %d", res.ExitCode)
+	}
+	if finish(t, st, id, status, res.ExitCode, msg) && childErr != nil {
+		t.Warnf("%v", childErr)
+	}
+	return res.Code()
+}
+
+// finish records the result, saying on stderr (one line) when it cannot;
+// it reports whether it could.
+func finish(t *cli.Tool, st *ledger.Store, id string, status ledger.Status, code int, msg string) bool {
+	_, err := st.Finish(id, status, &code, ledger.ErrorText(msg))
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, ledger.ErrRefused):
+		t.Warnf("could not record the result of %s (exit status %d): %v", id, code, err)
+	case storeGone(st):
+		t.Warnf("could not record the result of %s (exit status %d): the ledger store %s is gone", id, code, st.Dir())
+	case errors.Is(err, ledger.ErrNotFound):
+		t.Warnf("could not record the result of %s (exit status %d): its record is gone from %s", id, code, st.Dir())
+	default:
+		t.Warnf("could not record the result of %s (exit status %d; ledger recover will report it unknown): %v", id, code, err)
+	}
+	return false
+}
+
+// storeGone reports whether the store's directory (or its lock file) no
+// longer exists: someone removed it while the payload ran.
+func storeGone(st *ledger.Store) bool {
+	_, err := os.Lstat(filepath.Join(st.Dir(), "lock"))
+	return errors.Is(err, fs.ErrNotExist)
+}

@@ -1,0 +1,99 @@
+package execution
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// started returns a store and a running execution of job owned by this process.
+func started(t *testing.T) (*ledger.Store, string, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := ledger.LocalOwner(proc.Self())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Claim("job", ledger.ClaimOptions{Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Start(rec.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	return st, rec.ID, dir
+}
+
+func tool() (*cli.Tool, *bytes.Buffer) {
+	var errb bytes.Buffer
+	return &cli.Tool{Name: "test", Stdout: &bytes.Buffer{}, Stderr: &errb}, &errb
+}
+
+func TestRunRecordsResultAndEnv(t *testing.T) {
+	st, id, _ := started(t)
+	out := filepath.Join(t.TempDir(), "env")
+	tl, errb := tool()
+	code := Run(tl, st, id, Options{Argv: []string{"sh", "-c", `echo "$TETHER_EXECUTION" > ` + out + `; exit 7`}, Grace: time.Second})
+	if code != 7 {
+		t.Fatalf("code %d, want 7 (stderr %q)", code, errb)
+	}
+	r, err := st.Get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != ledger.Failed || r.ExitCode == nil || *r.ExitCode != 7 || r.Child.PID == 0 {
+		t.Errorf("record %+v, want failed with 7 and a child", r)
+	}
+	b, _ := os.ReadFile(out)
+	if strings.TrimSpace(string(b)) != id {
+		t.Errorf("TETHER_EXECUTION = %q, want %s", b, id)
+	}
+}
+
+func TestRunHostileCommandNames(t *testing.T) {
+	for _, name := range []string{strings.Repeat("é", 3000), "\xff\xfe-not-utf8"} {
+		st, id, _ := started(t)
+		tl, errb := tool()
+		if code := Run(tl, st, id, Options{Argv: []string{name}}); code != cli.ExitNotFound {
+			t.Errorf("code %d, want 127 (stderr %q)", code, errb)
+		}
+		if strings.Contains(errb.String(), "could not record") {
+			t.Errorf("result not recorded: %s", errb)
+		}
+		r, err := st.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != ledger.Failed || r.ExitCode == nil || *r.ExitCode != 127 {
+			t.Errorf("record %+v, want failed with 127", r)
+		}
+		if len(r.Error) > 4096 || !utf8.ValidString(r.Error) || !strings.Contains(r.Error, "command not found") && !strings.HasSuffix(r.Error, "...") {
+			t.Errorf("error field %d bytes, valid UTF-8 %v: %.80q", len(r.Error), utf8.ValidString(r.Error), r.Error)
+		}
+	}
+}
+
+func TestRunStoreVanished(t *testing.T) {
+	st, id, dir := started(t)
+	tl, errb := tool()
+	code := Run(tl, st, id, Options{Argv: []string{"rm", "-rf", dir}})
+	if code != 0 {
+		t.Errorf("code %d, want the payload's 0", code)
+	}
+	got := strings.TrimSpace(errb.String())
+	if strings.Count(got, "\n") != 0 || !strings.Contains(got, "the ledger store "+dir+" is gone") {
+		t.Errorf("stderr %q, want one line saying the store is gone", got)
+	}
+}
