@@ -147,4 +147,4 @@ func TestParseExitCodes(t *testing.T) {
 type stringsBuilder struct{ b []byte }
 
 func (s *stringsBuilder) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
-func (s *stringsBuilder) String() string               { return string(s.b) }
+func (s *stringsBuilder) String() string              { return string(s.b) }
