@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"github.com/tether-sh/tether/lib/proc"
 	"time"
 )
 
@@ -72,6 +73,13 @@ func (s *Store) recoverOne(r Record, grace time.Duration) (Record, string, error
 	if r.Child.PID != 0 {
 		if lv, _ := s.judgeProcess(r.Owner.Host, r.Owner.BootID, r.Child); lv != dead {
 			return r, fmt.Sprintf("its payload child %s may still run", r.Child), nil
+		}
+		// The payload ran in its own process group (the runners put it
+		// there): what it started in that group is still the payload.
+		if host, boot := s.identity(); r.Owner.Host == host && r.Owner.BootID == boot && boot != "" {
+			if lingers, err := proc.GroupOutlives(r.Child); err != nil || lingers {
+				return r, fmt.Sprintf("processes of its payload's group %d still run", r.Child.PID), nil
+			}
 		}
 	}
 	lv, why := s.judgeProcess(r.Owner.Host, r.Owner.BootID, r.Owner.ID())

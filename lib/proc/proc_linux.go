@@ -441,3 +441,89 @@ func GroupMembers(pgid int) ([]ID, error) {
 	})
 	return ids, err
 }
+
+// GroupOutlives reports whether process group leader.PID still has a live
+// member although its leader — the process leader names — is gone: the
+// leader's children and helpers in its group running on. A group id cannot
+// be reused while any member of the group exists, so members found while
+// no other process holds the leader's PID are the leader's own; if another
+// process holds that PID now, the number was recycled after the old group
+// emptied, and the old group is gone.
+func GroupOutlives(leader ID) (bool, error) {
+	if leader.PID <= 1 {
+		return false, nil
+	}
+	if st, err := ReadStat(leader.PID); err == nil && leader.Start != 0 && st.Start != leader.Start {
+		return false, nil
+	}
+	members, err := GroupMembers(leader.PID)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range members {
+		if m.PID != leader.PID {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// ErrNoPidfd is returned by PollEach when a handle has no pidfd.
+var ErrNoPidfd = errors.New("pidfd not available")
+
+// PollEach blocks the calling thread in poll(2) on the handles' pidfds and
+// calls gone(i) once for each handle as its process exits, until every
+// handle is gone or gone returns true (done = true), or timeout passes
+// (done = false; a negative timeout never passes). It is the shortest path
+// from a death to the caller — no runtime poller, no goroutine hand-off —
+// for a caller that has nothing else to do while it waits. Handles without
+// a pidfd yield ErrNoPidfd before anything is waited for.
+func PollEach(hs []*Handle, timeout time.Duration, gone func(i int) (stop bool)) (done bool, err error) {
+	fds := make([]unix.PollFd, len(hs))
+	for i, h := range hs {
+		if h.f == nil {
+			return false, ErrNoPidfd
+		}
+		rc, err := h.f.SyscallConn()
+		if err != nil {
+			return false, err
+		}
+		rc.Control(func(fd uintptr) { fds[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN} })
+	}
+	var deadline time.Time
+	if timeout >= 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	left := len(hs)
+	for left > 0 {
+		ms := -1
+		if timeout >= 0 {
+			rem := time.Until(deadline)
+			if rem <= 0 {
+				return false, nil
+			}
+			ms = int((rem + time.Millisecond - 1) / time.Millisecond)
+		}
+		n, err := unix.Poll(fds, ms)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if n == 0 {
+			continue // the deadline check above decides
+		}
+		for i := range fds {
+			if fds[i].Fd >= 0 && fds[i].Revents != 0 {
+				fds[i].Fd = -1 // poll ignores negative fds
+				hs[i].markGone()
+				left--
+				if gone(i) {
+					return true, nil
+				}
+			}
+		}
+	}
+	return true, nil
+}

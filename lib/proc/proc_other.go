@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,3 +37,11 @@ func (h *Handle) Close() error                   { return nil }
 func (h *Handle) Gone() bool                     { return true }
 func (h *Handle) Signal(sig unix.Signal) error   { return errUnsupported }
 func (h *Handle) Wait(ctx context.Context) error { return errUnsupported }
+
+func GroupOutlives(leader ID) (bool, error) { return false, errUnsupported }
+
+var ErrNoPidfd = errUnsupported
+
+func PollEach(hs []*Handle, timeout time.Duration, gone func(i int) bool) (bool, error) {
+	return false, errUnsupported
+}
