@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -63,8 +62,18 @@ type grammar struct {
 	Targets  []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START (or a process group id with --group)."`
 }
 
-// negativeArg matches "-1", "-42": a user trying kill(2)'s negative PIDs.
-var negativeArg = regexp.MustCompile(`^-[0-9]+$`)
+// negativeArg reports "-1", "-42": a user trying kill(2)'s negative PIDs.
+func negativeArg(a string) bool {
+	if len(a) < 2 || a[0] != '-' {
+		return false
+	}
+	for i := 1; i < len(a); i++ {
+		if a[i] < '0' || a[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // Main runs stopbounded with args and returns its exit status.
 func Main(args []string) int {
@@ -73,7 +82,7 @@ func Main(args []string) int {
 		if a == "--" {
 			break
 		}
-		if negativeArg.MatchString(a) {
+		if negativeArg(a) {
 			t.Warnf("refusing target %s: negative PIDs name process groups or every process; use --group with a positive id", a)
 			return cli.ExitUsage
 		}

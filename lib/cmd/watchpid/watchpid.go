@@ -182,6 +182,9 @@ func goneEvents(ctx context.Context, targets []watched) <-chan int {
 }
 
 func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int {
+	if code, ok := pollWait(t, g, targets, timeout); ok {
+		return code
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var expired <-chan time.Time
@@ -215,6 +218,51 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 		}
 	}
 	return cli.ExitOK
+}
+
+// pollWait is wait's fast path: with nothing else to do, block in poll(2)
+// on every pidfd from this goroutine. ok is false when a target has no
+// pidfd (an old kernel) and the general path must be taken.
+func pollWait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) (code int, ok bool) {
+	var hs []*proc.Handle
+	var idx []int
+	for i, w := range targets {
+		if w.h == nil {
+			if !g.Quiet {
+				t.Warnf("%s is gone", w.label())
+			}
+			if g.Any {
+				return cli.ExitOK, true
+			}
+			continue
+		}
+		hs, idx = append(hs, w.h), append(idx, i)
+	}
+	gone := make([]bool, len(hs))
+	done, err := proc.PollEach(hs, timeout, func(i int) bool {
+		gone[i] = true
+		if !g.Quiet {
+			t.Warnf("%s is gone", targets[idx[i]].label())
+		}
+		return g.Any
+	})
+	if errors.Is(err, proc.ErrNoPidfd) {
+		return 0, false
+	}
+	if err != nil {
+		return t.Fail(err, cli.ExitSystem), true
+	}
+	if done {
+		return cli.ExitOK, true
+	}
+	var running []string
+	for i, h := range hs {
+		if !gone[i] {
+			running = append(running, fmt.Sprintf("pid %d", h.ID().PID))
+		}
+	}
+	t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
+	return cli.ExitDeadline, true
 }
 
 func printIDs(t *cli.Tool, g *grammar) int {
