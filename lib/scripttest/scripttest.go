@@ -30,7 +30,8 @@ const waitLimit = 60 * time.Second
 //	exitcode N PROG [ARGS...]   run PROG (as exec does) and require exit status N
 //	waitfile [-nonempty] FILE   wait until FILE exists (and is not empty)
 //	signal SIG TARGET           send SIG to TARGET: a PID, @FILE (PID read from
-//	                            FILE) or %N (the Nth background command, 1-based)
+//	                            FILE) or %N (the Nth background command, 1-based);
+//	                            for KILL, also wait until TARGET is gone
 //	alive TARGET                succeed iff TARGET is alive (! alive: gone)
 //	readpid VAR FILE            set $VAR to the PID stored in FILE
 //	capture VAR                 set $VAR to the last command's stdout, trimmed
@@ -129,7 +130,28 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if pid <= 1 {
 		ts.Fatalf("signal: refusing pid %d", pid)
 	}
-	ts.Check(unix.Kill(pid, sig))
+	if sig != unix.SIGKILL {
+		ts.Check(unix.Kill(pid, sig))
+		return
+	}
+	// KILL is delivered asynchronously: wait until the target is really
+	// gone, so the next step never races its death.
+	fd, err := unix.PidfdOpen(pid, 0)
+	ts.Check(err)
+	defer unix.Close(fd)
+	ts.Check(unix.PidfdSendSignal(fd, sig, nil, 0))
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(waitLimit/time.Millisecond))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		ts.Check(err)
+		if n == 0 {
+			ts.Fatalf("signal: pid %d still alive %v after KILL", pid, waitLimit)
+		}
+		return
+	}
 }
 
 func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {

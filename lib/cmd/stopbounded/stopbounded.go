@@ -62,6 +62,10 @@ type grammar struct {
 	Targets  []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START (or a process group id with --group)."`
 }
 
+// valueFlags are the flags whose value is the next argument: a "-1" there
+// is a (bad) value for kong to refuse, not a target.
+var valueFlags = map[string]bool{"--grace": true, "--signal": true, "--schedule": true, "--name": true, "--pidfile": true}
+
 // negativeArg reports "-1", "-42": a user trying kill(2)'s negative PIDs.
 func negativeArg(a string) bool {
 	if len(a) < 2 || a[0] != '-' {
@@ -78,11 +82,11 @@ func negativeArg(a string) bool {
 // Main runs stopbounded with args and returns its exit status.
 func Main(args []string) int {
 	t := cli.New("stopbounded", description)
-	for _, a := range args {
+	for i, a := range args {
 		if a == "--" {
 			break
 		}
-		if negativeArg(a) {
+		if negativeArg(a) && (i == 0 || !valueFlags[args[i-1]]) {
 			t.Warnf("refusing target %s: negative PIDs name process groups or every process; use --group with a positive id", a)
 			return cli.ExitUsage
 		}
