@@ -514,11 +514,17 @@ func (s *Store) jobIDs(job string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return validIDs(names), nil
+}
+
+// validIDs keeps the names that are execution ids, dropping index and
+// temporary files; it reuses names' storage.
+func validIDs(names []string) []string {
 	ids := names[:0]
 	for _, n := range names {
 		if ValidID(n) == nil {
 			ids = append(ids, n)
 		}
 	}
-	return ids, nil
+	return ids
 }

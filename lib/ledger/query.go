@@ -156,13 +156,7 @@ func (s *Store) execIDs() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := names[:0]
-	for _, n := range names {
-		if ValidID(n) == nil {
-			ids = append(ids, n)
-		}
-	}
-	return ids, nil
+	return validIDs(names), nil
 }
 
 // PruneOptions select the terminal records Prune drops. The zero value

@@ -44,30 +44,11 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	notRun := func(err error) error {
-		code := exitCode(err)
-		if code != cli.ExitUsage {
-			code = cli.ExitNotRun
-		}
-		return &cli.ExitError{Code: code, Err: err}
-	}
-	st, err := e.open()
-	if err != nil {
-		return notRun(err)
-	}
-	// The owner is this process: it is what must stay alive while CMD runs.
-	owner, err := ledger.LocalOwner(proc.Self())
-	if err != nil {
-		return notRun(err)
-	}
-	rec, err := st.Claim(c.Job, ledger.ClaimOptions{
-		Owner: owner, Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive,
+	st, rec, err := claimAsSelf(e, "running", c.Job, ledger.ClaimOptions{
+		Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive,
 	})
 	if err != nil {
-		if errors.Is(err, ledger.ErrRefused) {
-			err = fmt.Errorf("not running %s: %w", c.Job, err)
-		}
-		return notRun(err)
+		return err
 	}
 	if _, err := st.Start(rec.ID, nil); err != nil {
 		return notRun(fmt.Errorf("not running %s: %w", c.Job, err))
@@ -79,4 +60,36 @@ func (c *runCmd) Run(e *env) error {
 		return exitStatus(code)
 	}
 	return nil
+}
+
+// notRun gives err the exit code of a runner that did not start its
+// command: 125, or 2 for bad input.
+func notRun(err error) error {
+	code := exitCode(err)
+	if code != cli.ExitUsage {
+		code = cli.ExitNotRun
+	}
+	return &cli.ExitError{Code: code, Err: err}
+}
+
+// claimAsSelf opens the store and claims job with this process as owner:
+// the runner is what must stay alive while the job is in its hands. verb
+// ("running", "spawning") words the refusal. Errors are ready to return.
+func claimAsSelf(e *env, verb, job string, o ledger.ClaimOptions) (*ledger.Store, ledger.Record, error) {
+	st, err := e.open()
+	if err != nil {
+		return nil, ledger.Record{}, notRun(err)
+	}
+	o.Owner, err = ledger.LocalOwner(proc.Self())
+	if err != nil {
+		return nil, ledger.Record{}, notRun(err)
+	}
+	rec, err := st.Claim(job, o)
+	if err != nil {
+		if errors.Is(err, ledger.ErrRefused) {
+			err = fmt.Errorf("not %s %s: %w", verb, job, err)
+		}
+		return nil, ledger.Record{}, notRun(err)
+	}
+	return st, rec, nil
 }

@@ -44,33 +44,15 @@ func (c *spawnCmd) Run(e *env) error {
 	if c.AckTimeout.D() <= 0 {
 		return cli.Errorf(cli.ExitUsage, "--ack-timeout must be positive, not %v", c.AckTimeout.D())
 	}
-	notRun := func(err error) error {
-		code := exitCode(err)
-		if code != cli.ExitUsage {
-			code = cli.ExitNotRun
-		}
-		return &cli.ExitError{Code: code, Err: err}
-	}
 	adoptPath, err := findAdopt()
 	if err != nil {
 		return notRun(err)
 	}
-	st, err := e.open()
-	if err != nil {
-		return notRun(err)
-	}
-	owner, err := ledger.LocalOwner(proc.Self())
-	if err != nil {
-		return notRun(err)
-	}
-	rec, err := st.Claim(c.Job, ledger.ClaimOptions{
-		Owner: owner, Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive,
+	st, rec, err := claimAsSelf(e, "spawning", c.Job, ledger.ClaimOptions{
+		Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive,
 	})
 	if err != nil {
-		if errors.Is(err, ledger.ErrRefused) {
-			err = fmt.Errorf("not spawning %s: %w", c.Job, err)
-		}
-		return notRun(err)
+		return err
 	}
 	id := rec.ID
 
