@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -189,5 +191,100 @@ func TestOpenMissing(t *testing.T) {
 	}
 	if _, err := Open(ID{PID: 0}); !errors.Is(err, ErrBadID) {
 		t.Errorf("Open(0) = %v; want ErrBadID", err)
+	}
+}
+
+// TestFallbackWithoutPidfd runs a handle's life on the /proc-polling path
+// that kernels without pidfd_open take.
+func TestFallbackWithoutPidfd(t *testing.T) {
+	HavePidfd() // settle the probe, then pretend it failed
+	saved := pidfdUnsupported
+	pidfdUnsupported = true
+	defer func() { pidfdUnsupported = saved }()
+
+	c := startSleep(t)
+	id, err := Lookup(c.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ID{PID: id.PID, Start: id.Start + 1}); !errors.Is(err, ErrGone) {
+		t.Errorf("Open(wrong start) = %v; want ErrGone", err)
+	}
+	h, err := Open(id)
+	if err != nil {
+		t.Fatalf("Open(%v) = %v", id, err)
+	}
+	if h.f != nil {
+		t.Fatalf("Open used a pidfd; want the /proc fallback")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := h.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait(live) = %v; want DeadlineExceeded", err)
+	}
+	if err := h.Signal(unix.SIGKILL); err != nil {
+		t.Fatalf("Signal(KILL) = %v", err)
+	}
+	if err := h.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait(killed) = %v", err)
+	}
+	if !h.Gone() {
+		t.Errorf("Gone() = false after the process died")
+	}
+	if err := h.Signal(unix.SIGTERM); !errors.Is(err, ErrGone) {
+		t.Errorf("Signal(gone) = %v; want ErrGone", err)
+	}
+	if _, err := PollEach([]*Handle{h}, 0, func(int) bool { return false }); !errors.Is(err, ErrNoPidfd) {
+		t.Errorf("PollEach(fallback handle) = %v; want ErrNoPidfd", err)
+	}
+}
+
+func TestGroupOutlives(t *testing.T) {
+	// A shell leads its own group and starts a member, then is killed: the
+	// member outlives the leader.
+	c := exec.Command("sh", "-c", "sleep 60 & echo $! ; wait")
+	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Kill(-c.Process.Pid, unix.SIGKILL); c.Wait() })
+	buf := make([]byte, 32)
+	n, err := out.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memberPID, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil {
+		t.Fatalf("member pid %q: %v", buf[:n], err)
+	}
+	member, err := Open(ID{PID: memberPID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	leader, err := Lookup(c.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := GroupOutlives(leader); err != nil || !got {
+		t.Errorf("GroupOutlives(live leader with member) = %v, %v; want true", got, err)
+	}
+	unix.Kill(leader.PID, unix.SIGKILL)
+	c.Wait()
+	if got, err := GroupOutlives(leader); err != nil || !got {
+		t.Errorf("GroupOutlives(dead leader, live member) = %v, %v; want true", got, err)
+	}
+	// The member is an orphan now; once it is gone (an unreaped zombie
+	// counts), nothing of the group outlives the leader.
+	member.Signal(unix.SIGKILL)
+	if err := member.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := GroupOutlives(leader); err != nil || got {
+		t.Errorf("GroupOutlives(member gone) = %v, %v; want false", got, err)
 	}
 }

@@ -27,6 +27,11 @@ jobs, crash-safely, with one winner per claim.
   ledger latest backup --field status
   ledger list --job backup --json
 
+  # the cron one-liner: at most once per 5-minute slot, stopped after 4m
+  ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
+  # hand off to a detached worker that survives this caller; prints ID WORKER_PID
+  ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
+
 Exit: 0 done, 1 refused or no such execution, 2 bad input, 3 system error
 (permission, I/O, corrupt or unsafe store).`
 
