@@ -27,7 +27,11 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 if [ -z "${VERSION:-}" ]; then
-	VERSION=$(git describe --tags --always --dirty 2>/dev/null || echo devel)
+	VERSION=$(git describe --tags --always --dirty 2>/dev/null || echo unknown)
+	case $VERSION in
+	v[0-9]*) ;;
+	*) VERSION="0.1.0-dev+$VERSION" ;; # no release tag yet: name the commit
+	esac
 fi
 
 bindir="$DESTDIR$PREFIX/bin"
