@@ -34,13 +34,18 @@
 //	DIR/                       0700, owned by the caller, not group/other-writable
 //	  lock                     0600, empty; flock'd (LOCK_EX) around every write
 //	  exec/ID                  one JSON record per execution (filename = id)
+//	  exec/.tmp.spare          the inode the next record update is written into
 //	  jobs/JOB/                one directory per job name
-//	    ID                     empty membership marker: ID is an execution of JOB
+//	    ID                     membership marker: ID is an execution of JOB
 //	    _latest                "HEAD PREV": the newest claim and the one before it
 //	    @INSTANT               "ID" of the execution holding (JOB, INSTANT), or
 //	                           "ID STATUS" once that record was pruned (tombstone)
-//	  active/ID.JOB            empty marker: ID may still be claimed or running
+//	  active/ID.JOB            marker: ID may still be claimed or running
 //	  */.tmp.NAME              a write in progress (or left by a crash)
+//
+// Markers are hard links to the inode of their record's first version (an
+// empty file where a link is impossible); only their names mean anything,
+// and nothing reads their content, which later writes may change.
 //
 // Ids are 13 base-36 digits of Unix nanoseconds, "-" and 6 random base-36
 // digits, so they sort by claim time and use only [0-9a-z-]; job names use
@@ -57,33 +62,65 @@
 //
 // # Crash safety
 //
-// A record is replaced by writing exec/.tmp.ID, fdatasync, rename over
-// exec/ID and fsync of exec/, so after a kill -9 or a power cut at any instant
-// exec/ID is the old or the new version, never a mixture; a full disk fails
-// the write before the rename, leaving the old version. Stale .tmp files are
-// harmless (nothing reads them) and prune deletes them.
+// A record is never modified where a reader or a crash could see it:
+//
+//   - A claim writes the record to exec/.tmp.ID and fdatasyncs it; exec/ID
+//     appears only by rename(2) after that, followed by an fsync of exec/.
+//   - An update (start, finish, fence, adopt, recording the child, abort,
+//     recovery) writes the new version in place into exec/.tmp.spare, an
+//     existing file that nothing reads (pwrite, ftruncate to the new
+//     length, fdatasync), swaps it with exec/ID by renameat2
+//     RENAME_EXCHANGE, and fsyncs exec/. At every instant exec/ID names
+//     either the old inode, whose content is untouched, or the new one,
+//     complete and durable before the exchange; the old inode is now the
+//     spare. The spare is written only under the lock, and only after the
+//     exchange that made it the spare was made durable by that fsync (if
+//     the fsync fails the spare is unlinked instead), so after a power cut
+//     exec/ID never names an inode that was since overwritten. Where
+//     RENAME_EXCHANGE is unsupported (EINVAL, ENOSYS, EOPNOTSUPP), the
+//     written spare is renamed over exec/ID instead, and the store's later
+//     updates stage a fresh exec/.tmp.ID and rename it, fdatasync first.
+//
+// A full disk fails the write, ftruncate or fdatasync of the spare or the
+// temporary file, before the exchange or rename, leaving the old version.
+// A crash may leave a garbled spare or a stale .tmp file: nothing reads
+// them, and prune deletes them (the next update then creates a new spare).
+// No update allocates an inode while the spare exists; a claim allocates
+// the record's and the new _latest pointer's (and the @INSTANT slot's).
+// Exchanging rotates inodes, so there are about as many as records: an
+// inode that markers still link (a record's first version, or a spare that
+// was one) keeps its block until prune or the end of the record removes
+// those markers.
 //
 // Indexes are hints that are verified against the record they name, and they
 // are written in an order in which a crash can make them stale but never make
 // them omit something that matters:
 //
-//   - A claim first makes the job's membership marker, the _latest pointer,
-//     the @INSTANT slot and the active marker durable (one fsync of each
-//     directory), and only then writes the record. So every durable record
-//     has durable index entries; an index entry may name a record that never
-//     came to exist (the claim died, unacknowledged), and readers treat such
-//     an entry as absent.
+//   - A claim makes the job's membership marker, the _latest pointer, the
+//     @INSTANT slot and the active marker durable (one fsync of each
+//     directory) before the rename that creates exec/ID. The two markers
+//     are hard links to exec/.tmp.ID, so they cost no inode; these fsyncs
+//     run concurrently with the record's fdatasync, which is independent of
+//     them (only the rename must follow all of them). So every durable
+//     record has durable index entries; an index entry may name a record
+//     that never came to exist (the claim died, unacknowledged), and
+//     readers treat such an entry as absent.
 //   - _latest keeps the previous verified head too, so a dangling head falls
 //     back to it; a pointer that is unreadable falls back to reading the job's
-//     directory. The pointer is written without fdatasync: its content is
-//     checked on every read, and a garbled one only costs that fallback.
-//   - An @INSTANT slot is replaced only when the execution it names is
-//     failed, abandoned or missing, so a claimed, running, completed or
-//     unknown execution for (JOB, INSTANT) is always found through it. A slot
-//     that cannot be parsed falls back to reading the job's directory. Prune
-//     turns the slot of a pruned completed/unknown record into a tombstone
-//     before deleting the record, so pruning never makes an instant
-//     claimable again.
+//     directory. The pointer is replaced by a new file and rename, without
+//     fdatasync: its content is checked on every read, and a garbled (or
+//     empty) one only costs that fallback. It is not overwritten in place:
+//     after a power cut that could leave the previous content, well formed
+//     and naming an existing record, i.e. a wrong answer rather than a
+//     garbled one.
+//   - An @INSTANT slot is written to a new file, fdatasync'ed and renamed,
+//     and replaced only when the execution it names is failed, abandoned or
+//     missing, so a claimed, running, completed or unknown execution for
+//     (JOB, INSTANT) is always found through it. A slot that cannot be
+//     parsed falls back to reading the job's directory. Prune turns the
+//     slot of a pruned completed/unknown record into a tombstone before
+//     deleting the record, so pruning never makes an instant claimable
+//     again.
 //   - An active marker is removed after its record became terminal, without
 //     an fsync: a marker resurrected by a crash names a terminal record and is
 //     dropped by the next reader that holds the lock.

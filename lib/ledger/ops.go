@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tether-sh/tether/lib/proc"
@@ -64,11 +65,7 @@ func (s *Store) writeRecord(r Record) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
 	}
-	dir := s.path(execDir)
-	if err := writeFile(dir, r.ID, r.encode(), true); err != nil {
-		return fmt.Errorf("writing record %s: %w", r.ID, err)
-	}
-	if err := fsyncDir(dir); err != nil {
+	if err := s.replaceRecord(s.path(execDir), r.ID, r.encode()); err != nil {
 		return fmt.Errorf("writing record %s: %w", r.ID, err)
 	}
 	return nil
@@ -98,41 +95,32 @@ func (s *Store) Get(id string) (Record, error) {
 // update runs one compare-and-swap transition on record id: fn checks the
 // current state and edits r, or returns a refusal.
 //
-// The new version is prepared optimistically before the lock is taken:
-// read, transform, write and fdatasync a temporary file. Under the lock the
-// record is read again; if it is byte-for-byte what the preparation was
-// based on, the prepared file is renamed into place, so the lock is held
-// only for a read, a rename and a directory fsync. Otherwise (a concurrent
-// writer, a refusal, a temporary file removed by prune) the transition is
-// redone from scratch under the lock.
+// The new version is computed optimistically before the lock is taken
+// (read, decode, transform, encode). Under the lock the record is read
+// again; if it is byte-for-byte what the computation was based on, the new
+// version is written (replaceRecord, which also fsyncs exec/). Otherwise (a
+// concurrent writer, a refusal) the transition is redone under the lock.
 func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (Record, error) {
 	if err := ValidID(id); err != nil {
 		return Record{}, err
 	}
 	p := s.path(execDir, id)
-	before, prep, next, ok := s.prepare(p, id, fn)
+	before, next, data, ok := s.prepare(p, id, fn)
 	unlock, err := s.lock()
 	if err != nil {
-		if ok {
-			prep.abort()
-		}
 		return Record{}, err
 	}
 	defer unlock()
 	if ok {
 		cur, err := readSmall(p, maxRecordSize)
 		if err == nil && bytes.Equal(cur, before) {
-			if err := prep.commit(); err == nil {
-				if err := fsyncDir(s.path(execDir)); err != nil {
-					return Record{}, fmt.Errorf("writing record %s: %w", id, err)
-				}
-				if next.Status.Terminal() {
-					s.dropActive(next.ID, next.Job)
-				}
-				return next, nil
+			if err := s.replaceRecord(s.path(execDir), id, data); err != nil {
+				return Record{}, fmt.Errorf("writing record %s: %w", id, err)
 			}
-		} else {
-			prep.abort()
+			if next.Status.Terminal() {
+				s.dropActive(next.ID, next.Job)
+			}
+			return next, nil
 		}
 	}
 	r, err := s.readRecord(id)
@@ -151,28 +139,19 @@ func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (
 	return r, nil
 }
 
-// prepare reads record p without the lock and stages its transformed
-// version under a temporary name of its own (other processes may be
-// preparing too). ok is false if anything fails or fn refuses; the caller
-// then does the work under the lock.
-func (s *Store) prepare(p, id string, fn func(r *Record, now time.Time) error) (before []byte, prep staged, next Record, ok bool) {
+// prepare reads record p without the lock and computes its transformed
+// version. ok is false if anything fails or fn refuses; the caller then
+// does the work under the lock.
+func (s *Store) prepare(p, id string, fn func(r *Record, now time.Time) error) (before []byte, next Record, data []byte, ok bool) {
 	before, err := readSmall(p, maxRecordSize)
 	if err != nil {
-		return nil, prep, next, false
+		return nil, next, nil, false
 	}
 	next, err = Decode(before, id)
 	if err != nil || fn(&next, s.clock()) != nil || next.Validate() != nil {
-		return nil, prep, next, false
+		return nil, next, nil, false
 	}
-	var rnd [4]byte
-	unix.Getrandom(rnd[:], 0)
-	name := fmt.Sprintf("%s.%d.%x", id, os.Getpid(), rnd)
-	prep, err = stageFile(s.path(execDir), name, next.encode(), true)
-	if err != nil {
-		return nil, prep, next, false
-	}
-	prep.dst = p
-	return before, prep, next, true
+	return before, next, next.encode(), true
 }
 
 // Fence marks a claimed execution as handed off (claimed → claimed+fenced),
@@ -335,44 +314,68 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	fail := func(err error) (Record, error) {
 		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
 	}
-	// Index entries first, durable, then the record: see "Crash safety".
-	if err := createEmpty(jobDir + "/" + r.ID); err != nil {
-		return fail(err)
-	}
-	head, _ := s.latestIDs(job)
-	if err := writeFile(jobDir, latestName, []byte(r.ID+" "+head+"\n"), false); err != nil {
-		return fail(err)
-	}
-	if !o.Instant.IsZero() {
-		if err := writeFile(jobDir, instantKey(o.Instant), []byte(r.ID+"\n"), true); err != nil {
-			return fail(err)
-		}
-	}
-	if err := createEmpty(s.path(activeDir, activeName(r.ID, job))); err != nil {
-		return fail(err)
-	}
-	// The record's data is made durable before the index directories are
-	// synced: on a journalling file system its fdatasync commits the index
-	// entries made above in the same transaction, so the directory fsyncs
-	// that follow (and that order index before record on any file system)
-	// find nothing left to write.
+	// The record's first version is written and made durable under a
+	// temporary name; its index entries are made durable next (the markers
+	// are hard links to that file, so they cost no inode), and only then is
+	// the record renamed into place: see "Crash safety".
 	if err := r.Validate(); err != nil {
 		return fail(fmt.Errorf("internal error: refusing to write an illegal record: %w", err))
 	}
-	rec, err := stageFile(s.path(execDir), r.ID, r.encode(), true)
+	rec, fd, err := stageOpen(s.path(execDir), r.ID, r.encode())
 	if err != nil {
 		return fail(err)
 	}
-	syncs := []string{jobDir, s.path(activeDir)}
-	if newJob {
-		syncs = append(syncs, s.path(jobsDir))
+	abort := func(err error) (Record, error) {
+		unix.Close(fd)
+		rec.abort()
+		return fail(err)
 	}
-	for _, d := range syncs {
-		if err := fsyncDir(d); err != nil {
-			rec.abort()
-			return fail(err)
+	if err := linkMarker(rec.tmp, jobDir+"/"+r.ID); err != nil {
+		return abort(err)
+	}
+	if err := linkMarker(rec.tmp, s.path(activeDir, activeName(r.ID, job))); err != nil {
+		return abort(err)
+	}
+	head, _ := s.latestIDs(job)
+	reached("claim-linked")
+	// The record's data, the job's index and the active marker are made
+	// durable at once: they are independent of each other (only the rename
+	// below must follow all three), and on a journalling file system the
+	// concurrent flushes share one commit.
+	var wg sync.WaitGroup
+	var jobErr, activeErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if jobErr = writeFile(jobDir, latestName, []byte(r.ID+" "+head+"\n"), false); jobErr != nil {
+			return
 		}
+		if !o.Instant.IsZero() {
+			if jobErr = writeFile(jobDir, instantKey(o.Instant), []byte(r.ID+"\n"), true); jobErr != nil {
+				return
+			}
+		}
+		jobErr = fsyncDir(jobDir)
+	}()
+	go func() {
+		defer wg.Done()
+		if activeErr = fsyncDir(s.path(activeDir)); activeErr == nil && newJob {
+			activeErr = fsyncDir(s.path(jobsDir))
+		}
+	}()
+	dataErr := fdatasync(fd)
+	if dataErr != nil {
+		dataErr = &os.PathError{Op: "fdatasync", Path: rec.tmp, Err: dataErr}
 	}
+	wg.Wait()
+	if err := errors.Join(dataErr, jobErr, activeErr); err != nil {
+		return abort(err)
+	}
+	if err := unix.Close(fd); err != nil {
+		rec.abort()
+		return fail(&os.PathError{Op: "close", Path: rec.tmp, Err: err})
+	}
+	reached("claim-synced")
 	if err := rec.commit(); err != nil {
 		return fail(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -21,6 +22,11 @@ const (
 	activeDir  = "active"
 	latestName = "_latest"
 	tmpPrefix  = ".tmp."
+	// spareName is exec/'s spare record file: the next version of a record
+	// is written into it in place and exchanged with exec/ID (see
+	// replaceRecord). It starts with tmpPrefix, so every reader skips it
+	// and prune deletes it like any leftover.
+	spareName = tmpPrefix + "spare"
 )
 
 // Store is an open ledger directory. It holds no file descriptors between
@@ -34,6 +40,34 @@ type Store struct {
 	identOnce sync.Once
 	host      string
 	bootID    string
+
+	// noExchange is set once renameat2(RENAME_EXCHANGE) turned out to be
+	// unsupported here; records are then replaced by temp file and rename.
+	noExchange atomic.Bool
+	// exchange is renameExchange; tests replace it to exercise the fallback.
+	exchange func(a, b string) error
+}
+
+// renameExchange atomically swaps the names a and b (renameat2
+// RENAME_EXCHANGE).
+func renameExchange(a, b string) error {
+	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+}
+
+// exchangeUnsupported reports whether err from exchange means the kernel or
+// the file system does not offer RENAME_EXCHANGE.
+func exchangeUnsupported(err error) bool {
+	return err == unix.EINVAL || err == unix.ENOSYS || err == unix.EOPNOTSUPP
+}
+
+// crashPoint, when set (by the crash tests only), is called at the named
+// points of the write paths that separate two durable steps.
+var crashPoint func(name string)
+
+func reached(name string) {
+	if crashPoint != nil {
+		crashPoint(name)
+	}
 }
 
 // DefaultDir returns the store directory used when no --ledger is given:
@@ -69,7 +103,7 @@ func Open(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, badInputf("empty store directory")
 	}
-	s := &Store{dir: filepath.Clean(dir), now: time.Now}
+	s := &Store{dir: filepath.Clean(dir), now: time.Now, exchange: renameExchange}
 	var st unix.Stat_t
 	err := unix.Stat(s.dir, &st)
 	if errors.Is(err, unix.ENOENT) {
@@ -317,24 +351,11 @@ func stageFile(dir, name string, data []byte, sync bool) (staged, error) {
 		unix.Unlink(st.tmp)
 		return st, &os.PathError{Op: op, Path: st.tmp, Err: err}
 	}
-	for off := 0; off < len(data); {
-		n, err := unix.Write(fd, data[off:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fail("write", err)
-		}
-		off += n
+	if err := writeAll(fd, data); err != nil {
+		return fail("write", err)
 	}
 	if sync {
-		for {
-			err = unix.Fdatasync(fd)
-			if err != unix.EINTR {
-				break
-			}
-		}
-		if err != nil {
+		if err := fdatasync(fd); err != nil {
 			return fail("fdatasync", err)
 		}
 	}
@@ -343,6 +364,23 @@ func stageFile(dir, name string, data []byte, sync bool) (staged, error) {
 		return st, &os.PathError{Op: "close", Path: st.tmp, Err: err}
 	}
 	return st, nil
+}
+
+// stageOpen writes data to dir/.tmp.name (0600) like stageFile without
+// sync, and returns the file still open so that the caller can fdatasync
+// it (and must close it).
+func stageOpen(dir, name string, data []byte) (staged, int, error) {
+	st := staged{tmp: filepath.Join(dir, tmpPrefix+name), dst: filepath.Join(dir, name)}
+	fd, err := unix.Open(st.tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return st, -1, &os.PathError{Op: "create", Path: st.tmp, Err: err}
+	}
+	if err := writeAll(fd, data); err != nil {
+		unix.Close(fd)
+		unix.Unlink(st.tmp)
+		return st, -1, &os.PathError{Op: "write", Path: st.tmp, Err: err}
+	}
+	return st, fd, nil
 }
 
 // commit renames the staged file over its destination (atomically).
@@ -365,6 +403,125 @@ func createEmpty(path string) error {
 		return &os.PathError{Op: "create", Path: path, Err: err}
 	}
 	return unix.Close(fd)
+}
+
+// linkMarker makes the index marker path a hard link to the file src (a
+// record's first version, 0600): no inode is allocated. A marker that
+// already exists is fine; where src cannot take another link (EMLINK,
+// EPERM, EXDEV: some file systems) an empty marker is created instead.
+// Nothing ever reads a marker's content.
+func linkMarker(src, path string) error {
+	err := unix.Link(src, path)
+	switch err {
+	case nil, unix.EEXIST:
+		return nil
+	case unix.EMLINK, unix.EPERM, unix.EXDEV, unix.EOPNOTSUPP:
+		return createEmpty(path)
+	}
+	return &os.LinkError{Op: "link", Old: src, New: path, Err: err}
+}
+
+// writeAll writes data at offset 0 of fd.
+func writeAll(fd int, data []byte) error {
+	for off := 0; off < len(data); {
+		n, err := unix.Pwrite(fd, data[off:], int64(off))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
+}
+
+func fdatasync(fd int) error {
+	for {
+		err := unix.Fdatasync(fd)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// replaceRecord durably makes data the content of dir/name (which exists),
+// as atomically as writeFile with sync followed by an fsync of dir, but
+// without allocating an inode: data is written in place into
+// dir/.tmp.spare (created if missing), which is truncated to its length and
+// fdatasync'ed, then exchanged with dir/name by renameat2(RENAME_EXCHANGE),
+// and dir is fsynced. The previous version's inode is left under the spare
+// name for the next replacement. Must be called with the store lock held
+// (the spare is shared). Where RENAME_EXCHANGE is unsupported the spare is
+// renamed over dir/name instead, and later calls use writeFile.
+func (s *Store) replaceRecord(dir, name string, data []byte) error {
+	if s.noExchange.Load() {
+		return writeSynced(dir, name, data)
+	}
+	spare, dst := filepath.Join(dir, spareName), filepath.Join(dir, name)
+	fd, err := unix.Open(spare, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		fd, err = unix.Open(spare, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	}
+	if err != nil {
+		if err == unix.ELOOP || err == unix.ENXIO || err == unix.EISDIR {
+			// Not a file we made (prune removes it): use a temp file.
+			return writeSynced(dir, name, data)
+		}
+		return &os.PathError{Op: "open", Path: spare, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uint32(os.Geteuid()) {
+		unix.Close(fd)
+		return writeSynced(dir, name, data)
+	}
+	if st.Mode&0o7777 != 0o600 {
+		unix.Fchmod(fd, 0o600)
+	}
+	fail := func(op string, err error) error {
+		unix.Close(fd)
+		return &os.PathError{Op: op, Path: spare, Err: err}
+	}
+	// Whatever happens from here on, dir/name is untouched until the
+	// exchange: the spare is not read by anything.
+	if err := writeAll(fd, data); err != nil {
+		return fail("write", err)
+	}
+	if err := unix.Ftruncate(fd, int64(len(data))); err != nil {
+		return fail("truncate", err)
+	}
+	if err := fdatasync(fd); err != nil {
+		return fail("fdatasync", err)
+	}
+	if err := unix.Close(fd); err != nil {
+		return &os.PathError{Op: "close", Path: spare, Err: err}
+	}
+	reached("spare-written")
+	err = s.exchange(spare, dst)
+	if err != nil && exchangeUnsupported(err) {
+		s.noExchange.Store(true)
+		err = unix.Rename(spare, dst)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "exchange", Old: spare, New: dst, Err: err}
+	}
+	reached("exchanged")
+	if err := fsyncDir(dir); err != nil {
+		// Whether the exchange is durable is unknown, so the inode now
+		// named spare may still be dir/name's after a power cut: never
+		// write into it.
+		unix.Unlink(spare)
+		return err
+	}
+	return nil
+}
+
+// writeSynced is writeFile with sync, then an fsync of dir.
+func writeSynced(dir, name string, data []byte) error {
+	if err := writeFile(dir, name, data, true); err != nil {
+		return err
+	}
+	return fsyncDir(dir)
 }
 
 // readSmall reads a small regular file without following a symlink and
