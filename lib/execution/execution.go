@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -30,6 +32,22 @@ type Options struct {
 	Argv     []string
 	Grace    time.Duration // bounded-stop grace (deadline, leftovers)
 	Deadline time.Duration // 0: none
+	// Signals is a channel registered by CatchSignals before the execution
+	// was claimed or adopted; nil lets the runner register its own.
+	Signals chan os.Signal
+}
+
+// CatchSignals registers the signals a runner forwards, so that one that
+// arrives between the claim and the payload's start neither kills the tool
+// (leaving a started execution that never ran) nor is lost: the runner
+// forwards it once the payload runs. Call stop when done.
+func CatchSignals() (sigs chan os.Signal, stop func()) {
+	sigs = make(chan os.Signal, 16)
+	forward := slices.DeleteFunc(slices.Clone(runner.DefaultForward), signal.Ignored)
+	if len(forward) > 0 {
+		signal.Notify(sigs, forward...)
+	}
+	return sigs, func() { signal.Stop(sigs) }
 }
 
 // Run runs argv for the running execution id and finishes its record:
@@ -52,6 +70,7 @@ func Run(t *cli.Tool, st *ledger.Store, id string, o Options) int {
 		Env:      env,
 		Grace:    o.Grace,
 		Deadline: o.Deadline,
+		Signals:  o.Signals,
 		OnStart: func(child proc.ID) {
 			if _, err := st.SetChild(id, child); err != nil {
 				childErr = fmt.Errorf("could not record payload %s of %s: %w", child, id, err)

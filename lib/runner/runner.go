@@ -87,6 +87,13 @@ type Options struct {
 	// ignored (nohup) is neither caught nor forwarded.
 	Forward []os.Signal
 
+	// Signals, when set, replaces Forward: a channel the caller registered
+	// with signal.Notify earlier — before claiming the work Run will do —
+	// so that a signal arriving before the command exists is not lost nor
+	// fatal, but forwarded to the command as soon as it runs. The caller
+	// stops the registration.
+	Signals chan os.Signal
+
 	// OnStart, when set, is called once with the command's identity as
 	// soon as it runs, before Run waits for it (ledger run records it).
 	OnStart func(child proc.ID)
@@ -188,10 +195,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		forward = DefaultForward
 	}
 	forward = slices.DeleteFunc(slices.Clone(forward), signal.Ignored)
-	sigs := make(chan os.Signal, 16)
-	if len(forward) > 0 {
-		signal.Notify(sigs, forward...)
-		defer signal.Stop(sigs)
+	sigs := o.Signals
+	if sigs == nil {
+		sigs = make(chan os.Signal, 16)
+		if len(forward) > 0 {
+			signal.Notify(sigs, forward...)
+			defer signal.Stop(sigs)
+		}
 	}
 
 	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)

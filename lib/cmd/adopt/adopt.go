@@ -99,6 +99,8 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 	if err != nil {
 		return t.Fail(err, cli.ExitNotRun)
 	}
+	sigs, stopSignals := execution.CatchSignals()
+	defer stopSignals()
 	if _, err := st.Adopt(g.ID, owner); err != nil {
 		// The store's error already reads "cannot adopt ID: why".
 		return t.Fail(err, cli.ExitNotRun)
@@ -112,7 +114,7 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 			return t.Fail(fmt.Errorf("cannot write ack file: %w", err), cli.ExitNotRun)
 		}
 	}
-	return execution.Run(t, st, g.ID, execution.Options{Argv: argv, Grace: g.Grace.D()})
+	return execution.Run(t, st, g.ID, execution.Options{Argv: argv, Grace: g.Grace.D(), Signals: sigs})
 }
 
 // checkAckDir fails early when the ack file cannot be written: its

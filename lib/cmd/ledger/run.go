@@ -44,6 +44,8 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	sigs, stopSignals := execution.CatchSignals()
+	defer stopSignals()
 	st, rec, err := claimAsSelf(e, "running", c.Job, ledger.ClaimOptions{
 		Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive,
 	})
@@ -54,7 +56,7 @@ func (c *runCmd) Run(e *env) error {
 		return notRun(fmt.Errorf("not running %s: %w", c.Job, err))
 	}
 	code := execution.Run(e.tool, st, rec.ID, execution.Options{
-		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(),
+		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs,
 	})
 	if code != 0 {
 		return exitStatus(code)
