@@ -1,6 +1,7 @@
 package tether_test
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"testing"
@@ -22,6 +23,13 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/scripts",
 		Cmds:                scripttest.Cmds(),
 		RequireExplicitExec: true,
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "root":
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			// Keep every tool's store and state inside the scenario.
 			env.Setenv("HOME", env.WorkDir+"/home")

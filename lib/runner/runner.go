@@ -87,6 +87,15 @@ type Options struct {
 	// ignored (nohup) is neither caught nor forwarded.
 	Forward []os.Signal
 
+	// PIDNamespace runs the command as init of a new PID namespace
+	// (CLONE_NEWPID; needs CAP_SYS_ADMIN). When the command ends — or the
+	// runner is SIGKILLed, which kills the command through its parent-death
+	// signal — the kernel kills everything left in the namespace, so
+	// nothing survives even the runner. As a namespace's init, the command
+	// receives only the signals it has handlers for (and KILL): a forwarded
+	// TERM that it does not handle is ignored, and stops escalate to KILL.
+	PIDNamespace bool
+
 	// Signals, when set, replaces Forward: a channel the caller registered
 	// with signal.Notify earlier — before claiming the work Run will do —
 	// so that a signal arriving before the command exists is not lost nor
@@ -214,7 +223,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	// the parent after setting it, and the runtime never ends the thread
 	// that forked (the flag is per thread) while this goroutine is unlocked.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if o.PIDNamespace {
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
+	}
 	if err := cmd.Start(); err != nil {
+		if o.PIDNamespace && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
+			return Result{}, cli.Errorf(cli.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], unwrapPath(err))
+		}
 		return Result{}, startError(o.Argv[0], err)
 	}
 	pid := cmd.Process.Pid

@@ -74,23 +74,28 @@ func sleeper(args []string) int {
 	select {}
 }
 
-// selfToken returns PID@START for the calling process.
+// selfToken returns PID@START for the calling process. Both come from
+// /proc/self/stat, so that inside a new PID namespace (with the host's
+// /proc) the token still names the process as the host sees it.
 func selfToken() string {
-	pid := os.Getpid()
+	pid := strconv.Itoa(os.Getpid())
 	b, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
-		return strconv.Itoa(pid)
+		return pid
 	}
 	s := string(b)
 	i := lastParen(s)
 	var f []string
 	if i >= 0 {
 		f = fieldsOf(s[i+1:])
+		if head := fieldsOf(s[:i]); len(head) > 0 {
+			pid = head[0]
+		}
 	}
 	if len(f) < 20 {
-		return strconv.Itoa(pid)
+		return pid
 	}
-	return strconv.Itoa(pid) + "@" + f[19]
+	return pid + "@" + f[19]
 }
 
 func lastParen(s string) int {

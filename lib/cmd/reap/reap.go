@@ -41,6 +41,7 @@ Examples:
   reap -- ./build.sh
   reap --grace 2 --deadline 10m -- make -j8 test
   */5 * * * * reap --deadline 4m -- /usr/local/bin/sync-job
+  reap --pidns -- ./supervisor.sh    # nothing survives, even a SIGKILL of reap
 
 Exit: CMD's status (128+N for signal N), 124 deadline, 125 reap failed
 before CMD ran or something survived KILL, 126 not executable,
@@ -51,6 +52,7 @@ type grammar struct {
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after SIG before KILL (Go duration or seconds)."`
 	Deadline cli.Duration `default:"0" placeholder:"D" help:"Stop CMD's group once it has run D and exit 124 (0: no deadline)."`
 	Signal   cli.Signal   `default:"TERM" placeholder:"SIG" help:"First signal of every stop (name or number)."`
+	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace: nothing it starts survives, even if reap is SIGKILLed (needs root; CMD gets only the signals it handles)."`
 	Cmd      []string     `arg:"" optional:"" name:"CMD" help:"The command to run and its arguments, after --."`
 }
 
@@ -76,10 +78,11 @@ func Main(args []string) int {
 		return cli.ExitUsage
 	}
 	res, err := runner.Run(context.Background(), runner.Options{
-		Argv:     g.Cmd,
-		Signal:   g.Signal.S(),
-		Grace:    g.Grace.D(),
-		Deadline: g.Deadline.D(),
+		Argv:         g.Cmd,
+		Signal:       g.Signal.S(),
+		Grace:        g.Grace.D(),
+		Deadline:     g.Deadline.D(),
+		PIDNamespace: g.PIDNS,
 	})
 	if err != nil {
 		return t.Fail(err, cli.ExitNotRun)
