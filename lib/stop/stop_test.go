@@ -3,6 +3,7 @@ package stop
 import (
 	"context"
 	"os/exec"
+	"strconv"
 	"reflect"
 	"testing"
 	"time"
@@ -96,21 +97,35 @@ func TestRunReturnsWhenGone(t *testing.T) {
 	if el := time.Since(start); el > 30*time.Second {
 		t.Errorf("Run took %v; want it to return when the target is gone", el)
 	}
-	if got := p.Label(); got != "pid "+itoa(c.Process.Pid) {
+	if got := p.Label(); got != "pid "+strconv.Itoa(c.Process.Pid) {
 		t.Errorf("Label() = %q", got)
 	}
 }
 
 func TestRunEscalates(t *testing.T) {
-	c := child(t, "trap '' TERM; while :; do sleep 1; done")
-	time.Sleep(0) // the trap is set before the loop; TERM before then kills sh anyway
-	g := &Group{PGID: c.Process.Pid}
-	out := Run(context.Background(), []Target{g}, Schedule{{unix.SIGTERM, 100 * time.Millisecond}, {unix.SIGKILL, 10 * time.Second}})
-	if !out[0].Gone {
-		t.Fatalf("Run(group) = %+v; want gone", out[0])
+	// The group's leader ignores TERM; it says so once the trap is set, so
+	// the stop below cannot race the trap.
+	c := exec.Command("sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done")
+	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(out[0].Sent) == 0 || out[0].Sent[len(out[0].Sent)-1] != unix.SIGKILL && out[0].Step != 0 {
-		t.Errorf("Run(group).Sent = %v; want it to end with KILL unless TERM arrived before the trap", out[0].Sent)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go c.Wait()
+	t.Cleanup(func() { unix.Kill(-c.Process.Pid, unix.SIGKILL) })
+	if _, err := out.Read(make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	g := &Group{PGID: c.Process.Pid}
+	o := Run(context.Background(), []Target{g}, Schedule{{unix.SIGTERM, 100 * time.Millisecond}, {unix.SIGKILL, 10 * time.Second}})[0]
+	if !o.Gone || o.Step != 1 {
+		t.Fatalf("Run(TERM-ignoring group) = %+v; want gone at step 1 (KILL)", o)
+	}
+	if killed, last := o.Killed(); !killed || last != unix.SIGTERM {
+		t.Errorf("Killed() = %v, %v; want true, TERM", killed, last)
 	}
 }
 
@@ -137,15 +152,4 @@ func TestRunAlreadyGone(t *testing.T) {
 	if !out[0].Gone || out[0].Step != -1 || len(out[0].Sent) != 0 {
 		t.Errorf("Run(gone) = %+v; want gone before any signal", out[0])
 	}
-}
-
-func itoa(n int) string {
-	return string([]byte(func() []byte {
-		b := []byte{}
-		for n > 0 {
-			b = append([]byte{byte('0' + n%10)}, b...)
-			n /= 10
-		}
-		return b
-	}()))
 }
