@@ -3,8 +3,8 @@ package stop
 import (
 	"context"
 	"os/exec"
-	"strconv"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
