@@ -32,6 +32,9 @@ type Options struct {
 	Argv     []string
 	Grace    time.Duration // bounded-stop grace (deadline, leftovers)
 	Deadline time.Duration // 0: none
+	// PIDNamespace runs the payload as init of a new PID namespace, so that
+	// nothing it starts outlives it, even a SIGKILL of the tool (root only).
+	PIDNamespace bool
 	// Signals is a channel registered by CatchSignals before the execution
 	// was claimed or adopted; nil lets the runner register its own.
 	Signals chan os.Signal
@@ -66,11 +69,12 @@ func Run(t *cli.Tool, st *ledger.Store, id string, o Options) int {
 	// line, not two.
 	var childErr error
 	res, err := runner.Run(context.Background(), runner.Options{
-		Argv:     o.Argv,
-		Env:      env,
-		Grace:    o.Grace,
-		Deadline: o.Deadline,
-		Signals:  o.Signals,
+		Argv:         o.Argv,
+		Env:          env,
+		Grace:        o.Grace,
+		Deadline:     o.Deadline,
+		Signals:      o.Signals,
+		PIDNamespace: o.PIDNamespace,
 		OnStart: func(child proc.ID) {
 			if _, err := st.SetChild(id, child); err != nil {
 				childErr = fmt.Errorf("could not record payload %s of %s: %w", child, id, err)

@@ -49,6 +49,7 @@ type grammar struct {
 	Ledger  string       `placeholder:"DIR" help:"Ledger store (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
 	AckFile string       `placeholder:"F" help:"Write {\"execution_id\",\"pid\",\"start\"} here once the adoption is durable."`
 	Grace   cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL when stopping leftovers."`
+	PIDNS   bool         `name:"pidns" help:"Run CMD as init of a new PID namespace: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles)."`
 	ID      string       `arg:"" name:"ID" help:"The fenced execution to adopt."`
 }
 
@@ -114,7 +115,7 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 			return t.Fail(fmt.Errorf("cannot write ack file: %w", err), cli.ExitNotRun)
 		}
 	}
-	return execution.Run(t, st, g.ID, execution.Options{Argv: argv, Grace: g.Grace.D(), Signals: sigs})
+	return execution.Run(t, st, g.ID, execution.Options{Argv: argv, Grace: g.Grace.D(), Signals: sigs, PIDNamespace: g.PIDNS})
 }
 
 // checkAckDir fails early when the ack file cannot be written: its

@@ -19,6 +19,7 @@ type runCmd struct {
 	Source    string       `placeholder:"S" help:"Free text naming the dispatcher (cron, a host, ...)."`
 	Deadline  cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124."`
 	Grace     cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
+	PIDNS     bool         `name:"pidns" help:"Run CMD as init of a new PID namespace: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles)."`
 	Cmd       []string     `arg:"" passthrough:"all" name:"CMD" help:"-- then the command and its arguments."`
 }
 
@@ -56,7 +57,7 @@ func (c *runCmd) Run(e *env) error {
 		return notRun(fmt.Errorf("not running %s: %w", c.Job, err))
 	}
 	code := execution.Run(e.tool, st, rec.ID, execution.Options{
-		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs,
+		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs, PIDNamespace: c.PIDNS,
 	})
 	if code != 0 {
 		return exitStatus(code)
