@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -78,49 +79,15 @@ func sleeper(args []string) int {
 // /proc/self/stat, so that inside a new PID namespace (with the host's
 // /proc) the token still names the process as the host sees it.
 func selfToken() string {
-	pid := strconv.Itoa(os.Getpid())
 	b, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
-		return pid
+		return strconv.Itoa(os.Getpid())
 	}
-	s := string(b)
-	i := lastParen(s)
-	var f []string
-	if i >= 0 {
-		f = fieldsOf(s[i+1:])
-		if head := fieldsOf(s[:i]); len(head) > 0 {
-			pid = head[0]
-		}
+	st, err := proc.ParseStat(b)
+	if err != nil {
+		return strconv.Itoa(os.Getpid())
 	}
-	if len(f) < 20 {
-		return pid
-	}
-	return pid + "@" + f[19]
-}
-
-func lastParen(s string) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == ')' {
-			return i
-		}
-	}
-	return -1
-}
-
-func fieldsOf(s string) []string {
-	var out []string
-	start := -1
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == ' ' || s[i] == '\n' {
-			if start >= 0 {
-				out = append(out, s[start:i])
-				start = -1
-			}
-		} else if start < 0 {
-			start = i
-		}
-	}
-	return out
+	return proc.ID{PID: st.PID, Start: st.Start}.String()
 }
 
 func tgleader(args []string) int {
@@ -138,11 +105,8 @@ func tgleader(args []string) int {
 		// zombie, announce it, then wait for the release file.
 		runtime.LockOSThread()
 		for {
-			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-			if err == nil {
-				if i := lastParen(string(b)); i >= 0 && len(b) > i+2 && b[i+2] == 'Z' {
-					break
-				}
+			if st, err := proc.ReadStat(pid); err == nil && st.State == 'Z' {
+				break
 			}
 			time.Sleep(time.Millisecond)
 		}

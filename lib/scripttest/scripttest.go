@@ -11,13 +11,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -159,29 +159,11 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: alive TARGET")
 	}
 	pid := resolvePID(ts, args[0])
-	alive := processAlive(pid)
+	alive, err := proc.Alive(proc.ID{PID: pid})
+	ts.Check(err)
 	if alive == neg {
 		ts.Fatalf("alive %s: pid %d alive = %v; want %v", args[0], pid, alive, !neg)
 	}
-}
-
-// processAlive reports whether pid exists and has not exited (a zombie
-// whose threads are all gone is not alive).
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 18 {
-		return false
-	}
-	return !(f[0] == "Z" || f[0] == "X") || f[17] != "1"
 }
 
 func cmdReadpid(ts *testscript.TestScript, neg bool, args []string) {
