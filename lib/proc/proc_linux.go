@@ -468,21 +468,22 @@ func GroupOutlives(leader ID) (bool, error) {
 	return false, nil
 }
 
-// ErrNoPidfd is returned by PollEach when a handle has no pidfd.
-var ErrNoPidfd = errors.New("pidfd not available")
-
 // PollEach blocks the calling thread in poll(2) on the handles' pidfds and
 // calls gone(i) once for each handle as its process exits, until every
 // handle is gone or gone returns true (done = true), or timeout passes
 // (done = false; a negative timeout never passes). It is the shortest path
 // from a death to the caller — no runtime poller, no goroutine hand-off —
 // for a caller that has nothing else to do while it waits. Handles without
-// a pidfd yield ErrNoPidfd before anything is waited for.
+// a pidfd (old kernels) are polled through /proc every few milliseconds.
 func PollEach(hs []*Handle, timeout time.Duration, gone func(i int) (stop bool)) (done bool, err error) {
 	fds := make([]unix.PollFd, len(hs))
+	left := len(hs)
+	noPidfd := 0
 	for i, h := range hs {
+		fds[i].Fd = -1 // poll ignores negative fds
 		if h.f == nil {
-			return false, ErrNoPidfd
+			noPidfd++
+			continue
 		}
 		rc, err := h.f.SyscallConn()
 		if err != nil {
@@ -494,8 +495,29 @@ func PollEach(hs []*Handle, timeout time.Duration, gone func(i int) (stop bool))
 	if timeout >= 0 {
 		deadline = time.Now().Add(timeout)
 	}
-	left := len(hs)
+	settled := make([]bool, len(hs))
+	settle := func(i int) bool {
+		settled[i] = true
+		hs[i].markGone()
+		left--
+		return gone(i)
+	}
 	for left > 0 {
+		// Handles without a pidfd are checked before every wait, and the
+		// wait is cut short so that they are checked again soon.
+		if noPidfd > 0 {
+			for i, h := range hs {
+				if !settled[i] && h.f == nil && h.Gone() {
+					noPidfd--
+					if settle(i) {
+						return true, nil
+					}
+				}
+			}
+			if left == 0 {
+				break
+			}
+		}
 		ms := -1
 		if timeout >= 0 {
 			rem := time.Until(deadline)
@@ -503,6 +525,9 @@ func PollEach(hs []*Handle, timeout time.Duration, gone func(i int) (stop bool))
 				return false, nil
 			}
 			ms = int((rem + time.Millisecond - 1) / time.Millisecond)
+		}
+		if noPidfd > 0 && (ms < 0 || ms > int(fallbackPoll/time.Millisecond)) {
+			ms = int(fallbackPoll / time.Millisecond)
 		}
 		n, err := unix.Poll(fds, ms)
 		if errors.Is(err, unix.EINTR) {
@@ -516,10 +541,8 @@ func PollEach(hs []*Handle, timeout time.Duration, gone func(i int) (stop bool))
 		}
 		for i := range fds {
 			if fds[i].Fd >= 0 && fds[i].Revents != 0 {
-				fds[i].Fd = -1 // poll ignores negative fds
-				hs[i].markGone()
-				left--
-				if gone(i) {
+				fds[i].Fd = -1
+				if settle(i) {
 					return true, nil
 				}
 			}

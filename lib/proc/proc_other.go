@@ -40,8 +40,6 @@ func (h *Handle) Wait(ctx context.Context) error { return errUnsupported }
 
 func GroupOutlives(leader ID) (bool, error) { return false, errUnsupported }
 
-var ErrNoPidfd = errUnsupported
-
 func PollEach(hs []*Handle, timeout time.Duration, gone func(i int) bool) (bool, error) {
 	return false, errUnsupported
 }

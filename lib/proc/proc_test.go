@@ -234,8 +234,23 @@ func TestFallbackWithoutPidfd(t *testing.T) {
 	if err := h.Signal(unix.SIGTERM); !errors.Is(err, ErrGone) {
 		t.Errorf("Signal(gone) = %v; want ErrGone", err)
 	}
-	if _, err := PollEach([]*Handle{h}, 0, func(int) bool { return false }); !errors.Is(err, ErrNoPidfd) {
-		t.Errorf("PollEach(fallback handle) = %v; want ErrNoPidfd", err)
+
+	// PollEach polls /proc for handles without a pidfd: a live one times
+	// out, a dead one is reported.
+	live := startSleep(t)
+	hl, err := Open(ID{PID: live.Process.Pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	done, err := PollEach([]*Handle{hl}, 30*time.Millisecond, func(i int) bool { seen = append(seen, i); return false })
+	if done || err != nil || len(seen) != 0 {
+		t.Errorf("PollEach(live, 30ms) = %v, %v, gone %v; want a timeout", done, err, seen)
+	}
+	live.Process.Kill()
+	done, err = PollEach([]*Handle{hl, h}, -1, func(i int) bool { seen = append(seen, i); return false })
+	if !done || err != nil || len(seen) != 2 {
+		t.Errorf("PollEach(both dead) = %v, %v, gone %v; want done with both", done, err, seen)
 	}
 }
 

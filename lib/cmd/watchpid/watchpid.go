@@ -181,49 +181,9 @@ func goneEvents(ctx context.Context, targets []watched) <-chan int {
 	return ch
 }
 
+// wait blocks in poll(2) on every target from this goroutine: with nothing
+// else to do, that is the shortest path from a death to the exit.
 func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int {
-	if code, ok := pollWait(t, g, targets, timeout); ok {
-		return code
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var expired <-chan time.Time
-	if timeout >= 0 {
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
-		expired = timer.C
-	}
-	events := goneEvents(ctx, targets)
-	gone := make([]bool, len(targets))
-	for left := len(targets); left > 0; {
-		select {
-		case i := <-events:
-			gone[i] = true
-			left--
-			if !g.Quiet {
-				t.Warnf("%s is gone", targets[i].label())
-			}
-			if g.Any {
-				return cli.ExitOK
-			}
-		case <-expired:
-			var running []string
-			for i, w := range targets {
-				if !gone[i] {
-					running = append(running, w.label())
-				}
-			}
-			t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
-			return cli.ExitDeadline
-		}
-	}
-	return cli.ExitOK
-}
-
-// pollWait is wait's fast path: with nothing else to do, block in poll(2)
-// on every pidfd from this goroutine. ok is false when a target has no
-// pidfd (an old kernel) and the general path must be taken.
-func pollWait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) (code int, ok bool) {
 	var hs []*proc.Handle
 	var idx []int
 	for i, w := range targets {
@@ -232,7 +192,7 @@ func pollWait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration)
 				t.Warnf("%s is gone", w.label())
 			}
 			if g.Any {
-				return cli.ExitOK, true
+				return cli.ExitOK
 			}
 			continue
 		}
@@ -246,23 +206,20 @@ func pollWait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration)
 		}
 		return g.Any
 	})
-	if errors.Is(err, proc.ErrNoPidfd) {
-		return 0, false
-	}
 	if err != nil {
-		return t.Fail(err, cli.ExitSystem), true
+		return t.Fail(err, cli.ExitSystem)
 	}
 	if done {
-		return cli.ExitOK, true
+		return cli.ExitOK
 	}
 	var running []string
-	for i, h := range hs {
+	for i := range hs {
 		if !gone[i] {
-			running = append(running, fmt.Sprintf("pid %d", h.ID().PID))
+			running = append(running, targets[idx[i]].label())
 		}
 	}
 	t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
-	return cli.ExitDeadline, true
+	return cli.ExitDeadline
 }
 
 func printIDs(t *cli.Tool, g *grammar) int {
