@@ -230,7 +230,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if o.PIDNamespace && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
 			return Result{}, cli.Errorf(cli.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], unwrapPath(err))
 		}
-		return Result{}, startError(o.Argv[0], err)
+		return Result{}, StartError(o.Argv[0], err)
 	}
 	pid := cmd.Process.Pid
 	// The reaping loop owns the child from here; os.Process must never
@@ -425,9 +425,10 @@ func orFile(f, def *os.File) *os.File {
 	return def
 }
 
-// startError maps a failure to start the command to 127, 126 or 125 with a
-// message in a shell's words.
-func startError(name string, err error) error {
+// StartError turns an error from starting command name into a one-line
+// *cli.ExitError in a shell's words, carrying 127 (not found), 126 (not
+// executable) or 125.
+func StartError(name string, err error) error {
 	code := StartStatus(err)
 	var ee *exec.Error
 	switch {

@@ -289,7 +289,7 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string) int {
 	// is killed, so not even a SIGKILL of watchpid leaves CMD behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return t.Fail(fmt.Errorf("cannot run %s: %w", name, unwrapExec(err)), runner.StartStatus(err))
+		return t.Fail(runner.StartError(name, err), cli.ExitNotRun)
 	}
 	pgid := cmd.Process.Pid
 	exited := make(chan int, 1)
@@ -364,13 +364,4 @@ func stopGroup(t *cli.Tool, g *grammar, pgid int, name string, sched stop.Schedu
 		return cli.ExitNotRun
 	}
 	return cli.ExitOK
-}
-
-// unwrapExec drops os/exec's "exec: " wrapping for a one-line message.
-func unwrapExec(err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
-	}
-	return err
 }
