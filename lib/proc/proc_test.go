@@ -6,10 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/tether-sh/tether/lib/internal/proctest"
 	"golang.org/x/sys/unix"
 )
 
@@ -257,24 +257,10 @@ func TestFallbackWithoutPidfd(t *testing.T) {
 func TestGroupOutlives(t *testing.T) {
 	// A shell leads its own group and starts a member, then is killed: the
 	// member outlives the leader.
-	c := exec.Command("sh", "-c", "sleep 60 & echo $! ; wait")
-	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
-	out, err := c.StdoutPipe()
+	c, line := proctest.StartGroup(t, "sleep 60 & echo $! ; wait")
+	memberPID, err := strconv.Atoi(line)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Kill(-c.Process.Pid, unix.SIGKILL); c.Wait() })
-	buf := make([]byte, 32)
-	n, err := out.Read(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	memberPID, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
-	if err != nil {
-		t.Fatalf("member pid %q: %v", buf[:n], err)
+		t.Fatalf("member pid %q: %v", line, err)
 	}
 	member, err := Open(ID{PID: memberPID})
 	if err != nil {
@@ -288,8 +274,13 @@ func TestGroupOutlives(t *testing.T) {
 	if got, err := GroupOutlives(leader); err != nil || !got {
 		t.Errorf("GroupOutlives(live leader with member) = %v, %v; want true", got, err)
 	}
+	leaderH, err := Open(leader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leaderH.Close()
 	unix.Kill(leader.PID, unix.SIGKILL)
-	c.Wait()
+	leaderH.Wait(context.Background())
 	if got, err := GroupOutlives(leader); err != nil || !got {
 		t.Errorf("GroupOutlives(dead leader, live member) = %v, %v; want true", got, err)
 	}

@@ -2,12 +2,12 @@ package stop
 
 import (
 	"context"
-	"os/exec"
 	"reflect"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/tether-sh/tether/lib/internal/proctest"
 	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
 )
@@ -67,22 +67,8 @@ func TestOutcomeKilled(t *testing.T) {
 	}
 }
 
-// child starts a shell running script, in its own process group, and
-// returns once it has started.
-func child(t *testing.T, script string) *exec.Cmd {
-	t.Helper()
-	c := exec.Command("sh", "-c", script)
-	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go c.Wait()
-	t.Cleanup(func() { unix.Kill(-c.Process.Pid, unix.SIGKILL) })
-	return c
-}
-
 func TestRunReturnsWhenGone(t *testing.T) {
-	c := child(t, "exec sleep 60")
+	c, _ := proctest.StartGroup(t, "echo ready; exec sleep 60")
 	p, err := NewProcess(proc.ID{PID: c.Process.Pid}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -105,20 +91,7 @@ func TestRunReturnsWhenGone(t *testing.T) {
 func TestRunEscalates(t *testing.T) {
 	// The group's leader ignores TERM; it says so once the trap is set, so
 	// the stop below cannot race the trap.
-	c := exec.Command("sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done")
-	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
-	out, err := c.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go c.Wait()
-	t.Cleanup(func() { unix.Kill(-c.Process.Pid, unix.SIGKILL) })
-	if _, err := out.Read(make([]byte, 8)); err != nil {
-		t.Fatal(err)
-	}
+	c, _ := proctest.StartGroup(t, "trap '' TERM; echo ready; while :; do sleep 1; done")
 	g := &Group{PGID: c.Process.Pid}
 	o := Run(context.Background(), []Target{g}, Schedule{{unix.SIGTERM, 100 * time.Millisecond}, {unix.SIGKILL, 10 * time.Second}})[0]
 	if !o.Gone || o.Step != 1 {
@@ -130,7 +103,7 @@ func TestRunEscalates(t *testing.T) {
 }
 
 func TestRunSurvivor(t *testing.T) {
-	c := child(t, "exec sleep 60")
+	c, _ := proctest.StartGroup(t, "echo ready; exec sleep 60")
 	p, _ := NewProcess(proc.ID{PID: c.Process.Pid}, "x")
 	defer p.Close()
 	// WINCH is ignored by default: the target survives a schedule without KILL.
