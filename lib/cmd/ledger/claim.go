@@ -6,12 +6,22 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-type claimCmd struct {
+// jobClaim is what every subcommand that claims takes: claim, run, spawn.
+type jobClaim struct {
 	Job       string      `arg:"" help:"Job name: 1-128 of [A-Za-z0-9._:@-]."`
-	Source    string      `help:"Free text naming who dispatched it (cron, a host, a trigger)."`
+	Source    string      `placeholder:"S" help:"Free text naming who dispatched it (cron, a host, a trigger)."`
 	Instant   instantFlag `placeholder:"T" help:"Scheduled instant (RFC 3339 or unix seconds): refused if JOB already has a claimed, running, completed or unknown execution for it."`
 	Exclusive bool        `help:"Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first)."`
-	Owner     ownerFlag   `placeholder:"PID[@START]" help:"Owning process (default: the caller's parent; in a script use --owner $$$$)."`
+}
+
+// options are the claim options the flags name; the caller sets Owner.
+func (c jobClaim) options() ledger.ClaimOptions {
+	return ledger.ClaimOptions{Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive}
+}
+
+type claimCmd struct {
+	jobClaim
+	Owner ownerFlag `placeholder:"PID[@START]" help:"Owning process (default: the caller's parent; in a script use --owner $$$$)."`
 }
 
 func (c *claimCmd) Run(e *env) error {
@@ -26,7 +36,9 @@ func (c *claimCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	r, err := st.Claim(c.Job, ledger.ClaimOptions{Owner: owner, Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive})
+	o := c.options()
+	o.Owner = owner
+	r, err := st.Claim(c.Job, o)
 	if err != nil {
 		return err
 	}

@@ -13,14 +13,11 @@ import (
 // runCmd is `ledger run JOB [--instant T] [--exclusive] [--deadline D]
 // [--grace D] -- CMD...`: the cron one-liner.
 type runCmd struct {
-	Job       string       `arg:"" help:"Job name."`
-	Instant   instantFlag  `placeholder:"T" help:"Scheduled instant (RFC 3339 or unix seconds): run at most once for it."`
-	Exclusive bool         `help:"Refuse while another execution of JOB is alive."`
-	Source    string       `placeholder:"S" help:"Free text naming the dispatcher (cron, a host, ...)."`
-	Deadline  cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124."`
-	Grace     cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
-	PIDNS     bool         `name:"pidns" help:"Run CMD as init of a new PID namespace: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles)."`
-	Cmd       []string     `arg:"" passthrough:"all" name:"CMD" help:"-- then the command and its arguments."`
+	jobClaim
+	Deadline cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124."`
+	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
+	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles)."`
+	Cmd      []string     `arg:"" passthrough:"all" name:"CMD" help:"-- then the command and its arguments."`
 }
 
 // exitStatus is a runner's exit code that needs no message: the command
@@ -47,9 +44,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
-	st, rec, err := claimAsSelf(e, "running", c.Job, ledger.ClaimOptions{
-		Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive,
-	})
+	st, rec, err := claimAsSelf(e, "running", c.jobClaim)
 	if err != nil {
 		return err
 	}
@@ -78,7 +73,8 @@ func notRun(err error) error {
 // claimAsSelf opens the store and claims job with this process as owner:
 // the runner is what must stay alive while the job is in its hands. verb
 // ("running", "spawning") words the refusal. Errors are ready to return.
-func claimAsSelf(e *env, verb, job string, o ledger.ClaimOptions) (*ledger.Store, ledger.Record, error) {
+func claimAsSelf(e *env, verb string, c jobClaim) (*ledger.Store, ledger.Record, error) {
+	job, o := c.Job, c.options()
 	st, err := e.open()
 	if err != nil {
 		return nil, ledger.Record{}, notRun(err)

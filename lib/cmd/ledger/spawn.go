@@ -19,10 +19,7 @@ import (
 
 // spawnCmd is `ledger spawn JOB ... -- CMD...`: the restart-safe handoff.
 type spawnCmd struct {
-	Job        string       `arg:"" help:"Job name."`
-	Instant    instantFlag  `placeholder:"T" help:"Scheduled instant (RFC 3339 or unix seconds): run at most once for it."`
-	Exclusive  bool         `help:"Refuse while another execution of JOB is alive."`
-	Source     string       `placeholder:"S" help:"Free text naming the dispatcher."`
+	jobClaim
 	Scope      string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works), require, never."`
 	AckTimeout cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
 	Wait       bool         `help:"Wait for the execution to end and exit with its recorded status."`
@@ -48,9 +45,7 @@ func (c *spawnCmd) Run(e *env) error {
 	if err != nil {
 		return notRun(err)
 	}
-	st, rec, err := claimAsSelf(e, "spawning", c.Job, ledger.ClaimOptions{
-		Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive,
-	})
+	st, rec, err := claimAsSelf(e, "spawning", c.jobClaim)
 	if err != nil {
 		return err
 	}
