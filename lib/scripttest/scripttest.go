@@ -35,6 +35,8 @@ const waitLimit = 60 * time.Second
 //	alive TARGET                succeed iff TARGET is alive (! alive: gone)
 //	readpid VAR FILE            set $VAR to the PID stored in FILE
 //	capture VAR                 set $VAR to the last command's stdout, trimmed
+//	parked TARGET               wait until TARGET holds a pidfd and sleeps: a
+//	                            watcher that is really waiting, not starting
 func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"exitcode": cmdExitcode,
@@ -43,6 +45,7 @@ func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) 
 		"alive":    cmdAlive,
 		"readpid":  cmdReadpid,
 		"capture":  cmdCapture,
+		"parked":   cmdParked,
 	}
 }
 
@@ -188,4 +191,37 @@ func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: capture VAR")
 	}
 	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+}
+
+func cmdParked(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: parked TARGET")
+	}
+	pid := resolvePID(ts, args[0])
+	deadline := time.Now().Add(waitLimit)
+	for !parked(pid) {
+		if time.Now().After(deadline) {
+			ts.Fatalf("parked: pid %d did not start waiting on a pidfd within %v", pid, waitLimit)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// parked reports whether pid holds a pidfd and its main thread sleeps.
+func parked(pid int) bool {
+	st, err := proc.ReadStat(pid)
+	if err != nil || st.State != 'S' {
+		return false
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(dir + fd.Name()); err == nil && l == "anon_inode:[pidfd]" {
+			return true
+		}
+	}
+	return false
 }
