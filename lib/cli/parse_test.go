@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -94,7 +95,7 @@ func TestSplitCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		own, cmd, has := SplitCommand(tt.in)
-		if len(own) != len(tt.own) || len(cmd) != len(tt.cmd) || has != tt.has {
+		if !slices.Equal(own, tt.own) || !slices.Equal(cmd, tt.cmd) || has != tt.has {
 			t.Errorf("SplitCommand(%q) = %q, %q, %v; want %q, %q, %v", tt.in, own, cmd, has, tt.own, tt.cmd, tt.has)
 		}
 	}
