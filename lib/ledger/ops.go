@@ -494,6 +494,9 @@ func (s *Store) scanActive(fn func(id, job string) error) error {
 
 // readNames returns the names in dir, sorted.
 func readNames(dir string) ([]string, error) {
+	if readNamesHook != nil {
+		readNamesHook(dir)
+	}
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err

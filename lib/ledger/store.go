@@ -64,6 +64,11 @@ func exchangeUnsupported(err error) bool {
 // points of the write paths that separate two durable steps.
 var crashPoint func(name string)
 
+// readNamesHook, when set (by TestNoScan only), sees every directory the
+// store lists, so a test can prove which operations never list the
+// directories that grow with the number of executions.
+var readNamesHook func(dir string)
+
 func reached(name string) {
 	if crashPoint != nil {
 		crashPoint(name)
