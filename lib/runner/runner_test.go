@@ -250,7 +250,10 @@ func TestRunCanceled(t *testing.T) {
 func TestRunOnStartAndForward(t *testing.T) {
 	dir := t.TempDir()
 	var child atomic.Value
-	script := `trap 'echo got >got; exit 7' USR1; sleep 100 & echo ready >ready; wait`
+	// The shell traps USR1; its sleep does not, so it dies of USR1 (138)
+	// only if the signal reached the whole group, not just the shell. A
+	// guard KILLs the sleep after 5s (137) if it did not.
+	script := `trap 'echo got >got' USR1; sleep 100 & sp=$!; (sleep 5; kill -KILL $sp) & echo ready >ready; wait $sp; wait $sp; echo $? >sleepstatus; exit 7`
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv: sh(script), Dir: dir, Grace: time.Second,
 		OnStart: func(id proc.ID) {
@@ -277,6 +280,9 @@ func TestRunOnStartAndForward(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "got")); err != nil {
 		t.Errorf("trap marker: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "sleepstatus")); err != nil || string(b) != "138\n" {
+		t.Errorf("the group's sleep ended with %q, %v; want 138 (killed by the forwarded USR1)", b, err)
 	}
 	noChildren(t)
 }
