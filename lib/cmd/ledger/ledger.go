@@ -81,6 +81,10 @@ func Main(args []string) int {
 
 func run(t *cli.Tool, args []string) int {
 	var g grammar
+	if cmd, runCmd := fastParse(&g, args); cmd != "" {
+		return result(t, runCmd(&env{tool: t, g: &g}))
+	}
+	g = grammar{}
 	target, copyBack, narrowed := narrowGrammar(&g, args)
 	if !narrowed {
 		target = &g
@@ -92,8 +96,12 @@ func run(t *cli.Tool, args []string) int {
 	if narrowed {
 		copyBack()
 	}
-	e := &env{tool: t, g: &g}
-	if err := ctx.Run(e); err != nil {
+	return result(t, ctx.Run(&env{tool: t, g: &g}))
+}
+
+// result reports a subcommand's error, if any, and returns the exit code.
+func result(t *cli.Tool, err error) int {
+	if err != nil {
 		// A command run by `ledger run` or `spawn --wait` ended with this
 		// status; it has said whatever it had to say.
 		var status exitStatus
