@@ -347,15 +347,16 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		if jobErr = writeFile(jobDir, latestName, []byte(r.ID+" "+head+"\n"), false); jobErr != nil {
-			return
-		}
 		if !o.Instant.IsZero() {
 			if jobErr = writeFile(jobDir, instantKey(o.Instant), []byte(r.ID+"\n"), true); jobErr != nil {
 				return
 			}
 		}
-		jobErr = fsyncDir(jobDir)
+		// Through the job's spare, like a record: a new _latest inode per
+		// claim, and the old one's deletion, would make the file system
+		// search ever longer past recently deleted inodes (ext4 without a
+		// journal). It fsyncs jobDir, the markers' and the key's too.
+		jobErr = s.replaceRecord(jobDir, latestName, []byte(r.ID+" "+head+"\n"))
 	}()
 	go func() {
 		defer wg.Done()

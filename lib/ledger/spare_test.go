@@ -151,3 +151,32 @@ func TestExchangeFallback(t *testing.T) {
 		t.Fatalf("after a failed exchange, %s is %s (noExchange %v); want claimed", r.ID, got.Status, s.noExchange.Load())
 	}
 }
+
+// TestLatestThroughSpare checks that claims rotate a job's _latest pointer
+// between two inodes (the pointer and the job's spare) instead of
+// allocating one per claim and freeing the old one, and that the pointer
+// is right after each of them.
+func TestLatestThroughSpare(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	latest, spare := s.path(jobsDir, "j", latestName), s.path(jobsDir, "j", spareName)
+	inodes := map[uint64]bool{}
+	for i := 0; i < 6; i++ {
+		r := mustClaim(t, s, "j", ClaimOptions{})
+		if got := must(t)(s.Latest("j")); got.ID != r.ID {
+			t.Fatalf("Latest after claim %d = %s; want %s", i, got.ID, r.ID)
+		}
+		ino, _ := inode(t, latest)
+		inodes[ino] = true
+		if i > 0 {
+			if s.noExchange.Load() {
+				t.Skip("renameat2(RENAME_EXCHANGE) unsupported here")
+			}
+			ino, _ := inode(t, spare)
+			inodes[ino] = true
+		}
+	}
+	if len(inodes) != 2 {
+		t.Errorf("_latest and the job's spare used %d inodes over 6 claims; want 2", len(inodes))
+	}
+}

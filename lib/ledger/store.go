@@ -22,10 +22,10 @@ const (
 	activeDir  = "active"
 	latestName = "_latest"
 	tmpPrefix  = ".tmp."
-	// spareName is exec/'s spare record file: the next version of a record
-	// is written into it in place and exchanged with exec/ID (see
-	// replaceRecord). It starts with tmpPrefix, so every reader skips it
-	// and prune deletes it like any leftover.
+	// spareName is the spare file of exec/ and of each jobs/JOB/: the next
+	// version of a record (or of _latest) is written into it in place and
+	// exchanged with exec/ID (see replaceRecord). It starts with tmpPrefix,
+	// so every reader skips it and prune deletes it like any leftover.
 	spareName = tmpPrefix + "spare"
 )
 
@@ -450,9 +450,10 @@ func fdatasync(fd int) error {
 	}
 }
 
-// replaceRecord durably makes data the content of dir/name (which exists),
-// as atomically as writeFile with sync followed by an fsync of dir, but
-// without allocating an inode: data is written in place into
+// replaceRecord durably makes data the content of dir/name (a record, or a
+// job's _latest pointer), as atomically as writeFile with sync followed by
+// an fsync of dir, but without allocating an inode (unless dir/name does
+// not exist yet: the spare is then renamed to it): data is written in place into
 // dir/.tmp.spare (created if missing), which is truncated to its length and
 // fdatasync'ed, then exchanged with dir/name by renameat2(RENAME_EXCHANGE),
 // and dir is fsynced. The previous version's inode is left under the spare
@@ -503,7 +504,11 @@ func (s *Store) replaceRecord(dir, name string, data []byte) error {
 	}
 	reached("spare-written")
 	err = s.exchange(spare, dst)
-	if err != nil && exchangeUnsupported(err) {
+	switch {
+	case err == unix.ENOENT:
+		// No dir/name yet (a job's first _latest): the spare becomes it.
+		err = unix.Rename(spare, dst)
+	case err != nil && exchangeUnsupported(err):
 		s.noExchange.Store(true)
 		err = unix.Rename(spare, dst)
 	}
