@@ -6,6 +6,12 @@
 #   (b) 8 concurrent loops of such cycles: throughput (cycles/s), median of rounds
 #   (c) the cycle's cost in a store holding $BIG executions vs an empty one
 #
+# (a) and (b) also run bench/ledger/floor: the same files, links, renames and
+# flushes as ledger's claim/start/finish from a minimal Go program (no
+# parsing, no JSON, no checks), bare and with the initialisation of every
+# package ledger links (kong's...): what a Go ledger keeping SPEC's write
+# protocol cannot beat here.
+#
 # Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG)
 # Needs go, sqlite3 and bash ≥ 5 ($EPOCHREALTIME). Leaves nothing behind.
 set -euo pipefail
@@ -23,16 +29,24 @@ command -v sqlite3 >/dev/null || { echo "run.sh: sqlite3 not found" >&2; exit 3;
 
 CGO_ENABLED=0 go build -C "$root" -o "$T/ledger" ./cmd/ledger
 CGO_ENABLED=0 go build -C "$root" -o "$T/fill" ./bench/ledger/fill
+CGO_ENABLED=0 go build -C "$root" -o "$T/floor" ./bench/ledger/floor
+CGO_ENABLED=0 go build -C "$root" -tags floorinits -o "$T/floor-inits" ./bench/ledger/floor
 L=$T/ledger
 
 # --- the two implementations of one cycle -------------------------------
 
 ledger_cycle() { # STORE [claim flags...]
 	local st=$1; shift
+	cycle_with "$L" "$st" "$@"
+}
+floor_cycle() { cycle_with "$T/floor" "$@"; }
+floor_inits_cycle() { cycle_with "$T/floor-inits" "$@"; }
+cycle_with() { # BINARY STORE [claim flags...]
+	local bin=$1 st=$2; shift 2
 	local id
-	id=$("$L" --ledger "$st" claim bench --owner $$ "$@")
-	"$L" --ledger "$st" start "$id"
-	"$L" --ledger "$st" finish "$id" --status completed --exit-code 0
+	id=$("$bin" --ledger "$st" claim bench --owner $$ "$@")
+	"$bin" --ledger "$st" start "$id"
+	"$bin" --ledger "$st" finish "$id" --status completed --exit-code 0
 }
 
 sq() { sqlite3 -cmd ".timeout 10000" "$1" "PRAGMA synchronous=FULL; $2"; }
@@ -69,18 +83,24 @@ verdict() { awk -v r="$1" -v t="$2" -v op="$3" 'BEGIN {ok = (op == "<=") ? r <= 
 # --- (a) single cycle, interleaved ----------------------------------------
 
 sq_init "$T/a.db"
-: >"$T/a.ledger" >"$T/a.sqlite"
+: >"$T/a.ledger" >"$T/a.sqlite" >"$T/a.floor" >"$T/a.floor-inits"
 for ((i = 0; i < N; i++)); do
 	if ((i % 2)); then
 		timed ledger_cycle "$T/a-store" >>"$T/a.ledger"
+		timed floor_cycle "$T/a-floor" >>"$T/a.floor"
 		timed sqlite_cycle "$T/a.db" >>"$T/a.sqlite"
+		timed floor_inits_cycle "$T/a-floor-inits" >>"$T/a.floor-inits"
 	else
 		timed sqlite_cycle "$T/a.db" >>"$T/a.sqlite"
+		timed floor_inits_cycle "$T/a-floor-inits" >>"$T/a.floor-inits"
 		timed ledger_cycle "$T/a-store" >>"$T/a.ledger"
+		timed floor_cycle "$T/a-floor" >>"$T/a.floor"
 	fi
 done
 a_l=$(median <"$T/a.ledger")
 a_s=$(median <"$T/a.sqlite")
+a_f=$(median <"$T/a.floor")
+a_fi=$(median <"$T/a.floor-inits")
 
 # --- (b) 8 concurrent loops, interleaved rounds ---------------------------
 
@@ -93,15 +113,22 @@ loops() { # CYCLE TARGET
 	wait "${pids[@]}"
 }
 sq_init "$T/b.db"
-: >"$T/b.ledger" >"$T/b.sqlite"
+: >"$T/b.ledger" >"$T/b.sqlite" >"$T/b.floor" >"$T/b.floor-inits"
 for ((r = 0; r < ROUNDS; r++)); do
-	for tool in ledger sqlite; do
-		if [ "$tool" = ledger ]; then us=$(timed loops ledger_cycle "$T/b-store"); else us=$(timed loops sqlite_cycle "$T/b.db"); fi
+	for tool in ledger sqlite floor floor-inits; do
+		case $tool in
+		ledger) us=$(timed loops ledger_cycle "$T/b-store") ;;
+		sqlite) us=$(timed loops sqlite_cycle "$T/b.db") ;;
+		floor) us=$(timed loops floor_cycle "$T/b-floor") ;;
+		floor-inits) us=$(timed loops floor_inits_cycle "$T/b-floor-inits") ;;
+		esac
 		awk -v n=$((LOOPS * PER_LOOP)) -v us="$us" 'BEGIN {printf "%d\n", n * 1e6 / us}' >>"$T/b.$tool"
 	done
 done
 b_l=$(median <"$T/b.ledger")
 b_s=$(median <"$T/b.sqlite")
+b_f=$(median <"$T/b.floor")
+b_fi=$(median <"$T/b.floor-inits")
 
 # --- (c) big store vs empty store -----------------------------------------
 
@@ -144,7 +171,9 @@ rs=$(ratio "$c_sb" "$c_se")
 cat <<REPORT
 ledger vs sqlite3 $(sqlite3 --version | cut -d' ' -f1) — $(nproc) cores, $(uname -r), store on $(stat -f -c %T "$T")
 (a) claim→start→finish, 3 processes, median of $N:  ledger ${a_l}us  sqlite3 ${a_s}us  ratio $ra (target <= 0.70: $(verdict "$ra" 0.70 "<="))
+      floor ${a_f}us ratio $(ratio "$a_f" "$a_s"), floor with ledger's package inits ${a_fi}us ratio $(ratio "$a_fi" "$a_s")
 (b) $LOOPS concurrent loops, median of $ROUNDS rounds:    ledger ${b_l}/s  sqlite3 ${b_s}/s  ratio $rb (target >= 1.00: $(verdict "$rb" 1.00 ">="))
+      floor ${b_f}/s ratio $(ratio "$b_f" "$b_s"), floor with ledger's package inits ${b_fi}/s ratio $(ratio "$b_fi" "$b_s")
 (c) cycle with $BIG stored vs empty, median of $N:
       ledger                      ${c_lb}us vs ${c_le}us  ratio $rc (target <= 1.30: $(verdict "$rc" 1.30 "<="))
       ledger --exclusive --instant ${c_xb}us vs ${c_xe}us  ratio $rx (target <= 1.30: $(verdict "$rx" 1.30 "<="))
