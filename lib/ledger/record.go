@@ -187,18 +187,44 @@ func (r Record) toJSON() recordJSON {
 }
 
 // MarshalJSON encodes the record as the object `ledger show --json` prints.
-func (r Record) MarshalJSON() ([]byte, error) { return json.Marshal(r.toJSON()) }
+func (r Record) MarshalJSON() ([]byte, error) {
+	j := r.toJSON()
+	if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
+		return b, nil
+	}
+	return json.Marshal(j)
+}
 
 // encode returns the on-disk form of r.
 func (r Record) encode() []byte {
 	j := r.toJSON()
 	j.V = recordFormat
+	if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
+		return append(b, '\n')
+	}
 	b, err := json.Marshal(j)
 	if err != nil {
 		// Only strings, ints and bools: Marshal cannot fail.
 		panic("ledger: encoding a record: " + err.Error())
 	}
 	return append(b, '\n')
+}
+
+// parseRecordJSON reads the JSON of one record: the canonical form
+// directly, anything else with encoding/json.
+func parseRecordJSON(b []byte) (recordJSON, error) {
+	if j, ok := readCanonical(b); ok {
+		return j, nil
+	}
+	var j recordJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&j); err != nil {
+		return recordJSON{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if dec.More() {
+		return recordJSON{}, fmt.Errorf("%w: trailing data after the record", ErrCorrupt)
+	}
+	return j, nil
 }
 
 // Decode parses and validates one record as stored on disk (or as printed by
@@ -208,19 +234,14 @@ func Decode(b []byte, id string) (Record, error) {
 	if len(b) > maxRecordSize {
 		return Record{}, fmt.Errorf("%w: record larger than %d bytes", ErrCorrupt, maxRecordSize)
 	}
-	var j recordJSON
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&j); err != nil {
-		return Record{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	if dec.More() {
-		return Record{}, fmt.Errorf("%w: trailing data after the record", ErrCorrupt)
+	j, err := parseRecordJSON(b)
+	if err != nil {
+		return Record{}, err
 	}
 	if j.V != 0 && j.V != recordFormat {
 		return Record{}, fmt.Errorf("%w: record format %d is not %d", ErrCorrupt, j.V, recordFormat)
 	}
 	r := Record{ID: j.ID, Job: j.Job, Status: j.Status, Fenced: j.Fenced, ExitCode: j.ExitCode}
-	var err error
 	str := func(p *string) string {
 		if p == nil {
 			return ""
