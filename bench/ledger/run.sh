@@ -27,10 +27,11 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/ledger-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 command -v sqlite3 >/dev/null || { echo "run.sh: sqlite3 not found" >&2; exit 3; }
 
-CGO_ENABLED=0 go build -C "$root" -o "$T/ledger" ./cmd/ledger
-CGO_ENABLED=0 go build -C "$root" -o "$T/fill" ./bench/ledger/fill
-CGO_ENABLED=0 go build -C "$root" -o "$T/floor" ./bench/ledger/floor
-CGO_ENABLED=0 go build -C "$root" -tags floorinits -o "$T/floor-inits" ./bench/ledger/floor
+build() { CGO_ENABLED=0 go build -C "$root" -trimpath -ldflags "-s -w" "$@"; } # as install.sh does
+build -o "$T/ledger" ./cmd/ledger
+build -o "$T/fill" ./bench/ledger/fill
+build -o "$T/floor" ./bench/ledger/floor
+build -tags floorinits -o "$T/floor-inits" ./bench/ledger/floor
 L=$T/ledger
 
 # --- the two implementations of one cycle -------------------------------

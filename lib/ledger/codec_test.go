@@ -16,7 +16,7 @@ func sampleRecords() []Record {
 	t0 := time.Unix(1714557600, 123456789).UTC()
 	base := Record{
 		ID: "0dn7yrqdrcn2j-shf3lc", Job: "backup.db:nightly@host-1", Status: Claimed,
-		Owner: Owner{Host: "web-1", BootID: "4f8c2e7a-1b2d-4c3e-9f00-0123456789ab", PID: 4242, Start: 987654},
+		Owner:     Owner{Host: "web-1", BootID: "4f8c2e7a-1b2d-4c3e-9f00-0123456789ab", PID: 4242, Start: 987654},
 		ClaimedAt: t0,
 	}
 	fenced := base
