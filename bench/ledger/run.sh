@@ -17,7 +17,7 @@
 set -euo pipefail
 
 N=${N:-150}             # cycles per tool in (a) and per store in (c)
-ROUNDS=${ROUNDS:-5}     # rounds of (b) per tool
+ROUNDS=${ROUNDS:-8}     # rounds of (b) per tool (each tool goes first in turn)
 PER_LOOP=${PER_LOOP:-20} # cycles per loop in (b)
 LOOPS=8
 BIG=${BIG:-20000}
@@ -115,8 +115,11 @@ loops() { # CYCLE TARGET
 }
 sq_init "$T/b.db"
 : >"$T/b.ledger" >"$T/b.sqlite" >"$T/b.floor" >"$T/b.floor-inits"
+tools=(ledger sqlite floor floor-inits)
 for ((r = 0; r < ROUNDS; r++)); do
-	for tool in ledger sqlite floor floor-inits; do
+	# A different tool goes first each round.
+	for ((k = 0; k < ${#tools[@]}; k++)); do
+		tool=${tools[(r + k) % ${#tools[@]}]}
 		case $tool in
 		ledger) us=$(timed loops ledger_cycle "$T/b-store") ;;
 		sqlite) us=$(timed loops sqlite_cycle "$T/b.db") ;;
