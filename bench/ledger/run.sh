@@ -12,7 +12,7 @@
 # package ledger links (kong's...): what a Go ledger keeping SPEC's write
 # protocol cannot beat here.
 #
-# Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG)
+# Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG, SETTLE)
 # Needs go, sqlite3 and bash ≥ 5 ($EPOCHREALTIME). Leaves nothing behind.
 set -euo pipefail
 
@@ -80,6 +80,14 @@ timed() { # CMD... → prints microseconds
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 verdict() { awk -v r="$1" -v t="$2" -v op="$3" 'BEGIN {ok = (op == "<=") ? r <= t : r >= t; print ok ? "met" : "MISSED"}'; }
+
+# On ext4 without a journal, creating a file skips every inode freed in the
+# last 5-10 s, so a run started right after a big deletion (the previous
+# run's cleanup of its BIG stores: 60,000 files) pays that search on every
+# file it creates: sqlite3 most (it creates and deletes -wal and -shm on
+# every call), ledger once per claim. Measured here: sqlite3's cycle 9.2 ms
+# settled, 13.5 ms just after deleting 60,000 files. So let it settle.
+sleep "${SETTLE:-12}"
 
 # --- (a) single cycle, interleaved ----------------------------------------
 
