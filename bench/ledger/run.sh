@@ -12,7 +12,7 @@
 # package ledger links (kong's...): what a Go ledger keeping SPEC's write
 # protocol cannot beat here.
 #
-# Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG, SETTLE)
+# Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG)
 # Needs go, sqlite3 and bash ≥ 5 ($EPOCHREALTIME). Leaves nothing behind.
 set -euo pipefail
 
@@ -81,13 +81,28 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : int((a[NR
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 verdict() { awk -v r="$1" -v t="$2" -v op="$3" 'BEGIN {ok = (op == "<=") ? r <= t : r >= t; print ok ? "met" : "MISSED"}'; }
 
-# On ext4 without a journal, creating a file skips every inode freed in the
-# last 5-10 s, so a run started right after a big deletion (the previous
-# run's cleanup of its BIG stores: 60,000 files) pays that search on every
-# file it creates: sqlite3 most (it creates and deletes -wal and -shm on
-# every call), ledger once per claim. Measured here: sqlite3's cycle 9.2 ms
-# settled, 13.5 ms just after deleting 60,000 files. So let it settle.
-sleep "${SETTLE:-12}"
+# Right after many files were deleted (a previous run's cleanup of its BIG
+# stores: 60,000 files) sqlite3, which creates and deletes its -wal and -shm
+# on every call, took 13.7 ms a cycle here for the better part of a minute,
+# against 7.5 ms on a quiet file system; ledger, which creates one file per
+# claim, much less. So first wait until sqlite3's cycle stops getting
+# cheaper: the medians of the last three probes (5 cycles each, 2 s apart)
+# within 15% of each other, or 3 minutes.
+settle() {
+	local db=$T/settle.db probes=() k
+	sq_init "$db"
+	for ((k = 0; k < 90; k++)); do
+		probes+=("$(for j in 1 2 3 4 5; do timed sqlite_cycle "$db"; done | median)")
+		if ((${#probes[@]} >= 3)) && awk -v a="${probes[-1]}" -v b="${probes[-2]}" -v c="${probes[-3]}" \
+			'BEGIN {lo = a; hi = a; if (b < lo) lo = b; if (c < lo) lo = c; if (b > hi) hi = b; if (c > hi) hi = c; exit !(hi <= lo * 1.15)}'; then
+			break
+		fi
+		sleep 2
+	done
+	echo "sqlite3 cycle while settling (us): ${probes[*]}" >&2
+	rm -f "$db"*
+}
+settle
 
 # --- (a) single cycle, interleaved ----------------------------------------
 
