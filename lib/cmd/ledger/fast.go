@@ -14,9 +14,10 @@ import (
 // run by the same Run methods. The fast parser accepts only what it is
 // sure kong would parse to the same values; anything else (help, an
 // unknown, repeated or abbreviated flag, a value that starts with "-", an
-// empty value or one that is not UTF-8, a value kong's mappers would read differently, a missing
-// argument) goes to kong, which parses it or reports the error.
-// TestFastParseMatchesKong and FuzzFastParse hold the two together.
+// empty value or one that is not UTF-8, a value kong's mappers would read
+// differently, a missing argument) goes to kong, which parses it or
+// reports the error. TestFastParseMatchesKong and FuzzFastParse hold the
+// two together.
 
 // fastFlag says how a --name is taken: as a switch or with a value.
 type fastFlag int
