@@ -228,23 +228,27 @@ func deathOnce(w watcher, tmp string) (time.Duration, float64) {
 	return d, rss
 }
 
+// inTurn runs each of fns once, starting with fns[i%len(fns)], so that
+// over the iterations i each goes first equally often and machine noise
+// hits all of them alike.
+func inTurn(i int, fns ...func()) {
+	for k := range fns {
+		fns[(i+k)%len(fns)]()
+	}
+}
+
 func benchLatency(tmp string) []row {
 	n := *flagN
 	fmt.Fprintf(os.Stderr, "1. death-detection latency: %d × watchpid / pidwait, %d × tail --pid\n", n, *flagTail)
 	var wp, pw, tl, wpRSS, pwRSS []float64
 	for i := 0; i < n; i++ {
-		pair := []watcher{wWatchpid, wPidwait}
-		if i%2 == 1 {
-			pair[0], pair[1] = pair[1], pair[0]
-		}
-		for _, w := range pair {
-			d, rss := deathOnce(w, tmp)
-			if w.name == "watchpid" {
-				wp, wpRSS = append(wp, ms(d)), append(wpRSS, rss)
-			} else {
-				pw, pwRSS = append(pw, ms(d)), append(pwRSS, rss)
-			}
-		}
+		inTurn(i, func() {
+			d, rss := deathOnce(wWatchpid, tmp)
+			wp, wpRSS = append(wp, ms(d)), append(wpRSS, rss)
+		}, func() {
+			d, rss := deathOnce(wPidwait, tmp)
+			pw, pwRSS = append(pw, ms(d)), append(pwRSS, rss)
+		})
 		progress(i, n)
 	}
 	for i := 0; i < *flagTail; i++ {
@@ -329,17 +333,11 @@ func benchStop() []row {
 	var sb, ssd []float64
 	target := []string{"sleep", "1000"}
 	for i := 0; i < n; i++ {
-		order := []bool{true, false}
-		if i%2 == 1 {
-			order = []bool{false, true}
-		}
-		for _, tether := range order {
-			if tether {
-				sb = append(sb, ms(stopOnce(target, nil, sbStop, "stopbounded")))
-			} else {
-				ssd = append(ssd, ms(stopOnce(target, nil, ssdArgs("TERM/5/KILL/5"), "start-stop-daemon")))
-			}
-		}
+		inTurn(i, func() {
+			sb = append(sb, ms(stopOnce(target, nil, sbStop, "stopbounded")))
+		}, func() {
+			ssd = append(ssd, ms(stopOnce(target, nil, ssdArgs("TERM/5/KILL/5"), "start-stop-daemon")))
+		})
 		progress(i, n)
 	}
 	verbose("stopbounded ms", sb)
@@ -361,17 +359,11 @@ func benchOvershoot() []row {
 	}
 	var sb, ssd []float64
 	for i := 0; i < n; i++ {
-		order := []bool{true, false}
-		if i%2 == 1 {
-			order = []bool{false, true}
-		}
-		for _, tether := range order {
-			if tether {
-				sb = append(sb, ms(stopOnce(target, ready, sbGrace, "stopbounded --grace 1"))-1000)
-			} else {
-				ssd = append(ssd, ms(stopOnce(target, ready, ssdArgs("TERM/1/KILL/5"), "start-stop-daemon"))-1000)
-			}
-		}
+		inTurn(i, func() {
+			sb = append(sb, ms(stopOnce(target, ready, sbGrace, "stopbounded --grace 1"))-1000)
+		}, func() {
+			ssd = append(ssd, ms(stopOnce(target, ready, ssdArgs("TERM/1/KILL/5"), "start-stop-daemon"))-1000)
+		})
 		progress(i, n)
 	}
 	verbose("stopbounded overshoot ms", sb)
@@ -408,11 +400,12 @@ func benchStartup() []row {
 		once(c)
 	}
 	samples := make([][]float64, len(cmds))
+	runs := make([]func(), len(cmds))
+	for j := range cmds {
+		runs[j] = func() { samples[j] = append(samples[j], once(cmds[j])) }
+	}
 	for i := 0; i < n; i++ {
-		for k := range cmds {
-			j := (i + k) % len(cmds)
-			samples[j] = append(samples[j], once(cmds[j]))
-		}
+		inTurn(i, runs...)
 		progress(i, n)
 	}
 	s := make([]summary, len(cmds))
