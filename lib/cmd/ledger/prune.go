@@ -1,8 +1,6 @@
 package ledger
 
 import (
-	"fmt"
-
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
 )
@@ -21,12 +19,5 @@ func (c *pruneCmd) Run(e *env) error {
 		return err
 	}
 	recs, err := st.Prune(ledger.PruneOptions{Keep: c.Keep, OlderThan: c.OlderThan.D()})
-	if e.g.JSON {
-		if perr := e.printRecords(recs, ""); perr != nil {
-			return perr
-		}
-	} else {
-		fmt.Fprintln(e.tool.Stdout, len(recs))
-	}
-	return err
+	return e.printAffected(recs, err)
 }

@@ -1,10 +1,6 @@
 package ledger
 
-import (
-	"fmt"
-
-	"github.com/tether-sh/tether/lib/cli"
-)
+import "github.com/tether-sh/tether/lib/cli"
 
 type recoverCmd struct {
 	Grace cli.Duration `default:"30s" placeholder:"D" help:"Leave a fenced claim alone this long after its fence."`
@@ -16,12 +12,5 @@ func (c *recoverCmd) Run(e *env) error {
 		return err
 	}
 	recs, err := st.Recover(c.Grace.D())
-	if e.g.JSON {
-		if perr := e.printRecords(recs, ""); perr != nil {
-			return perr
-		}
-	} else {
-		fmt.Fprintln(e.tool.Stdout, len(recs))
-	}
-	return err
+	return e.printAffected(recs, err)
 }

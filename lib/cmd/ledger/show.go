@@ -8,21 +8,9 @@ type showCmd struct {
 }
 
 func (c *showCmd) Run(e *env) error {
-	if err := checkField(c.Field); err != nil {
-		return err
-	}
-	if err := ledger.ValidID(c.ID); err != nil {
-		return err
-	}
-	st, err := e.open()
-	if err != nil {
-		return err
-	}
-	r, err := st.Get(c.ID)
-	if err != nil {
-		return err
-	}
-	return e.printRecords([]ledger.Record{r}, c.Field)
+	return e.printOne(c.Field, ledger.ValidID(c.ID), func(st *ledger.Store) (ledger.Record, error) {
+		return st.Get(c.ID)
+	})
 }
 
 type latestCmd struct {
@@ -31,21 +19,30 @@ type latestCmd struct {
 }
 
 func (c *latestCmd) Run(e *env) error {
-	if err := checkField(c.Field); err != nil {
+	return e.printOne(c.Field, ledger.ValidJob(c.Job), func(st *ledger.Store) (ledger.Record, error) {
+		return st.Latest(c.Job)
+	})
+}
+
+// printOne prints the record get reads from the store. The field and the
+// argument (argErr) are checked before the store is opened, so bad input
+// is reported as such even where there is no store.
+func (e *env) printOne(field string, argErr error, get func(*ledger.Store) (ledger.Record, error)) error {
+	if err := checkField(field); err != nil {
 		return err
 	}
-	if err := ledger.ValidJob(c.Job); err != nil {
-		return err
+	if argErr != nil {
+		return argErr
 	}
 	st, err := e.open()
 	if err != nil {
 		return err
 	}
-	r, err := st.Latest(c.Job)
+	r, err := get(st)
 	if err != nil {
 		return err
 	}
-	return e.printRecords([]ledger.Record{r}, c.Field)
+	return e.printRecords([]ledger.Record{r}, field)
 }
 
 type listCmd struct {

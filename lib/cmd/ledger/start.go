@@ -1,6 +1,10 @@
 package ledger
 
-import "github.com/tether-sh/tether/lib/ledger"
+import (
+	"fmt"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
 
 type startCmd struct {
 	ID    string    `arg:"" help:"Execution id."`
@@ -31,4 +35,18 @@ func (e *env) printTransition(r ledger.Record, err error) error {
 		return err
 	}
 	return e.printRecords([]ledger.Record{r}, "")
+}
+
+// printAffected prints what recover and prune changed: the count alone, or
+// with --json the records, one per line. What was done is printed even
+// when err reports records that could not be handled.
+func (e *env) printAffected(recs []ledger.Record, err error) error {
+	if e.g.JSON {
+		if perr := e.printRecords(recs, ""); perr != nil {
+			return perr
+		}
+	} else if _, perr := fmt.Fprintln(e.tool.Stdout, len(recs)); perr != nil {
+		return perr
+	}
+	return err
 }
