@@ -134,36 +134,30 @@ func fastParse(g *grammar, args []string) (cmd string, run func(*env) error) {
 			return "", nil
 		}
 	}
-	if cmd == "" || nPos != 1 {
+	if cmd == "" || nPos != 1 || cmd == "finish" && g.Finish.Status == "" {
 		return "", nil
 	}
+	var arg *string
 	switch cmd {
 	case "claim":
-		g.Claim.Job = pos
-		return cmd, g.Claim.Run
+		arg, run = &g.Claim.Job, g.Claim.Run
 	case "fence":
-		g.Fence.ID = pos
-		return cmd, g.Fence.Run
+		arg, run = &g.Fence.ID, g.Fence.Run
 	case "adopt":
-		g.Adopt.ID = pos
-		return cmd, g.Adopt.Run
+		arg, run = &g.Adopt.ID, g.Adopt.Run
 	case "start":
-		g.Start.ID = pos
-		return cmd, g.Start.Run
+		arg, run = &g.Start.ID, g.Start.Run
 	case "finish":
-		if g.Finish.Status == "" {
-			return "", nil
-		}
-		g.Finish.ID = pos
-		return cmd, g.Finish.Run
+		arg, run = &g.Finish.ID, g.Finish.Run
 	case "show":
-		g.Show.ID = pos
-		return cmd, g.Show.Run
+		arg, run = &g.Show.ID, g.Show.Run
 	case "latest":
-		g.Latest.Job = pos
-		return cmd, g.Latest.Run
+		arg, run = &g.Latest.Job, g.Latest.Run
+	default:
+		return "", nil
 	}
-	return "", nil
+	*arg = pos
+	return cmd, run
 }
 
 // setFast stores one flag of subcommand cmd as kong would, or reports
