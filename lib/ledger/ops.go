@@ -65,7 +65,7 @@ func (s *Store) writeRecord(r Record) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
 	}
-	if err := s.replaceRecord(s.path(execDir), r.ID, r.encode()); err != nil {
+	if err := s.replaceFile(s.path(execDir), r.ID, r.encode()); err != nil {
 		return fmt.Errorf("writing record %s: %w", r.ID, err)
 	}
 	return nil
@@ -98,7 +98,7 @@ func (s *Store) Get(id string) (Record, error) {
 // The new version is computed optimistically before the lock is taken
 // (read, decode, transform, encode). Under the lock the record is read
 // again; if it is byte-for-byte what the computation was based on, the new
-// version is written (replaceRecord, which also fsyncs exec/). Otherwise (a
+// version is written (replaceFile, which also fsyncs exec/). Otherwise (a
 // concurrent writer, a refusal) the transition is redone under the lock.
 func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (Record, error) {
 	if err := ValidID(id); err != nil {
@@ -114,7 +114,7 @@ func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (
 	if ok {
 		cur, err := readSmall(p, maxRecordSize)
 		if err == nil && bytes.Equal(cur, before) {
-			if err := s.replaceRecord(s.path(execDir), id, data); err != nil {
+			if err := s.replaceFile(s.path(execDir), id, data); err != nil {
 				return Record{}, fmt.Errorf("writing record %s: %w", id, err)
 			}
 			if next.Status.Terminal() {
@@ -356,7 +356,7 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 		// claim, and the old one's deletion, would make the file system
 		// search ever longer past recently deleted inodes (ext4 without a
 		// journal). It fsyncs jobDir, the markers' and the key's too.
-		jobErr = s.replaceRecord(jobDir, latestName, []byte(r.ID+" "+head+"\n"))
+		jobErr = s.replaceFile(jobDir, latestName, []byte(r.ID+" "+head+"\n"))
 	}()
 	go func() {
 		defer wg.Done()

@@ -24,7 +24,7 @@ const (
 	tmpPrefix  = ".tmp."
 	// spareName is the spare file of exec/ and of each jobs/JOB/: the next
 	// version of a record (or of _latest) is written into it in place and
-	// exchanged with exec/ID (see replaceRecord). It starts with tmpPrefix,
+	// exchanged with exec/ID (see replaceFile). It starts with tmpPrefix,
 	// so every reader skips it and prune deletes it like any leftover.
 	spareName = tmpPrefix + "spare"
 )
@@ -450,7 +450,7 @@ func fdatasync(fd int) error {
 	}
 }
 
-// replaceRecord durably makes data the content of dir/name (a record, or a
+// replaceFile durably makes data the content of dir/name (a record, or a
 // job's _latest pointer), as atomically as writeFile with sync followed by
 // an fsync of dir, but without allocating an inode (unless dir/name does
 // not exist yet: the spare is then renamed to it): data is written in place into
@@ -460,7 +460,7 @@ func fdatasync(fd int) error {
 // name for the next replacement. Must be called with the store lock held
 // (the spare is shared). Where RENAME_EXCHANGE is unsupported the spare is
 // renamed over dir/name instead, and later calls use writeFile.
-func (s *Store) replaceRecord(dir, name string, data []byte) error {
+func (s *Store) replaceFile(dir, name string, data []byte) error {
 	if s.noExchange.Load() {
 		return writeSynced(dir, name, data)
 	}
