@@ -468,6 +468,43 @@ func GroupOutlives(leader ID) (bool, error) {
 	return false, nil
 }
 
+// WaitGroupGone blocks until nothing is left of the process group that
+// leader led — the leader is gone and GroupOutlives finds no member — or
+// ctx is done. Members started meanwhile are waited for too. It waits on
+// pidfds, rescanning /proc only when a round of members has exited.
+func WaitGroupGone(ctx context.Context, leader ID) error {
+	if h, err := Open(leader); err == nil {
+		err = h.Wait(ctx)
+		h.Close()
+		if err != nil {
+			return err
+		}
+	}
+	for {
+		outlives, err := GroupOutlives(leader)
+		if err != nil || !outlives {
+			return err
+		}
+		members, err := GroupMembers(leader.PID)
+		if err != nil {
+			return err
+		}
+		var hs []*Handle
+		for _, m := range members {
+			if h, err := Open(m); err == nil {
+				hs = append(hs, h)
+			}
+		}
+		err = WaitAll(ctx, hs, false)
+		for _, h := range hs {
+			h.Close()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
 // PollEach blocks the calling thread in poll(2) on the handles' pidfds and
 // calls gone(i) once for each handle as its process exits, until every
 // handle is gone or gone returns true (done = true), or timeout passes

@@ -294,3 +294,49 @@ func TestGroupOutlives(t *testing.T) {
 		t.Errorf("GroupOutlives(member gone) = %v, %v; want false", got, err)
 	}
 }
+
+func TestWaitGroupGone(t *testing.T) {
+	// The leader starts a member that outlives it, and the member starts
+	// another one before it dies: WaitGroupGone returns only once the last
+	// of them is gone.
+	c, line := proctest.StartGroup(t, `sleep 60 & echo $! ; wait`)
+	first, err := strconv.Atoi(line)
+	if err != nil {
+		t.Fatalf("member pid %q: %v", line, err)
+	}
+	leader, err := Lookup(c.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- WaitGroupGone(context.Background(), leader) }()
+	unix.Kill(leader.PID, unix.SIGKILL)
+	// A second member joins the group (it inherits the group of the test's
+	// own child started with Setpgid).
+	second := exec.Command("sleep", "60")
+	second.SysProcAttr = &unix.SysProcAttr{Setpgid: true, Pgid: leader.PID}
+	if err := second.Start(); err != nil {
+		t.Fatalf("joining group %d: %v", leader.PID, err)
+	}
+	defer second.Process.Kill()
+	firstH, err := Open(ID{PID: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer firstH.Close()
+	firstH.Signal(unix.SIGKILL)
+	firstH.Wait(context.Background())
+	select {
+	case err := <-done:
+		t.Fatalf("WaitGroupGone returned %v while member %d lives", err, second.Process.Pid)
+	case <-time.After(50 * time.Millisecond):
+	}
+	second.Process.Kill()
+	second.Wait()
+	if err := <-done; err != nil {
+		t.Fatalf("WaitGroupGone = %v", err)
+	}
+	if got, _ := GroupOutlives(leader); got {
+		t.Error("GroupOutlives after WaitGroupGone = true; want false")
+	}
+}

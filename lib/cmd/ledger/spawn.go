@@ -223,12 +223,13 @@ func (c *spawnCmd) waitEnd(e *env, st *ledger.Store, id string, w *handoff.Worke
 		return err
 	}
 	if !r.Status.Terminal() {
-		// The worker died without finishing: wait for its payload, then
-		// judge the execution as recover would.
+		// The worker died without finishing: wait for its payload and
+		// whatever is left of the payload's process group (recover leaves
+		// the execution alone while any of it runs), then judge the
+		// execution as recover would.
 		if r.Child.PID != 0 {
-			if h, err := proc.Open(r.Child); err == nil {
-				h.Wait(context.Background())
-				h.Close()
+			if err := proc.WaitGroupGone(context.Background(), r.Child); err != nil {
+				return fmt.Errorf("waiting for the payload of %s: %w", id, err)
 			}
 		}
 		if r, err = st.RecoverOne(id); err != nil {
