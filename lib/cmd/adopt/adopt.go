@@ -38,7 +38,7 @@ import (
 const description = `Take durable ownership of a fenced execution, then run its payload once.
 
 Examples:
-  id=$(ledger claim nightly --owner $$) && ledger fence "$id"
+  id=$(ledger claim nightly --owner $$$$) && ledger fence "$id"
   setsid adopt --ack-file /run/nightly.ack "$id" -- ./nightly.sh &
 
 Exit: CMD's status (128+N for signal N); 125 refused before CMD ran;
