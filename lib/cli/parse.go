@@ -125,3 +125,17 @@ func (s *Signal) UnmarshalText(b []byte) error {
 
 // S returns the value as a unix.Signal.
 func (s Signal) S() unix.Signal { return unix.Signal(s) }
+
+// Dir is a kong flag type for a directory that must be named when the
+// flag is given: `--ledger ""` (an unset variable in a script) is bad
+// input, not a quiet fall-back to the default.
+type Dir string
+
+// UnmarshalText implements encoding.TextUnmarshaler for kong.
+func (d *Dir) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		return errors.New("empty directory name")
+	}
+	*d = Dir(b)
+	return nil
+}

@@ -46,7 +46,7 @@ Exit: CMD's status (128+N for signal N); 125 refused before CMD ran;
 
 type grammar struct {
 	cli.VersionFlag
-	Ledger  string       `placeholder:"DIR" help:"Ledger store (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
+	Ledger  cli.Dir      `placeholder:"DIR" help:"Ledger store (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
 	AckFile string       `placeholder:"F" help:"Write {\"execution_id\",\"pid\",\"start\"} here once the adoption is durable."`
 	Grace   cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL when stopping leftovers."`
 	PIDNS   bool         `name:"pidns" help:"Run CMD as init of a new PID namespace: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles)."`
@@ -79,7 +79,7 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 			return t.Fail(err, cli.ExitNotRun)
 		}
 	}
-	dir := g.Ledger
+	dir := string(g.Ledger)
 	if dir == "" {
 		d, err := ledger.DefaultDir()
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tether-sh/tether/lib/cli"
 )
 
 // A ledger call in a wrapper is one short process, and building kong's
@@ -165,7 +167,7 @@ func fastParse(g *grammar, args []string) (cmd string, run func(*env) error) {
 func (g *grammar) setFast(cmd, name, value string) bool {
 	switch name {
 	case "ledger":
-		g.Ledger = value
+		g.Ledger = cli.Dir(value)
 		return true
 	case "json":
 		g.JSON = true

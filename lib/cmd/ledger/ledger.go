@@ -37,8 +37,8 @@ Exit: 0 done, 1 refused or no such execution, 2 bad input, 3 system error
 
 // grammar is the command line: global flags, then one subcommand.
 type grammar struct {
-	Ledger string `name:"ledger" placeholder:"DIR" help:"Store directory (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
-	JSON   bool   `name:"json" help:"Print records as JSON, one object per line; every key present, null when unknown."`
+	Ledger cli.Dir `name:"ledger" placeholder:"DIR" help:"Store directory (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
+	JSON   bool    `name:"json" help:"Print records as JSON, one object per line; every key present, null when unknown."`
 	cli.VersionFlag
 	commands
 }
@@ -67,7 +67,7 @@ type env struct {
 
 // open opens the store named by --ledger or the defaults.
 func (e *env) open() (*ledger.Store, error) {
-	dir, err := ledger.ResolveDir(e.g.Ledger)
+	dir, err := ledger.ResolveDir(string(e.g.Ledger))
 	if err != nil {
 		return nil, err
 	}
