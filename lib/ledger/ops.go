@@ -293,6 +293,8 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 		unix.Chmod(jobDir, 0o700)
 	} else if !errors.Is(err, unix.EEXIST) {
 		return Record{}, fmt.Errorf("cannot claim %s: creating %s: %w", job, jobDir, err)
+	} else if err := CheckPrivateDir(jobDir); err != nil {
+		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
 	}
 
 	if !o.Instant.IsZero() {
@@ -399,6 +401,9 @@ func (s *Store) checkInstant(job string, instant time.Time, grace time.Duration)
 	b, err := readSmall(s.path(jobsDir, job, instantKey(instant)), 256)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
+	}
+	if errors.Is(err, ErrUnsafeStore) {
+		return err
 	}
 	var holders []string
 	tomb := Status("")

@@ -12,23 +12,30 @@ import (
 )
 
 // pointer reads job's _latest pointer: the newest claim and the one before
-// it. ok is false when the pointer is missing or garbled.
-func (s *Store) pointer(job string) (head, prev string, ok bool) {
+// it. ok is false when the pointer is missing or garbled; err is set only
+// for a pointer file (or job directory) that is not safely ours.
+func (s *Store) pointer(job string) (head, prev string, ok bool, err error) {
+	if err := CheckPrivateDir(s.path(jobsDir, job)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", "", false, err
+	}
 	b, err := readSmall(s.path(jobsDir, job, latestName), 256)
+	if errors.Is(err, ErrUnsafeStore) {
+		return "", "", false, err
+	}
 	if err != nil {
-		return "", "", false
+		return "", "", false, nil
 	}
 	f := strings.Fields(string(b))
 	if len(f) < 1 || len(f) > 2 || ValidID(f[0]) != nil {
-		return "", "", false
+		return "", "", false, nil
 	}
 	if len(f) == 2 {
 		if ValidID(f[1]) != nil {
-			return "", "", false
+			return "", "", false, nil
 		}
 		prev = f[1]
 	}
-	return f[0], prev, true
+	return f[0], prev, true, nil
 }
 
 // latestIDs returns the id of job's newest stored execution, "" if it has
@@ -38,7 +45,11 @@ func (s *Store) latestIDs(job string) (string, error) {
 		var st unix.Stat_t
 		return unix.Lstat(s.path(execDir, id), &st) == nil
 	}
-	if head, prev, ok := s.pointer(job); ok {
+	head, prev, ok, err := s.pointer(job)
+	if err != nil {
+		return "", err
+	}
+	if ok {
 		if exists(head) {
 			return head, nil
 		}
@@ -79,7 +90,11 @@ func (s *Store) Latest(job string) (Record, error) {
 		}
 		return r, r.Job == job, nil
 	}
-	if head, prev, ok := s.pointer(job); ok {
+	head, prev, ok, err := s.pointer(job)
+	if err != nil {
+		return Record{}, err
+	}
+	if ok {
 		r, found, err := try(head)
 		if found || err != nil {
 			return r, err

@@ -253,6 +253,20 @@ func mkdirPrivate(dir string) error {
 	return &os.PathError{Op: "mkdir", Path: dir, Err: err}
 }
 
+// CheckPrivateDir refuses path unless it is a directory (not a symbolic
+// link) owned by the effective uid and not writable by group or others:
+// what every folder of a store must be (ErrUnsafeStore otherwise).
+func CheckPrivateDir(path string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return fmt.Errorf("%w: %s is not a directory", ErrUnsafeStore, path)
+	}
+	return checkOwned(path, &st)
+}
+
 // checkOwned refuses a file or directory not owned by the effective uid, or
 // writable by group or others.
 func checkOwned(path string, st *unix.Stat_t) error {
@@ -551,6 +565,9 @@ func readSmall(path string, limit int) ([]byte, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
+	}
+	if err := checkOwned(path, &st); err != nil {
+		return nil, err
 	}
 	if st.Size > int64(limit) {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, path, limit)

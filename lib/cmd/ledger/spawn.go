@@ -70,6 +70,10 @@ func (c *spawnCmd) Run(e *env) error {
 	if err := os.MkdirAll(hdir, 0o700); err != nil {
 		return giveUp(e, st, id, "cannot create handoff directory: "+err.Error())
 	}
+	// Another user who could write here could plant the acknowledgement.
+	if err := ledger.CheckPrivateDir(hdir); err != nil {
+		return giveUp(e, st, id, err.Error())
+	}
 	sweepHandoff(st, hdir)
 	w, a, err := c.handOff(e, st, handoff.Spec{
 		Adopt: adoptPath, Ledger: st.Dir(), ID: id, AckFile: filepath.Join(hdir, id+".ack"),
