@@ -142,7 +142,7 @@ func Open(id ID) (*Handle, error) {
 	// start time, then prove it is still that process: if it is alive now,
 	// it held the PID throughout, so the stat we read was its own.
 	st, serr := ReadStat(id.PID)
-	if serr == nil && unix.PidfdSendSignal(fd, 0, nil, 0) == nil {
+	if serr == nil && PidfdAlive(fd) {
 		if id.Start != 0 && st.Start != id.Start {
 			unix.Close(fd)
 			return nil, fmt.Errorf("pid %d: start time %d differs from %d: %w", id.PID, st.Start, id.Start, ErrGone)
@@ -160,6 +160,15 @@ func Open(id ID) (*Handle, error) {
 		return nil, serr
 	}
 	return nil, fmt.Errorf("pid %d: %w", id.PID, ErrGone)
+}
+
+// PidfdAlive reports whether the process pidfd fd refers to has not
+// exited, by sending it signal 0. A process the caller may not signal
+// answers EPERM, which proves it alive just as well (an exited one
+// answers ESRCH): it must not be taken for gone.
+func PidfdAlive(fd int) bool {
+	err := unix.PidfdSendSignal(fd, 0, nil, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
 }
 
 // ID returns the identity the handle was opened for, start time included.

@@ -38,7 +38,7 @@ func (h *Handle) Gone() bool                     { return true }
 func (h *Handle) Signal(sig unix.Signal) error   { return errUnsupported }
 func (h *Handle) Wait(ctx context.Context) error { return errUnsupported }
 
-func GroupOutlives(leader ID) (bool, error) { return false, errUnsupported }
+func GroupOutlives(leader ID) (bool, error)              { return false, errUnsupported }
 func WaitGroupGone(ctx context.Context, leader ID) error { return errUnsupported }
 
 func PollEach(hs []*Handle, timeout time.Duration, gone func(i int) bool) (bool, error) {

@@ -298,7 +298,7 @@ func openMember(r *statReader, pid int, st pstat) *member {
 		// The pidfd names whoever holds the PID now. If that process is
 		// alive after its stat was read, the stat was its own: compare.
 		cur, rerr := r.read(pid)
-		if rerr != nil || cur.start != st.start || cur.exited() || unix.PidfdSendSignal(fd, 0, nil, 0) != nil {
+		if rerr != nil || cur.start != st.start || cur.exited() || !proc.PidfdAlive(fd) {
 			unix.Close(fd)
 			m.gone = true
 		} else {
