@@ -32,8 +32,9 @@ var (
 	ErrPermission = errors.New("permission denied")
 )
 
-// MaxPID bounds accepted PIDs; the kernel's hard limit is 2^22.
-const MaxPID = 1 << 22
+// MaxPID is the highest PID the kernel can hand out: PIDs are below its
+// hard pid_max limit of 2^22.
+const MaxPID = 1<<22 - 1
 
 // ID identifies one process: its PID and, when known, its start time.
 // Start == 0 means "whichever process has this PID now".

@@ -47,7 +47,8 @@ func TestParseID(t *testing.T) {
 	}{
 		{"42", ID{PID: 42}, false},
 		{"42@1234", ID{PID: 42, Start: 1234}, false},
-		{"4194304", ID{PID: 4194304}, false},
+		{"4194303", ID{PID: 4194303}, false},
+		{"4194304", ID{}, true}, // PIDs are below the kernel's pid_max limit of 2^22
 		{"0", ID{}, true},
 		{"-1", ID{}, true},
 		{"+5", ID{}, true},

@@ -122,15 +122,16 @@ func (w watched) label() string { return fmt.Sprintf("pid %d", w.pid) }
 
 func resolve(g *grammar) ([]watched, error) {
 	var ids []proc.ID
+	var parentGone []watched
 	if g.Parent {
 		ppid := os.Getppid()
-		id := proc.ID{PID: ppid}
 		if ppid <= 1 {
-			// Our parent already died and we were re-parented to init;
-			// there is no parent left to watch.
-			id = proc.ID{PID: ppid, Start: 1}
+			// Our parent already died and we were re-parented to init:
+			// there is no parent left to watch, it is gone.
+			parentGone = append(parentGone, watched{pid: ppid})
+		} else {
+			ids = append(ids, proc.ID{PID: ppid})
 		}
-		ids = append(ids, id)
 	}
 	for _, a := range g.Targets {
 		id, err := proc.ParseID(a)
@@ -142,21 +143,19 @@ func resolve(g *grammar) ([]watched, error) {
 		}
 		ids = append(ids, id)
 	}
-	if len(ids) == 0 {
+	if len(ids)+len(parentGone) == 0 {
 		return nil, errors.New("no target given (want PID, PID@START or --parent)")
 	}
-	out := make([]watched, 0, len(ids))
+	out := append(make([]watched, 0, len(ids)+1), parentGone...)
 	for _, id := range ids {
 		w := watched{pid: id.PID}
-		if id.PID > 1 || id.Start == 0 {
-			h, err := proc.Open(id)
-			switch {
-			case err == nil:
-				w.h = h
-			case errors.Is(err, proc.ErrGone):
-			default:
-				return out, err
-			}
+		h, err := proc.Open(id)
+		switch {
+		case err == nil:
+			w.h = h
+		case errors.Is(err, proc.ErrGone):
+		default:
+			return out, err
 		}
 		out = append(out, w)
 	}
