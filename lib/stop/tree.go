@@ -55,7 +55,8 @@ const (
 // /proc/PID/task/TID/children would be cheaper but needs
 // CONFIG_PROC_CHILDREN, which many kernels lack.
 type Tree struct {
-	// Name labels the target in messages; "process tree N" when empty.
+	// Name labels the target in messages; "pid N" when empty, as for a
+	// single process (SPEC §5).
 	Name string
 
 	rootPID  int
@@ -188,7 +189,7 @@ func (t *Tree) Label() string {
 	case t.seedSelf:
 		return fmt.Sprintf("descendants of pid %d", t.self)
 	}
-	return fmt.Sprintf("process tree %d", t.rootPID)
+	return fmt.Sprintf("pid %d", t.rootPID)
 }
 
 // refresh updates the members from snap: it marks the ones that went, adds
