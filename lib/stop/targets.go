@@ -38,7 +38,19 @@ func (p *Process) Signal(sig unix.Signal) error {
 	if p.H == nil {
 		return fmt.Errorf("pid %d: %w", p.PID, proc.ErrGone)
 	}
-	return p.H.Signal(sig)
+	err := p.H.Signal(sig)
+	if err == nil && needsCont(sig) {
+		p.H.Signal(unix.SIGCONT)
+	}
+	return err
+}
+
+// needsCont reports whether a stop step's signal must be followed by
+// SIGCONT: a signal sent to a stopped process stays pending until it is
+// continued, and the target would seem to ignore it (systemd does the
+// same). KILL needs no CONT, and STOP or CONT must not get one.
+func needsCont(sig unix.Signal) bool {
+	return sig != unix.SIGKILL && sig != unix.SIGSTOP && sig != unix.SIGCONT && sig != 0
 }
 
 func (p *Process) Wait(ctx context.Context) error {
@@ -79,7 +91,11 @@ func (g *Group) Signal(sig unix.Signal) error {
 	if g.Gone() {
 		return fmt.Errorf("process group %d: %w", g.PGID, proc.ErrGone)
 	}
-	return proc.SignalGroup(g.PGID, sig)
+	err := proc.SignalGroup(g.PGID, sig)
+	if err == nil && needsCont(sig) {
+		proc.SignalGroup(g.PGID, unix.SIGCONT)
+	}
+	return err
 }
 
 func (g *Group) Gone() bool {

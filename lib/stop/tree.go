@@ -456,7 +456,7 @@ func (t *Tree) Signal(sig unix.Signal) error {
 		// Signal in PID order so that repeated runs behave alike.
 		slices.SortFunc(live, func(a, b *member) int { return a.id.PID - b.id.PID })
 		sent, firstErr = t.signalMembers(live, sig)
-		if sig != unix.SIGKILL && sig != unix.SIGSTOP {
+		if needsCont(sig) {
 			for _, m := range live {
 				m.signal(unix.SIGCONT)
 			}
@@ -527,7 +527,7 @@ func (t *Tree) signalPass(r *statReader, sig unix.Signal) (added, sent int, firs
 	added, _ = t.refresh(r, snap, walkTrack)
 	live := t.liveMembers()
 	sent, firstErr = t.signalMembers(live, sig)
-	if sig != unix.SIGKILL && sig != unix.SIGSTOP {
+	if needsCont(sig) {
 		for _, m := range live {
 			if m.stopped {
 				m.signal(unix.SIGCONT)
