@@ -24,9 +24,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -120,7 +122,7 @@ func run(t *cli.Tool, g *grammar) int {
 	for _, f := range g.Pidfile {
 		a, err := readPidfile(f)
 		if err != nil {
-			return t.Fail(err, cli.ExitUsage)
+			return t.Fail(err, pidfileExit(err))
 		}
 		args = append(args, a)
 	}
@@ -148,6 +150,16 @@ func run(t *cli.Tool, g *grammar) int {
 }
 
 // readPidfile returns the single PID[@START] token in file f.
+// pidfileExit is the exit code for a pidfile that could not be used: a
+// file we may not read, or an I/O error, is a system error (3); a missing,
+// empty or garbled one is bad input (2).
+func pidfileExit(err error) int {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EIO) {
+		return cli.ExitSystem
+	}
+	return cli.ExitUsage
+}
+
 func readPidfile(f string) (string, error) {
 	b, err := os.ReadFile(f)
 	if err != nil {
