@@ -132,8 +132,9 @@ func Open(id ID) (*Handle, error) {
 		if errors.Is(err, unix.ESRCH) {
 			return nil, fmt.Errorf("pid %d: %w", id.PID, ErrGone)
 		}
-		if errors.Is(err, unix.EINVAL) {
-			// Not a thread-group leader: a thread id is not a process.
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
+			// Not a thread-group leader: a thread id is not a process
+			// (EINVAL before Linux 6.9, ENOENT since).
 			return nil, fmt.Errorf("%w: %d is a thread, not a process", ErrBadID, id.PID)
 		}
 		return nil, fmt.Errorf("pidfd_open %d: %w", id.PID, err)

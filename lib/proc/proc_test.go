@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -339,5 +341,34 @@ func TestWaitGroupGone(t *testing.T) {
 	}
 	if got, _ := GroupOutlives(leader); got {
 		t.Error("GroupOutlives after WaitGroupGone = true; want false")
+	}
+}
+
+// TestOpenThread: the id of a thread that is not its group's leader is
+// bad input, said as such, not a process that is gone.
+func TestOpenThread(t *testing.T) {
+	if !HavePidfd() {
+		t.Skip("no pidfd_open here")
+	}
+	// Three goroutines each hold a thread of their own; at most one of
+	// them can be the main thread, the group leader.
+	tids := make(chan int, 3)
+	release := make(chan struct{})
+	defer close(release)
+	for i := 0; i < 3; i++ {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			tids <- unix.Gettid()
+			<-release
+		}()
+	}
+	id := <-tids
+	if id == os.Getpid() {
+		id = <-tids
+	}
+	_, err := Open(ID{PID: id})
+	if !errors.Is(err, ErrBadID) || !strings.Contains(err.Error(), "is a thread") {
+		t.Errorf("Open(thread %d) = %v; want ErrBadID saying it is a thread", id, err)
 	}
 }
