@@ -235,6 +235,13 @@ func printIDs(t *cli.Tool, g *grammar) int {
 	}
 	code := cli.ExitOK
 	enc := json.NewEncoder(t.Stdout)
+	// With --json every PID asked for gets its object, every key present:
+	// start and id are null for one that does not exist.
+	type idJSON struct {
+		PID   int     `json:"pid"`
+		Start *uint64 `json:"start"`
+		ID    *string `json:"id"`
+	}
 	for _, want := range ids {
 		id, err := proc.Lookup(want.PID)
 		if err == nil && want.Start != 0 && id.Start != want.Start {
@@ -244,16 +251,16 @@ func printIDs(t *cli.Tool, g *grammar) int {
 			if errors.Is(err, proc.ErrGone) {
 				t.Warnf("pid %d does not exist", want.PID)
 				code = cli.ExitRefused
+				if g.JSON {
+					enc.Encode(idJSON{PID: want.PID})
+				}
 				continue
 			}
 			return t.Fail(err, cli.ExitSystem)
 		}
 		if g.JSON {
-			enc.Encode(struct {
-				PID   int    `json:"pid"`
-				Start uint64 `json:"start"`
-				ID    string `json:"id"`
-			}{id.PID, id.Start, id.String()})
+			token := id.String()
+			enc.Encode(idJSON{id.PID, &id.Start, &token})
 		} else {
 			fmt.Fprintln(t.Stdout, id.String())
 		}
