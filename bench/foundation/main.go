@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command foundation benchmarks watchpid and stopbounded against the peer
 // tools on this machine (procps pidwait, coreutils tail --pid, dpkg's
 // start-stop-daemon, util-linux flock, /bin/true), in one interleaved run:

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Child bookkeeping and /proc probes. Every process the benchmark starts is

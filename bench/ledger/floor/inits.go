@@ -1,4 +1,4 @@
-//go:build floorinits
+//go:build linux && floorinits
 
 package main
 

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command floor is the least a Go ledger can cost: the same files, links,
 // renames and flushes as ledger's claim, start and finish (SPEC §2: temp
 // file, fsync, rename, fsync the directory; a lock file; index markers),

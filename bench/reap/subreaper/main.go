@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command subreaper marks itself child subreaper and execs its arguments.
 // The flag survives execve, so the program it runs (bash, for the reap
 // benchmark) inherits orphans and reaps them: the reference cleanup in
