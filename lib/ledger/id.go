@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Sentinel errors. Every error the package returns wraps one of these, or is
@@ -105,10 +103,8 @@ func NewID(t time.Time) string {
 		n /= 36
 	}
 	b[idTimeDigits] = '-'
-	// getrandom(2) directly: crypto/rand's FIPS machinery costs a
-	// noticeable share of a short-lived process's start-up.
 	var r [idRandDigits]byte
-	if n, err := unix.Getrandom(r[:], 0); err != nil || n != len(r) {
+	if !randomBytes(r[:]) {
 		// Only on kernels older than 3.17; the time part still orders ids.
 		t := uint64(time.Now().UnixNano()) ^ uint64(os.Getpid())<<20
 		for i := range r {

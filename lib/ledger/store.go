@@ -48,12 +48,6 @@ type Store struct {
 	exchange func(a, b string) error
 }
 
-// renameExchange atomically swaps the names a and b (renameat2
-// RENAME_EXCHANGE).
-func renameExchange(a, b string) error {
-	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
-}
-
 // exchangeUnsupported reports whether err from exchange means the kernel or
 // the file system does not offer RENAME_EXCHANGE.
 func exchangeUnsupported(err error) bool {
@@ -457,7 +451,7 @@ func writeAll(fd int, data []byte) error {
 
 func fdatasync(fd int) error {
 	for {
-		err := unix.Fdatasync(fd)
+		err := syncData(fd)
 		if err != unix.EINTR {
 			return err
 		}
