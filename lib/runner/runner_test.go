@@ -253,15 +253,21 @@ func TestRunOnStartAndForward(t *testing.T) {
 	// The shell traps USR1; its sleep does not, so it dies of USR1 (138)
 	// only if the signal reached the whole group, not just the shell. A
 	// guard KILLs the sleep after 5s (137) if it did not.
-	script := `trap 'echo got >got' USR1; sleep 100 & sp=$!; (sleep 5; kill -KILL $sp) & echo ready >ready; wait $sp; wait $sp; echo $? >sleepstatus; exit 7`
+	// The signal is sent only once the sleep has exec'd: a forked shell
+	// that has not yet would run the inherited trap instead of dying.
+	script := `trap 'echo got >got' USR1; sleep 100 & sp=$!; (sleep 5; kill -KILL $sp) & echo $sp >ready; wait $sp; wait $sp; echo $? >sleepstatus; exit 7`
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv: sh(script), Dir: dir, Grace: time.Second,
 		OnStart: func(id proc.ID) {
 			child.Store(id)
 			go func() {
 				for {
-					if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
-						break
+					b, err := os.ReadFile(filepath.Join(dir, "ready"))
+					if err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+						comm, _ := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/comm")
+						if string(comm) == "sleep\n" {
+							break
+						}
 					}
 					time.Sleep(2 * time.Millisecond)
 				}
