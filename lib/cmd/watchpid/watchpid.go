@@ -57,7 +57,7 @@ with CMD, CMD's status when it ends first, 128+N after signal N.`
 
 type grammar struct {
 	cli.VersionFlag
-	Timeout string       `placeholder:"D" help:"Give up after D and exit 124 (Go duration or seconds)."`
+	Timeout string       `placeholder:"D" help:"Give up after D and exit 124 (Go duration or seconds); with CMD, stop CMD first."`
 	Any     bool         `help:"Done when any target is gone, not all."`
 	Grace   cli.Duration `default:"5s" placeholder:"D" help:"With CMD: wait at most D after TERM before KILL."`
 	Quiet   bool         `short:"q" help:"Print nothing on success."`
@@ -104,10 +104,7 @@ func Main(args []string) int {
 		return t.Fail(err, cli.ExitUsage)
 	}
 	if hasCmd {
-		if timeout >= 0 {
-			return t.Fail(errors.New("--timeout cannot be combined with a command"), cli.ExitUsage)
-		}
-		return runCommand(t, &g, targets, cmd)
+		return runCommand(t, &g, targets, cmd, timeout)
 	}
 	return wait(t, &g, targets, timeout)
 }
@@ -271,7 +268,7 @@ func printIDs(t *cli.Tool, g *grammar) int {
 // forwarded are the signals watchpid passes on to CMD's group, boundedly.
 var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT}
 
-func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string) int {
+func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeout time.Duration) int {
 	name := argv[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -304,9 +301,25 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string) int {
 		exited <- runner.StateStatus(cmd.ProcessState)
 	}()
 
+	// --timeout with CMD is a deadline: CMD is stopped like at the
+	// target's death, and watchpid exits 124.
+	var deadline <-chan time.Time
+	if timeout >= 0 {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		deadline = timer.C
+	}
 	left := len(targets) - n
 	for {
 		select {
+		case <-deadline:
+			code := stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
+			<-exited
+			if code != cli.ExitOK {
+				return code
+			}
+			t.Warnf("timed out after %v; stopped %s", timeout, name)
+			return cli.ExitDeadline
 		case status := <-exited:
 			// CMD ended first; what it left in its group goes with it.
 			stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
