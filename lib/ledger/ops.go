@@ -227,6 +227,26 @@ func (s *Store) SetChild(id string, child proc.ID) (Record, error) {
 	})
 }
 
+// StartChild starts a claim in-process with its payload already forked
+// (claimed → running, child recorded) in one durable update: the runner
+// forks the payload held at a gate, records it here, and only then lets
+// it run. The claimer stays the owner. A fenced claim is refused.
+func (s *Store) StartChild(id string, child proc.ID) (Record, error) {
+	if child.PID < 1 || child.PID > proc.MaxPID {
+		return Record{}, badInputf("child pid %d", child.PID)
+	}
+	return s.update("start", id, func(r *Record, now time.Time) error {
+		switch {
+		case r.Status == Claimed && r.Fenced:
+			return refusedf("execution is claimed and fenced: it was handed off, only adopt may start it")
+		case r.Status != Claimed:
+			return refusedf("execution is %s, not claimed", r.State())
+		}
+		r.Status, r.StartedAt, r.Child = Running, now, child
+		return nil
+	})
+}
+
 // Finish records a result: running → completed or failed, or claimed (not
 // fenced) → failed, for a dispatch that never started. exitCode (0..255)
 // and errMsg are optional.
