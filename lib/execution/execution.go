@@ -38,6 +38,10 @@ type Options struct {
 	// Signals is a channel registered by CatchSignals before the execution
 	// was claimed or adopted; nil lets the runner register its own.
 	Signals chan os.Signal
+	// Start says the execution is still claimed (ledger run): it is
+	// started and its payload recorded in one update. Otherwise it is
+	// running already (adopted) and only the payload is recorded.
+	Start bool
 }
 
 // CatchSignals registers the signals a runner forwards, so that one that
@@ -53,10 +57,15 @@ func CatchSignals() (sigs chan os.Signal, stop func()) {
 	return sigs, func() { signal.Stop(sigs) }
 }
 
-// Run runs argv for the running execution id and finishes its record:
-// completed iff the payload exited 0, else failed with its exit code (or
-// 128+N for signal N, 124 for the deadline, 126/127 when it could not be
-// executed). It returns the exit code the tool should exit with.
+// Run runs argv for execution id and finishes its record: completed iff
+// the payload exited 0, else failed with its exit code (or 128+N for
+// signal N, 124 for the deadline, 126/127 when it could not be executed).
+// It returns the exit code the tool should exit with.
+//
+// The payload runs only once its PID@START is durable in the record (with
+// o.Start, in the same update that starts the execution): if that cannot
+// be recorded, the payload never runs, the record ends failed and Run
+// returns 125.
 //
 // If the result cannot be recorded (the store vanished), the record stays
 // running; ledger recover later reports it unknown, which is the truth as
@@ -64,10 +73,6 @@ func CatchSignals() (sigs chan os.Signal, stop func()) {
 // payload's status.
 func Run(t *cli.Tool, st *ledger.Store, id string, o Options) int {
 	env := append(os.Environ(), EnvVar+"="+id)
-	// A child that could not be recorded is reported after the result, and
-	// only if the result could be recorded: a store that vanished gets one
-	// line, not two.
-	var childErr error
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv:         o.Argv,
 		Env:          env,
@@ -75,10 +80,17 @@ func Run(t *cli.Tool, st *ledger.Store, id string, o Options) int {
 		Deadline:     o.Deadline,
 		Signals:      o.Signals,
 		PIDNamespace: o.PIDNamespace,
-		OnStart: func(child proc.ID) {
-			if _, err := st.SetChild(id, child); err != nil {
-				childErr = fmt.Errorf("could not record payload %s of %s: %w", child, id, err)
+		OnStart: func(child proc.ID) error {
+			var err error
+			if o.Start {
+				_, err = st.StartChild(id, child)
+			} else {
+				_, err = st.SetChild(id, child)
 			}
+			if err != nil {
+				return fmt.Errorf("not running %s: could not record its payload %s: %w", id, child, err)
+			}
+			return nil
 		},
 	})
 	if err != nil {
@@ -98,9 +110,7 @@ func Run(t *cli.Tool, st *ledger.Store, id string, o Options) int {
 	case res.ExitCode != 0:
 		status, msg = ledger.Failed, fmt.Sprintf("exited with status %d", res.ExitCode)
 	}
-	if finish(t, st, id, status, res.ExitCode, msg) && childErr != nil {
-		t.Warnf("%v", childErr)
-	}
+	finish(t, st, id, status, res.ExitCode, msg)
 	return res.Code()
 }
 

@@ -43,6 +43,7 @@ import (
 	"unsafe"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/internal/reexec"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
 	"golang.org/x/sys/unix"
@@ -103,9 +104,14 @@ type Options struct {
 	// stops the registration.
 	Signals chan os.Signal
 
-	// OnStart, when set, is called once with the command's identity as
-	// soon as it runs, before Run waits for it (ledger run records it).
-	OnStart func(child proc.ID)
+	// OnStart, when set, is called once with the command's identity while
+	// the command is held at the recording gate (gate.go): its process
+	// exists, its PID@START and process group are final, but not one
+	// instruction of the command has run. The command runs only once
+	// OnStart returns nil (ledger run and adopt record it durably there);
+	// an error keeps it from ever running, and Run returns that error with
+	// code 125 (or the error's own *cli.ExitError code).
+	OnStart func(child proc.ID) error
 }
 
 // Result is what happened to the command and what it left behind.
@@ -215,6 +221,21 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
 	cmd.Env = o.Env
+	// A command that is recorded, or must get a /proc of its own PID
+	// namespace, starts behind the gate.
+	var g *gate
+	if o.OnStart != nil || o.PIDNamespace {
+		if cmd.Err != nil {
+			return Result{}, StartError(o.Argv[0], cmd.Err)
+		}
+		gg, relR, errW, args, err := gateCommand(o, cmd.Path)
+		if err != nil {
+			return Result{}, err
+		}
+		g = gg
+		cmd = reexec.Command(gateRole, o.Env, args...)
+		cmd.ExtraFiles = []*os.File{relR, errW}
+	}
 	cmd.Dir = o.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = orFile(o.Stdin, os.Stdin), orFile(o.Stdout, os.Stdout), orFile(o.Stderr, os.Stderr)
 	// Setpgid: its own group, so forwarding and the deadline reach the
@@ -224,9 +245,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	// that forked (the flag is per thread) while this goroutine is unlocked.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if o.PIDNamespace {
-		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
+		// A mount namespace too, where the gate mounts the fresh /proc.
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 	}
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	for _, f := range cmd.ExtraFiles {
+		// The gate has its own copies; ours would hide its end-of-file.
+		f.Close()
+	}
+	if err != nil {
+		if g != nil {
+			g.shut()
+		}
 		if o.PIDNamespace && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
 			return Result{}, cli.Errorf(cli.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], unwrapPath(err))
 		}
@@ -242,8 +272,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		res.Child.Start = st.Start
 	}
 	r := startReaper(pid)
-	if o.OnStart != nil {
-		o.OnStart(res.Child)
+	if g != nil {
+		if err := openGate(g, r, pid, res.Child, o.OnStart); err != nil {
+			return Result{}, err
+		}
 	}
 
 	var deadline <-chan time.Time
@@ -309,6 +341,29 @@ wait:
 	cleanup(r, sched, stoppedWith, &res)
 	res.Cleanup = time.Since(exited)
 	return res, nil
+}
+
+// openGate records the gated command through onStart, if set, and then
+// lets it run. On error the command never ran and the gate has been
+// reaped: nothing of it is left.
+func openGate(g *gate, r *reaper, pid int, child proc.ID, onStart func(proc.ID) error) error {
+	var err error
+	if onStart != nil {
+		if err = onStart(child); err != nil {
+			g.shut()
+			// Our unreaped child: its PID cannot be a recycled one.
+			unix.Kill(pid, unix.SIGKILL)
+			err = &cli.ExitError{Code: cli.Code(err, cli.ExitNotRun), Err: err}
+		}
+	}
+	if err == nil {
+		err = g.open()
+	}
+	if err != nil {
+		<-r.childStatus
+		<-r.done
+	}
+	return err
 }
 
 // stopCommand stops the command's process group (and the command, should

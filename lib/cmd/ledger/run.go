@@ -48,11 +48,8 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if _, err := st.Start(rec.ID, nil); err != nil {
-		return notRun(fmt.Errorf("not running %s: %w", c.Job, err))
-	}
 	code := execution.Run(e.tool, st, rec.ID, execution.Options{
-		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs, PIDNamespace: c.PIDNS,
+		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs, PIDNamespace: c.PIDNS, Start: true,
 	})
 	if code != 0 {
 		return exitStatus(code)

@@ -1,0 +1,38 @@
+package runner
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/tether-sh/tether/lib/internal/reexec"
+)
+
+// TestGateRunnerGone: a gate whose runner goes away before releasing it
+// (its end of the pipe closes, as at the runner's death) runs nothing and
+// exits 125.
+func TestGateRunnerGone(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	g, relR, errW, args, err := gateCommand(Options{Argv: []string{"sh", "-c", "echo ran > " + marker}}, "/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := reexec.Command(gateRole, nil, args...)
+	cmd.ExtraFiles = []*os.File{relR, errW}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	relR.Close()
+	errW.Close()
+	g.shut()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != gateStatus {
+		t.Errorf("gate with its runner gone = %v; want exit %d", err, gateStatus)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("gate with its runner gone ran the command")
+	}
+}
