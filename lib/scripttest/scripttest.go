@@ -37,6 +37,10 @@ const waitLimit = 60 * time.Second
 //	capture VAR                 set $VAR to the last command's stdout, trimmed
 //	parked TARGET               wait until TARGET holds a pidfd and sleeps: a
 //	                            watcher that is really waiting, not starting
+//	childpid VAR TARGET         set $VAR to the PID of TARGET's (only) child
+//	pidns VAR TARGET            set $VAR to TARGET's PID namespace (pid:[INODE])
+//	nsalive NS                  succeed iff a process of PID namespace NS is
+//	                            alive, zombies aside (! nsalive: none is)
 func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"exitcode": cmdExitcode,
@@ -46,6 +50,9 @@ func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) 
 		"readpid":  cmdReadpid,
 		"capture":  cmdCapture,
 		"parked":   cmdParked,
+		"childpid": cmdChildpid,
+		"pidns":    cmdPidns,
+		"nsalive":  cmdNsalive,
 	}
 }
 
@@ -224,4 +231,48 @@ func parked(pid int) bool {
 		}
 	}
 	return false
+}
+
+func cmdChildpid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: childpid VAR TARGET")
+	}
+	parent := resolvePID(ts, args[1])
+	var children []int
+	proc.Scan(func(st proc.Stat) {
+		if st.PPID == parent {
+			children = append(children, st.PID)
+		}
+	})
+	if len(children) != 1 {
+		ts.Fatalf("childpid: pid %d has %d children %v; want one", parent, len(children), children)
+	}
+	ts.Setenv(args[0], strconv.Itoa(children[0]))
+}
+
+func cmdPidns(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: pidns VAR TARGET")
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", resolvePID(ts, args[1])))
+	ts.Check(err)
+	ts.Setenv(args[0], ns)
+}
+
+func cmdNsalive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: nsalive NS")
+	}
+	var live []string
+	proc.Scan(func(st proc.Stat) {
+		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", st.PID)); err == nil && ns == args[0] && st.State != 'Z' {
+			live = append(live, strconv.Itoa(st.PID)+" ("+st.Comm+")")
+		}
+	})
+	switch {
+	case neg && len(live) > 0:
+		ts.Fatalf("alive in %s: %s", args[0], strings.Join(live, ", "))
+	case !neg && len(live) == 0:
+		ts.Fatalf("nothing alive in %s", args[0])
+	}
 }
