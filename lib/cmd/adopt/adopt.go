@@ -8,8 +8,10 @@
 // adopt moves execution ID from claimed+fenced to running with itself as
 // owner. Only once that is durable does it write the ack file (atomically,
 // 0600) as {"execution_id","pid","start"}; then it runs CMD once in its own
-// process group with TETHER_EXECUTION=ID, records the child, forwards
-// TERM/INT/HUP/QUIT, and finishes the record: completed iff CMD exited 0.
+// process group with TETHER_EXECUTION=ID — CMD's first instruction runs
+// only once its PID@START is durable in the record, and never if adopt
+// dies first — forwards TERM/INT/HUP/QUIT, and finishes the record:
+// completed iff CMD exited 0.
 // If adopt is killed mid-run, ledger recover later reports the execution
 // unknown — never completed, never run twice.
 //
