@@ -331,7 +331,10 @@ func TestWaitGroupGone(t *testing.T) {
 	firstH.Wait(context.Background())
 	select {
 	case err := <-done:
-		t.Fatalf("WaitGroupGone returned %v while member %d lives", err, second.Process.Pid)
+		// Say whether the member really lives: a test elsewhere that
+		// signals a recycled PID could have killed it.
+		alive, aerr := Alive(ID{PID: second.Process.Pid})
+		t.Fatalf("WaitGroupGone returned %v while member %d lives (alive now: %v, %v)", err, second.Process.Pid, alive, aerr)
 	case <-time.After(50 * time.Millisecond):
 	}
 	second.Process.Kill()

@@ -7,6 +7,7 @@
 package scripttest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -136,31 +137,33 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	sig, err := cli.ParseSignal(args[0])
 	ts.Check(err)
-	pid := resolvePID(ts, args[1])
-	if pid <= 1 {
-		ts.Fatalf("signal: refusing pid %d", pid)
+	id := resolveID(ts, args[1])
+	if id.PID <= 1 {
+		ts.Fatalf("signal: refusing pid %d", id.PID)
+	}
+	// An identity-checked pidfd: a target that is gone, its PID maybe
+	// recycled by another test's process, is never signalled.
+	h, err := proc.Open(id)
+	if errors.Is(err, proc.ErrGone) && sig == unix.SIGKILL {
+		return
+	}
+	ts.Check(err)
+	defer h.Close()
+	if err := h.Signal(sig); err != nil {
+		if errors.Is(err, proc.ErrGone) && sig == unix.SIGKILL {
+			return
+		}
+		ts.Fatalf("signal %s %s: %v", args[0], args[1], err)
 	}
 	if sig != unix.SIGKILL {
-		ts.Check(unix.Kill(pid, sig))
 		return
 	}
 	// KILL is delivered asynchronously: wait until the target is really
 	// gone, so the next step never races its death.
-	fd, err := unix.PidfdOpen(pid, 0)
-	ts.Check(err)
-	defer unix.Close(fd)
-	ts.Check(unix.PidfdSendSignal(fd, sig, nil, 0))
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, int(waitLimit/time.Millisecond))
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		ts.Check(err)
-		if n == 0 {
-			ts.Fatalf("signal: pid %d still alive %v after KILL", pid, waitLimit)
-		}
-		return
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if h.Wait(ctx) != nil {
+		ts.Fatalf("signal: pid %d still alive %v after KILL", id.PID, waitLimit)
 	}
 }
 
@@ -168,12 +171,55 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: alive TARGET")
 	}
-	pid := resolvePID(ts, args[0])
-	alive, err := proc.Alive(proc.ID{PID: pid})
+	id := resolveID(ts, args[0])
+	alive, err := proc.Alive(id)
 	ts.Check(err)
 	if alive == neg {
-		ts.Fatalf("alive %s: pid %d alive = %v; want %v", args[0], pid, alive, !neg)
+		ts.Fatalf("alive %s: pid %d alive = %v; want %v", args[0], id.PID, alive, !neg)
 	}
+}
+
+// resolveID is resolvePID with the target's identity: the START a pidfile
+// gives, or else — the file holds a bare PID, as `echo $$` writes — the
+// start of the process that has the PID now, if it can have written the
+// file. A process that started after the file was last written cannot
+// have, so it is another one that got the PID after the writer died, and
+// the target is given a START that no process has: it is gone. On a
+// machine that recycles PIDs fast, signalling such a PID would hit
+// another test's process.
+func resolveID(ts *testscript.TestScript, target string) proc.ID {
+	pid := resolvePID(ts, target)
+	if !strings.HasPrefix(target, "@") {
+		return proc.ID{PID: pid}
+	}
+	path := ts.MkAbs(target[1:])
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	if id, err := proc.ParseID(strings.TrimSpace(string(b))); err == nil && id.Start != 0 {
+		return id
+	}
+	fi, err := os.Stat(path)
+	ts.Check(err)
+	st, err := proc.ReadStat(pid)
+	if err != nil {
+		return proc.ID{PID: pid}
+	}
+	if startedAt(st.Start).After(fi.ModTime().Add(2 * tick)) {
+		return proc.ID{PID: pid, Start: st.Start + 1}
+	}
+	return proc.ID{PID: pid, Start: st.Start}
+}
+
+// tick is a clock tick of /proc/PID/stat's start time (USER_HZ).
+const tick = 10 * time.Millisecond
+
+// startedAt turns a start time in clock ticks since boot into wall time.
+func startedAt(start uint64) time.Time {
+	var boot, real unix.Timespec
+	unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot)
+	unix.ClockGettime(unix.CLOCK_REALTIME, &real)
+	bootedAt := time.Unix(real.Unix()).Add(-time.Duration(boot.Nano()))
+	return bootedAt.Add(time.Duration(start) * tick)
 }
 
 func cmdReadpid(ts *testscript.TestScript, neg bool, args []string) {
