@@ -38,10 +38,14 @@ type Options struct {
 	// Signals is a channel registered by CatchSignals before the execution
 	// was claimed or adopted; nil lets the runner register its own.
 	Signals chan os.Signal
-	// Start says the execution is still claimed (ledger run): it is
-	// started and its payload recorded in one update. Otherwise it is
-	// running already (adopted) and only the payload is recorded.
-	Start bool
+	// Claim, for ledger run, creates the execution: it claims and starts
+	// it in one update with the payload recorded, while the payload is
+	// held at its gate (ledger.ClaimOptions.Child), so that the payload's
+	// start-up overlaps the claim's writes. It is called with a zero child
+	// when the payload could not even be started (not found), to record
+	// that as a failed execution. Without Claim, the execution is running
+	// already (adopted) and only the payload is recorded.
+	Claim func(child proc.ID) (ledger.Record, error)
 }
 
 // CatchSignals registers the signals a runner forwards, so that one that
@@ -57,46 +61,59 @@ func CatchSignals() (sigs chan os.Signal, stop func()) {
 	return sigs, func() { signal.Stop(sigs) }
 }
 
-// Run runs argv for execution id and finishes its record: completed iff
-// the payload exited 0, else failed with its exit code (or 128+N for
-// signal N, 124 for the deadline, 126/127 when it could not be executed).
-// It returns the exit code the tool should exit with.
+// Run runs argv for execution id (none yet with o.Claim) and finishes its
+// record: completed iff the payload exited 0, else failed with its exit
+// code (or 128+N for signal N, 124 for the deadline, 126/127 when it could
+// not be executed). It returns the exit code the tool should exit with.
 //
-// The payload runs only once its PID@START is durable in the record (with
-// o.Start, in the same update that starts the execution): if that cannot
-// be recorded, the payload never runs, the record ends failed and Run
-// returns 125.
+// The payload runs only once its PID@START is durable in the record: if
+// that cannot be recorded (a refused claim, a store gone), the payload
+// never runs, Run says why and returns 125 (2 for bad input), and a record
+// that exists ends failed.
 //
 // If the result cannot be recorded (the store vanished), the record stays
 // running; ledger recover later reports it unknown, which is the truth as
 // far as the ledger can tell. Run says so on stderr and still returns the
 // payload's status.
 func Run(t *cli.Tool, st *ledger.Store, id string, o Options) int {
-	env := append(os.Environ(), EnvVar+"="+id)
+	claimed := false
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv:         o.Argv,
-		Env:          env,
 		Grace:        o.Grace,
 		Deadline:     o.Deadline,
 		Signals:      o.Signals,
 		PIDNamespace: o.PIDNamespace,
-		OnStart: func(child proc.ID) error {
-			var err error
-			if o.Start {
-				_, err = st.StartChild(id, child)
-			} else {
-				_, err = st.SetChild(id, child)
+		OnStart: func(child proc.ID) ([]string, error) {
+			if o.Claim != nil {
+				claimed = true
+				rec, err := o.Claim(child)
+				if err != nil {
+					return nil, err
+				}
+				id = rec.ID
+			} else if _, err := st.SetChild(id, child); err != nil {
+				return nil, fmt.Errorf("not running %s: could not record its payload %s: %w", id, child, err)
 			}
-			if err != nil {
-				return fmt.Errorf("not running %s: could not record its payload %s: %w", id, child, err)
-			}
-			return nil
+			// The id is known for certain only now (ledger run claims
+			// here); it replaces an outer execution's.
+			return []string{EnvVar + "=" + id}, nil
 		},
 	})
 	if err != nil {
 		code := cli.Code(err, cli.ExitNotRun)
+		if o.Claim != nil && !claimed {
+			// The payload could not be started at all: record that.
+			rec, cerr := o.Claim(proc.ID{})
+			if cerr != nil {
+				t.Warnf("%v", cerr)
+				return cli.Code(cerr, cli.ExitNotRun)
+			}
+			id = rec.ID
+		}
 		t.Warnf("%v", err)
-		finish(t, st, id, ledger.Failed, code, err.Error())
+		if id != "" {
+			finish(t, st, id, ledger.Failed, code, err.Error())
+		}
 		return code
 	}
 	res.Report(t.Warnf)

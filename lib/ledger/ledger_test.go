@@ -376,6 +376,27 @@ func TestClaimExclusive(t *testing.T) {
 	}
 }
 
+// TestClaimStarted: a claim with its payload already held at its gate is
+// claimed, started and has its child recorded in one update; the checks of
+// an ordinary claim still apply to it.
+func TestClaimStarted(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	child := proc.Self()
+	r := mustClaim(t, s, "x", ClaimOptions{Exclusive: true, Child: child})
+	got, err := s.Get(r.ID)
+	if err != nil || got.Status != Running || got.Child != child || !got.StartedAt.Equal(got.ClaimedAt) {
+		t.Fatalf("Claim(child %v) = %s child %v started %v claimed %v, %v; want running with that child, started when claimed",
+			child, got.Status, got.Child, got.StartedAt, got.ClaimedAt, err)
+	}
+	if _, err := s.Claim("x", ClaimOptions{Owner: self(t), Exclusive: true, Child: child}); !errors.Is(err, ErrRefused) {
+		t.Fatalf("Claim(exclusive, child, running) = %v; want ErrRefused", err)
+	}
+	if _, err := s.Claim("x", ClaimOptions{Owner: self(t), Child: proc.ID{PID: -1}}); !errors.Is(err, ErrBadInput) {
+		t.Fatalf("Claim(child -1) = %v; want ErrBadInput", err)
+	}
+}
+
 func TestRecover(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)

@@ -37,6 +37,10 @@ type ClaimOptions struct {
 	Exclusive bool
 	// Grace is the recovery grace for fenced claims (0: DefaultGrace).
 	Grace time.Duration
+	// Child, if set, is the payload of ledger run, forked and held at its
+	// gate: the execution is claimed and started in one update, with the
+	// child recorded (claimed_at = started_at).
+	Child proc.ID
 }
 
 // readRecord reads exec/ID. A missing record is ErrNotFound; one that does
@@ -227,26 +231,6 @@ func (s *Store) SetChild(id string, child proc.ID) (Record, error) {
 	})
 }
 
-// StartChild starts a claim in-process with its payload already forked
-// (claimed → running, child recorded) in one durable update: the runner
-// forks the payload held at a gate, records it here, and only then lets
-// it run. The claimer stays the owner. A fenced claim is refused.
-func (s *Store) StartChild(id string, child proc.ID) (Record, error) {
-	if child.PID < 1 || child.PID > proc.MaxPID {
-		return Record{}, badInputf("child pid %d", child.PID)
-	}
-	return s.update("start", id, func(r *Record, now time.Time) error {
-		switch {
-		case r.Status == Claimed && r.Fenced:
-			return refusedf("execution is claimed and fenced: it was handed off, only adopt may start it")
-		case r.Status != Claimed:
-			return refusedf("execution is %s, not claimed", r.State())
-		}
-		r.Status, r.StartedAt, r.Child = Running, now, child
-		return nil
-	})
-}
-
 // Finish records a result: running → completed or failed, or claimed (not
 // fenced) → failed, for a dispatch that never started. exitCode (0..255)
 // and errMsg are optional.
@@ -300,6 +284,9 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
+	if o.Child.PID < 0 || o.Child.PID > proc.MaxPID {
+		return Record{}, badInputf("child pid %d", o.Child.PID)
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return Record{}, err
@@ -332,6 +319,9 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	r := Record{
 		ID: NewID(now), Job: job, Source: o.Source, Instant: o.Instant,
 		Status: Claimed, Owner: o.Owner, ClaimedAt: now,
+	}
+	if o.Child.PID != 0 {
+		r.Status, r.StartedAt, r.Child = Running, now, o.Child
 	}
 	fail := func(err error) (Record, error) {
 		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)

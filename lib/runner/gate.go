@@ -7,9 +7,12 @@ package runner
 // between fork and exec, so the runner starts a gate instead: a fresh
 // process of its own executable (reexec role "gate") that blocks reading a
 // pipe. Its PID and start time are the payload's, since exec keeps both.
-// The runner records them, then writes one byte: the gate execs the
-// payload. Should the runner die first, the gate reads end-of-file (or is
-// killed by its parent-death signal) and exits without running anything.
+// The runner records them, then writes the release: a length and the
+// variables to add to the payload's environment (the execution id, known
+// only once the claim is made), in one write that a pipe keeps whole. The
+// gate execs the payload. Should the runner die first, the gate reads
+// end-of-file or a short message (or is killed by its parent-death
+// signal) and exits without running anything.
 //
 // Exec failures after the release come back over a second, close-on-exec
 // pipe: end-of-file means the exec succeeded; otherwise the gate writes a
@@ -24,6 +27,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -59,28 +64,47 @@ func gateMain(args []string) int {
 	}
 	mode, path, argv := args[0], args[1], args[2:]
 	unix.CloseOnExec(gateErrorFD)
-	var b [1]byte
-	for {
-		n, err := unix.Read(gateReleaseFD, b[:])
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if n != 1 {
-			// The runner is gone: it never recorded us. Run nothing.
-			return gateStatus
-		}
-		break
+	release := os.NewFile(gateReleaseFD, "release")
+	var head [4]byte
+	if _, err := io.ReadFull(release, head[:]); err != nil {
+		// The runner is gone: it never recorded us. Run nothing.
+		return gateStatus
 	}
-	unix.Close(gateReleaseFD)
+	n := binary.LittleEndian.Uint32(head[:])
+	if n > maxRelease {
+		return gateStatus
+	}
+	msg := make([]byte, n)
+	if _, err := io.ReadFull(release, msg); err != nil {
+		return gateStatus
+	}
+	release.Close()
+	env := os.Environ()
+	if len(msg) > 0 {
+		for kv := range strings.SplitSeq(string(msg), "\x00") {
+			env = setEnv(env, kv)
+		}
+	}
 	if mode == "proc" {
 		if err := mountProc(); err != nil {
 			gateFail(gateMountFailed, err)
 			return gateStatus
 		}
 	}
-	err := unix.Exec(path, argv, os.Environ())
+	err := unix.Exec(path, argv, env)
 	gateFail(gateExecFailed, err)
 	return StartStatus(err)
+}
+
+// maxRelease bounds the release message: one write of at most PIPE_BUF
+// bytes is never split.
+const maxRelease = 4096 - 4
+
+// setEnv sets kv (KEY=VALUE) in env, replacing the key's earlier values.
+func setEnv(env []string, kv string) []string {
+	key, _, _ := strings.Cut(kv, "=")
+	env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, key+"=") })
+	return append(env, kv)
 }
 
 // gateFail tells the runner why the gate runs nothing.
@@ -123,11 +147,18 @@ func gateCommand(o Options, path string) (*gate, *os.File, *os.File, []string, e
 	return &gate{release: relW, errors: errR, name: o.Argv[0]}, relR, errW, args, nil
 }
 
-// open lets the payload run and reports whether it did: nil once it has
-// exec'd, else the start error (the gate has then exited).
-func (g *gate) open() error {
+// open lets the payload run, with env added to its environment, and
+// reports whether it did: nil once it has exec'd, else the start error
+// (the gate has then exited).
+func (g *gate) open(env []string) error {
 	defer g.errors.Close()
-	_, err := g.release.Write([]byte{1})
+	add := strings.Join(env, "\x00")
+	if len(add) > maxRelease {
+		g.release.Close()
+		return cli.Errorf(cli.ExitNotRun, "cannot start %s: %d bytes of environment to add, more than %d", g.name, len(add), maxRelease)
+	}
+	buf := binary.LittleEndian.AppendUint32(nil, uint32(len(add)))
+	_, err := g.release.Write(append(buf, add...))
 	g.release.Close()
 	if err != nil {
 		return cli.Errorf(cli.ExitNotRun, "cannot start %s: the gate is gone: %w", g.name, err)

@@ -22,15 +22,15 @@ func TestRunGateHoldsCommand(t *testing.T) {
 	var held proc.ID
 	var ranEarly bool
 	res, err := runner.Run(context.Background(), runner.Options{
-		Argv: sh(`echo $$ > ` + marker),
-		OnStart: func(id proc.ID) error {
+		Argv: sh(`echo $$ > ` + marker + `; echo "$TETHER_GATE_TEST,$HOME" > ` + marker + `.env`),
+		OnStart: func(id proc.ID) ([]string, error) {
 			held = id
 			_, err := os.Stat(marker)
 			ranEarly = err == nil
 			if st, err := proc.ReadStat(id.PID); err != nil || st.Start != id.Start || st.PGID != id.PID {
 				t.Errorf("held child %v: stat %+v, %v; want that start and its own group", id, st, err)
 			}
-			return nil
+			return []string{"TETHER_GATE_TEST=known at release", "HOME=/replaced"}, nil
 		},
 	})
 	if err != nil {
@@ -42,6 +42,9 @@ func TestRunGateHoldsCommand(t *testing.T) {
 	b, err := os.ReadFile(marker)
 	if err != nil || string(b) != strconv.Itoa(held.PID)+"\n" {
 		t.Errorf("command wrote %q, %v; want its PID %d (the held process exec'd it)", b, err, held.PID)
+	}
+	if b, err := os.ReadFile(marker + ".env"); err != nil || string(b) != "known at release,/replaced\n" {
+		t.Errorf("command's environment: %q, %v; want OnStart's variables added, replacing", b, err)
 	}
 	if res.Child != held || res.Code() != 0 {
 		t.Errorf("Run = child %v code %d; want %v 0", res.Child, res.Code(), held)
@@ -57,7 +60,7 @@ func TestRunOnStartErrorRunsNothing(t *testing.T) {
 	why := errors.New("store is gone")
 	_, err := runner.Run(context.Background(), runner.Options{
 		Argv:    sh(`echo ran > ` + marker),
-		OnStart: func(proc.ID) error { return why },
+		OnStart: func(proc.ID) ([]string, error) { return nil, why },
 	})
 	if !errors.Is(err, why) || cli.Code(err, -1) != cli.ExitNotRun {
 		t.Errorf("Run(OnStart fails) = %v (code %d); want %v with 125", err, cli.Code(err, -1), why)
@@ -91,7 +94,7 @@ func TestRunGateExecErrors(t *testing.T) {
 			recorded := false
 			_, err := runner.Run(context.Background(), runner.Options{
 				Argv:    tt.argv,
-				OnStart: func(proc.ID) error { recorded = true; return nil },
+				OnStart: func(proc.ID) ([]string, error) { recorded = true; return nil, nil },
 			})
 			if got := cli.Code(err, -1); got != tt.code || recorded != tt.recorded {
 				t.Errorf("Run(%v) = %v (code %d), recorded %v; want code %d, recorded %v", tt.argv, err, got, recorded, tt.code, tt.recorded)

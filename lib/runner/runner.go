@@ -108,10 +108,11 @@ type Options struct {
 	// the command is held at the recording gate (gate.go): its process
 	// exists, its PID@START and process group are final, but not one
 	// instruction of the command has run. The command runs only once
-	// OnStart returns nil (ledger run and adopt record it durably there);
-	// an error keeps it from ever running, and Run returns that error with
-	// code 125 (or the error's own *cli.ExitError code).
-	OnStart func(child proc.ID) error
+	// OnStart returns a nil error (ledger run and adopt record it durably
+	// there), with env (KEY=VALUE) added to its environment; an error keeps
+	// it from ever running, and Run returns that error with code 125 (or
+	// the error's own *cli.ExitError code).
+	OnStart func(child proc.ID) (env []string, err error)
 }
 
 // Result is what happened to the command and what it left behind.
@@ -346,10 +347,11 @@ wait:
 // openGate records the gated command through onStart, if set, and then
 // lets it run. On error the command never ran and the gate has been
 // reaped: nothing of it is left.
-func openGate(g *gate, r *reaper, pid int, child proc.ID, onStart func(proc.ID) error) error {
+func openGate(g *gate, r *reaper, pid int, child proc.ID, onStart func(proc.ID) ([]string, error)) error {
+	var env []string
 	var err error
 	if onStart != nil {
-		if err = onStart(child); err != nil {
+		if env, err = onStart(child); err != nil {
 			g.shut()
 			// Our unreaped child: its PID cannot be a recycled one.
 			unix.Kill(pid, unix.SIGKILL)
@@ -357,7 +359,7 @@ func openGate(g *gate, r *reaper, pid int, child proc.ID, onStart func(proc.ID) 
 		}
 	}
 	if err == nil {
-		err = g.open()
+		err = g.open(env)
 	}
 	if err != nil {
 		<-r.childStatus

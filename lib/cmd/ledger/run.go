@@ -42,14 +42,25 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := ledger.ValidJob(c.Job); err != nil {
+		return err
+	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
-	st, rec, err := claimAsSelf(e, "running", c.jobClaim)
+	st, owner, err := openAsOwner(e)
 	if err != nil {
 		return err
 	}
-	code := execution.Run(e.tool, st, rec.ID, execution.Options{
-		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs, PIDNamespace: c.PIDNS, Start: true,
+	// The claim is made with the payload already forked and held at its
+	// gate: one update claims, starts and records it, while the payload's
+	// process starts up.
+	code := execution.Run(e.tool, st, "", execution.Options{
+		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs, PIDNamespace: c.PIDNS,
+		Claim: func(child proc.ID) (ledger.Record, error) {
+			o := c.options()
+			o.Owner, o.Child = owner, child
+			return claimJob(st, "running", c.Job, o)
+		},
 	})
 	if code != 0 {
 		return exitStatus(code)
@@ -71,21 +82,39 @@ func notRun(err error) error {
 // the runner is what must stay alive while the job is in its hands. verb
 // ("running", "spawning") words the refusal. Errors are ready to return.
 func claimAsSelf(e *env, verb string, c jobClaim) (*ledger.Store, ledger.Record, error) {
-	job, o := c.Job, c.options()
+	st, owner, err := openAsOwner(e)
+	if err != nil {
+		return nil, ledger.Record{}, err
+	}
+	o := c.options()
+	o.Owner = owner
+	rec, err := claimJob(st, verb, c.Job, o)
+	return st, rec, err
+}
+
+// openAsOwner opens the store for a runner and names this process as the
+// owner of what it claims. Errors are ready to return.
+func openAsOwner(e *env) (*ledger.Store, ledger.Owner, error) {
 	st, err := e.open()
 	if err != nil {
-		return nil, ledger.Record{}, notRun(err)
+		return nil, ledger.Owner{}, notRun(err)
 	}
-	o.Owner, err = ledger.LocalOwner(proc.Self())
+	owner, err := ledger.LocalOwner(proc.Self())
 	if err != nil {
-		return nil, ledger.Record{}, notRun(err)
+		return nil, ledger.Owner{}, notRun(err)
 	}
+	return st, owner, nil
+}
+
+// claimJob claims job, wording a refusal with verb. Errors are ready to
+// return.
+func claimJob(st *ledger.Store, verb, job string, o ledger.ClaimOptions) (ledger.Record, error) {
 	rec, err := st.Claim(job, o)
 	if err != nil {
 		if errors.Is(err, ledger.ErrRefused) {
 			err = fmt.Errorf("not %s %s: %w", verb, job, err)
 		}
-		return nil, ledger.Record{}, notRun(err)
+		return ledger.Record{}, notRun(err)
 	}
-	return st, rec, nil
+	return rec, nil
 }
