@@ -11,10 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -151,8 +149,6 @@ func finish(t *cli.Tool, st *ledger.Store, id string, status ledger.Status, code
 }
 
 // storeGone reports whether the store's directory (or its lock file) no
-// longer exists: someone removed it while the payload ran.
-func storeGone(st *ledger.Store) bool {
-	_, err := os.Lstat(filepath.Join(st.Dir(), "lock"))
-	return errors.Is(err, fs.ErrNotExist)
-}
+// longer exists: someone removed it while the payload ran (a new store
+// made at its path since is another store).
+func storeGone(st *ledger.Store) bool { return st.Gone() }

@@ -258,7 +258,7 @@ func TestCrash(t *testing.T) {
 // records.
 func checkStore(t *testing.T, s *Store) []Record {
 	t.Helper()
-	names, err := readNames(s.path(execDir))
+	names, err := readNames(s.exec)
 	if err != nil {
 		t.Fatal(err)
 	}

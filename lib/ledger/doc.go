@@ -5,7 +5,7 @@
 //
 // # Synopsis
 //
-//	st, err := ledger.Open(dir)                      // creates DIR 0700 if missing
+//	st, err := ledger.Open(dir)                      // creates DIR 0700 if missing; st.Close()
 //	owner, err := ledger.LocalOwner(proc.Self())     // host + boot id + PID@START
 //	rec, err := st.Claim("backup", ledger.ClaimOptions{Owner: owner, Instant: t})
 //	rec, err = st.Start(rec.ID, nil)                 // or Fence, then Adopt
@@ -86,12 +86,16 @@
 // temporary file, before the exchange or rename, leaving the old version.
 // A crash may leave a garbled spare or a stale .tmp file: nothing reads
 // them, and prune deletes them (the next update then creates a new spare).
-// No update allocates an inode while the spare exists; a claim allocates
-// only the record's (and the @INSTANT slot's), and no write frees one.
-// Exchanging rotates inodes, so there are about as many as records: an
-// inode that markers still link (a record's first version, or a spare that
-// was one) keeps its block until prune or the end of the record removes
-// those markers.
+// The spare is written into only while it has no other link: the first
+// update of a record leaves the claim's inode, which its markers link, as
+// the spare, so the next update removes that name and creates a fresh
+// spare (O_EXCL); later updates rotate inodes without allocating any. So
+// a claim costs two inodes (the record's first version, kept by its
+// markers until prune removes them, and its later versions'), and no write
+// frees one. A hard link made by anyone else (a `cp -al` snapshot, one
+// planted at the spare's name) is never written through either, and a
+// temporary file is always created afresh (O_EXCL, a stale one unlinked
+// first).
 //
 // Indexes are hints that are verified against the record they name, and they
 // are written in an order in which a crash can make them stale but never make
@@ -132,7 +136,31 @@
 // The store and every directory in it are created 0700 and every file 0600
 // (the lock file too). Open refuses a store that is group- or
 // other-writable, not owned by the effective uid, or on NFS, CIFS/SMB, AFS or
-// 9P, where flock is emulated or advisory across clients. Records are opened
+// 9P, where flock is emulated or advisory across clients. It also refuses a
+// store whose parent chain (every folder from / down) is owned by a user
+// other than you and root, or is writable by group or others without the
+// sticky bit: that user could rename the store away and put another in its
+// place (sshd's StrictModes rule). Open walks that chain folder by folder,
+// each opened relative to the one before (O_NOFOLLOW; a symbolic link in a
+// checked folder is followed by walking its target the same way), and
+// opens the store's folder once (O_DIRECTORY|O_NOFOLLOW) with exec/, jobs/
+// and active/: every later open, link, rename, exchange, unlink, listing
+// and the flock are relative to those descriptors (the *at calls), so
+// swapping the store's path for a symbolic link after Open redirects
+// nothing. A store removed since Open stays removed for its Store (Gone).
+//
+// # Lock waits
+//
+// A write that finds the lock taken waits for it; after a second it says
+// so through the LockWarn callback, naming the holder from /proc/locks
+// (read then, not written on every lock), and after the LockTimeout
+// (DefaultLockTimeout, 60s: every writer holds the lock for milliseconds,
+// so only a stopped or hung process holds it that long) it gives up with
+// ErrLockTimeout, having changed nothing. Readers (Get, Latest, List) do
+// not take the lock; one that opens a record just as a writer exchanges it
+// with the spare may read another record's bytes, which the decoder's id
+// check catches: it reads the record again (a few times at most) before
+// calling it corrupt. Records are opened
 // with O_NOFOLLOW|O_NONBLOCK and must be small regular files, so a planted
 // symlink or FIFO is reported as corrupt instead of followed or blocked on.
 //

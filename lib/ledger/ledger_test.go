@@ -526,7 +526,7 @@ func TestPrune(t *testing.T) {
 	if _, err := s.Latest("k"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Latest(k) after prune = %v; want ErrNotFound", err)
 	}
-	if names, _ := readNames(s.path(jobsDir, "j")); len(names) != 2 { // the open claim + _latest
+	if names, _ := readNames(s.jobDirForTest(t, "j")); len(names) != 2 { // the open claim + _latest
 		t.Fatalf("jobs/j after prune = %v; want the open claim's marker and _latest", names)
 	}
 }

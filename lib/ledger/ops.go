@@ -43,25 +43,39 @@ type ClaimOptions struct {
 	Child proc.ID
 }
 
+// readTries is how many times a record that does not decode is read
+// before it is called corrupt.
+const readTries = 4
+
 // readRecord reads exec/ID. A missing record is ErrNotFound; one that does
 // not parse is ErrCorrupt, naming its file.
+//
+// A reader without the lock that opened exec/ID just before a writer
+// exchanged it with the spare holds the spare's inode, which the next
+// update of any record rewrites in place: it may read another record, or
+// a mix. Decode's checks (the id first) catch that, and the record is read
+// again (its name now holds a complete version); only a record that stays
+// undecodable is corrupt.
 func (s *Store) readRecord(id string) (Record, error) {
-	p := s.path(execDir, id)
-	b, err := readSmall(p, maxRecordSize)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Record{}, fmt.Errorf("%w %s", ErrNotFound, id)
+	var err error
+	for try := 0; try < readTries; try++ {
+		var b []byte
+		b, err = readSmall(s.exec, id, maxRecordSize)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return Record{}, fmt.Errorf("%w %s", ErrNotFound, id)
+			}
+			if errors.Is(err, ErrCorrupt) {
+				return Record{}, err
+			}
+			return Record{}, fmt.Errorf("reading %s: %w", s.exec.show(id), err)
 		}
-		if errors.Is(err, ErrCorrupt) {
-			return Record{}, err
+		var r Record
+		if r, err = Decode(b, id); err == nil {
+			return r, nil
 		}
-		return Record{}, fmt.Errorf("reading %s: %w", p, err)
 	}
-	r, err := Decode(b, id)
-	if err != nil {
-		return Record{}, fmt.Errorf("%s: %w", p, err)
-	}
-	return r, nil
+	return Record{}, fmt.Errorf("%s: %w", s.exec.show(id), err)
 }
 
 // writeRecord durably replaces exec/ID with r.
@@ -69,7 +83,7 @@ func (s *Store) writeRecord(r Record) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
 	}
-	if err := s.replaceFile(s.path(execDir), r.ID, r.encode()); err != nil {
+	if err := s.replaceFile(s.exec, r.ID, r.encode()); err != nil {
 		return fmt.Errorf("writing record %s: %w", r.ID, err)
 	}
 	return nil
@@ -82,7 +96,7 @@ func activeName(id, job string) string { return id + "." + job }
 // No fsync: a marker resurrected by a crash names a terminal record and is
 // dropped again by the next reader.
 func (s *Store) dropActive(id, job string) {
-	unix.Unlink(s.path(activeDir, activeName(id, job)))
+	unix.Unlinkat(s.active.fd, activeName(id, job), 0)
 }
 
 // now returns the store clock in UTC.
@@ -108,17 +122,16 @@ func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (
 	if err := ValidID(id); err != nil {
 		return Record{}, err
 	}
-	p := s.path(execDir, id)
-	before, next, data, ok := s.prepare(p, id, fn)
+	before, next, data, ok := s.prepare(id, fn)
 	unlock, err := s.lock()
 	if err != nil {
 		return Record{}, err
 	}
 	defer unlock()
 	if ok {
-		cur, err := readSmall(p, maxRecordSize)
+		cur, err := readSmall(s.exec, id, maxRecordSize)
 		if err == nil && bytes.Equal(cur, before) {
-			if err := s.replaceFile(s.path(execDir), id, data); err != nil {
+			if err := s.replaceFile(s.exec, id, data); err != nil {
 				return Record{}, fmt.Errorf("writing record %s: %w", id, err)
 			}
 			if next.Status.Terminal() {
@@ -143,11 +156,11 @@ func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (
 	return r, nil
 }
 
-// prepare reads record p without the lock and computes its transformed
+// prepare reads record id without the lock and computes its transformed
 // version. ok is false if anything fails or fn refuses; the caller then
 // does the work under the lock.
-func (s *Store) prepare(p, id string, fn func(r *Record, now time.Time) error) (before []byte, next Record, data []byte, ok bool) {
-	before, err := readSmall(p, maxRecordSize)
+func (s *Store) prepare(id string, fn func(r *Record, now time.Time) error) (before []byte, next Record, data []byte, ok bool) {
+	before, err := readSmall(s.exec, id, maxRecordSize)
 	if err != nil {
 		return nil, next, nil, false
 	}
@@ -293,19 +306,23 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	}
 	defer unlock()
 
-	jobDir := s.path(jobsDir, job)
 	newJob := false
-	if err := unix.Mkdir(jobDir, 0o700); err == nil {
+	if err := unix.Mkdirat(s.jobs.fd, job, 0o700); err == nil {
 		newJob = true
-		unix.Chmod(jobDir, 0o700)
 	} else if !errors.Is(err, unix.EEXIST) {
-		return Record{}, fmt.Errorf("cannot claim %s: creating %s: %w", job, jobDir, err)
-	} else if err := CheckPrivateDir(jobDir); err != nil {
+		return Record{}, fmt.Errorf("cannot claim %s: creating %s: %w", job, s.jobs.show(job), err)
+	}
+	jobDir, err := openSubdir(s.jobs, job)
+	if err != nil {
 		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
+	}
+	defer unix.Close(jobDir.fd)
+	if newJob {
+		unix.Fchmod(jobDir.fd, 0o700) // the umask may have cleared bits
 	}
 
 	if !o.Instant.IsZero() {
-		if err := s.checkInstant(job, o.Instant, o.Grace); err != nil {
+		if err := s.checkInstant(job, jobDir, o.Instant, o.Grace); err != nil {
 			return Record{}, fmt.Errorf("cannot claim %s for %s: %w", job, FormatTime(o.Instant), err)
 		}
 	}
@@ -333,7 +350,7 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	if err := r.Validate(); err != nil {
 		return fail(fmt.Errorf("internal error: refusing to write an illegal record: %w", err))
 	}
-	rec, fd, err := stageOpen(s.path(execDir), r.ID, r.encode())
+	rec, fd, err := stageOpen(s.exec, r.ID, r.encode())
 	if err != nil {
 		return fail(err)
 	}
@@ -342,13 +359,13 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 		rec.abort()
 		return fail(err)
 	}
-	if err := linkMarker(rec.tmp, jobDir+"/"+r.ID); err != nil {
+	if err := linkMarker(rec, jobDir, r.ID); err != nil {
 		return abort(err)
 	}
-	if err := linkMarker(rec.tmp, s.path(activeDir, activeName(r.ID, job))); err != nil {
+	if err := linkMarker(rec, s.active, activeName(r.ID, job)); err != nil {
 		return abort(err)
 	}
-	head, _ := s.latestIDs(job)
+	head, _ := s.latestIn(jobDir)
 	reached("claim-linked")
 	// The record's data, the job's index and the active marker are made
 	// durable at once: they are independent of each other (only the rename
@@ -372,13 +389,13 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		if activeErr = fsyncDir(s.path(activeDir)); activeErr == nil && newJob {
-			activeErr = fsyncDir(s.path(jobsDir))
+		if activeErr = fsyncDir(s.active); activeErr == nil && newJob {
+			activeErr = fsyncDir(s.jobs)
 		}
 	}()
 	dataErr := fdatasync(fd)
 	if dataErr != nil {
-		dataErr = &os.PathError{Op: "fdatasync", Path: rec.tmp, Err: dataErr}
+		dataErr = &os.PathError{Op: "fdatasync", Path: s.exec.show(rec.tmp), Err: dataErr}
 	}
 	wg.Wait()
 	if err := errors.Join(dataErr, jobErr, activeErr); err != nil {
@@ -386,13 +403,13 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	}
 	if err := unix.Close(fd); err != nil {
 		rec.abort()
-		return fail(&os.PathError{Op: "close", Path: rec.tmp, Err: err})
+		return fail(&os.PathError{Op: "close", Path: s.exec.show(rec.tmp), Err: err})
 	}
 	reached("claim-synced")
 	if err := rec.commit(); err != nil {
 		return fail(err)
 	}
-	if err := fsyncDir(s.path(execDir)); err != nil {
+	if err := fsyncDir(s.exec); err != nil {
 		return fail(err)
 	}
 	return r, nil
@@ -406,9 +423,9 @@ func blocksInstant(st Status) bool {
 
 // checkInstant refuses when job's execution for instant blocks a new claim.
 // A claimed or running holder whose owner is dead is recovered first.
-// Called with the lock held.
-func (s *Store) checkInstant(job string, instant time.Time, grace time.Duration) error {
-	b, err := readSmall(s.path(jobsDir, job, instantKey(instant)), 256)
+// Called with the lock held; jobDir is job's directory.
+func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace time.Duration) error {
+	b, err := readSmall(jobDir, instantKey(instant), 256)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -430,7 +447,7 @@ func (s *Store) checkInstant(job string, instant time.Time, grace time.Duration)
 	}
 	if err != nil {
 		// A garbled slot: fall back to every execution of the job.
-		holders, err = s.jobIDs(job)
+		holders, err = jobIDsIn(jobDir)
 		if err != nil {
 			return err
 		}
@@ -492,7 +509,7 @@ func (s *Store) checkExclusive(job string, grace time.Duration) error {
 // scanActive calls fn for every active marker (id, job), in id order.
 // Called with the lock held.
 func (s *Store) scanActive(fn func(id, job string) error) error {
-	names, err := readNames(s.path(activeDir))
+	names, err := readNames(s.active)
 	if err != nil {
 		return err
 	}
@@ -508,19 +525,19 @@ func (s *Store) scanActive(fn func(id, job string) error) error {
 	return nil
 }
 
-// readNames returns the names in dir, sorted.
-func readNames(dir string) ([]string, error) {
+// readNames returns the names in d, sorted.
+func readNames(d dirh) ([]string, error) {
 	if readNamesHook != nil {
-		readNamesHook(dir)
+		readNamesHook(d.path)
 	}
-	f, err := os.Open(dir)
+	f, err := openListing(d)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
+		return nil, fmt.Errorf("reading %s: %w", d.path, err)
 	}
 	sort.Strings(names)
 	return names, nil
@@ -529,10 +546,20 @@ func readNames(dir string) ([]string, error) {
 // jobIDs returns the ids of job's membership markers, oldest first. A job
 // that was never claimed has none.
 func (s *Store) jobIDs(job string) ([]string, error) {
-	names, err := readNames(s.path(jobsDir, job))
+	jd, err := openSubdir(s.jobs, job)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(jd.fd)
+	return jobIDsIn(jd)
+}
+
+// jobIDsIn is jobIDs for the job directory jd.
+func jobIDsIn(jd dirh) ([]string, error) {
+	names, err := readNames(jd)
 	if err != nil {
 		return nil, err
 	}

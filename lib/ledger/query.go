@@ -15,10 +15,20 @@ import (
 // it. ok is false when the pointer is missing or garbled; err is set only
 // for a pointer file (or job directory) that is not safely ours.
 func (s *Store) pointer(job string) (head, prev string, ok bool, err error) {
-	if err := CheckPrivateDir(s.path(jobsDir, job)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	jd, err := openSubdir(s.jobs, job)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", "", false, nil
+	}
+	if err != nil {
 		return "", "", false, err
 	}
-	b, err := readSmall(s.path(jobsDir, job, latestName), 256)
+	defer unix.Close(jd.fd)
+	return pointerIn(jd)
+}
+
+// pointerIn is pointer for the job directory jd.
+func pointerIn(jd dirh) (head, prev string, ok bool, err error) {
+	b, err := readSmall(jd, latestName, 256)
 	if errors.Is(err, ErrUnsafeStore) {
 		return "", "", false, err
 	}
@@ -38,14 +48,12 @@ func (s *Store) pointer(job string) (head, prev string, ok bool, err error) {
 	return f[0], prev, true, nil
 }
 
-// latestIDs returns the id of job's newest stored execution, "" if it has
-// none, checking existence only (the claim path).
-func (s *Store) latestIDs(job string) (string, error) {
-	exists := func(id string) bool {
-		var st unix.Stat_t
-		return unix.Lstat(s.path(execDir, id), &st) == nil
-	}
-	head, prev, ok, err := s.pointer(job)
+// latestIn returns the id of the newest stored execution of the job whose
+// directory is jd, "" if it has none, checking existence only (the claim
+// path).
+func (s *Store) latestIn(jd dirh) (string, error) {
+	exists := func(id string) bool { return s.stored(id) }
+	head, prev, ok, err := pointerIn(jd)
 	if err != nil {
 		return "", err
 	}
@@ -60,7 +68,7 @@ func (s *Store) latestIDs(job string) (string, error) {
 			return prev, nil
 		}
 	}
-	ids, err := s.jobIDs(job)
+	ids, err := jobIDsIn(jd)
 	if err != nil {
 		return "", err
 	}
@@ -70,6 +78,18 @@ func (s *Store) latestIDs(job string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// stored reports whether exec/ID exists.
+func (s *Store) stored(id string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(s.exec.fd, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// missing reports whether exec/ID does not exist.
+func (s *Store) missing(id string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(s.exec.fd, id, &st, unix.AT_SYMLINK_NOFOLLOW) == unix.ENOENT
 }
 
 // Latest returns job's newest execution (the last one claimed). It reads
@@ -167,7 +187,7 @@ func (s *Store) List(f Filter) ([]Record, error) {
 
 // execIDs returns the ids of every stored record, oldest first.
 func (s *Store) execIDs() ([]string, error) {
-	names, err := readNames(s.path(execDir))
+	names, err := readNames(s.exec)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +220,7 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 	defer unlock()
 	now := s.clock()
 
-	names, err := readNames(s.path(execDir))
+	names, err := readNames(s.exec)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +228,7 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 	byJob := map[string][]Record{} // every readable record, oldest first
 	for _, n := range names {
 		if strings.HasPrefix(n, tmpPrefix) {
-			unix.Unlink(s.path(execDir, n)) // no writer runs: we hold the lock
+			unix.Unlinkat(s.exec.fd, n, 0) // no writer runs: we hold the lock
 			continue
 		}
 		if ValidID(n) != nil {
@@ -246,15 +266,25 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 	}
 
 	// 1. Tombstones, durable before any record disappears.
-	touched := map[string]bool{}
+	touched := map[string]dirh{}
+	defer func() {
+		for _, jd := range touched {
+			unix.Close(jd.fd)
+		}
+	}()
 	for _, r := range drop {
-		touched[r.Job] = true
+		jobDir, ok := touched[r.Job]
+		if !ok {
+			if jobDir, err = openSubdir(s.jobs, r.Job); err != nil {
+				return nil, fmt.Errorf("pruning %s: %w", r.ID, err)
+			}
+			touched[r.Job] = jobDir
+		}
 		if r.Instant.IsZero() || !blocksInstant(r.Status) {
 			continue
 		}
-		jobDir := s.path(jobsDir, r.Job)
 		key := instantKey(r.Instant)
-		if b, err := readSmall(jobDir+"/"+key, 256); err == nil {
+		if b, err := readSmall(jobDir, key, 256); err == nil {
 			if f := strings.Fields(string(b)); len(f) > 0 && f[0] != r.ID {
 				continue // the slot names another execution
 			}
@@ -263,18 +293,18 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 			return nil, fmt.Errorf("pruning %s: %w", r.ID, err)
 		}
 	}
-	for job := range touched {
-		if err := fsyncDir(s.path(jobsDir, job)); err != nil {
+	for _, jobDir := range touched {
+		if err := fsyncDir(jobDir); err != nil {
 			return nil, fmt.Errorf("pruning: %w", err)
 		}
 	}
 	// 2. The records.
 	for _, r := range drop {
-		if err := unix.Unlink(s.path(execDir, r.ID)); err != nil && err != unix.ENOENT {
+		if err := unix.Unlinkat(s.exec.fd, r.ID, 0); err != nil && err != unix.ENOENT {
 			return nil, fmt.Errorf("pruning %s: %w", r.ID, err)
 		}
 	}
-	if err := fsyncDir(s.path(execDir)); err != nil {
+	if err := fsyncDir(s.exec); err != nil {
 		return nil, fmt.Errorf("pruning: %w", err)
 	}
 	// 3. Membership markers, free slots, pointers and stale files.
@@ -283,8 +313,7 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 		dropped[r.ID] = true
 	}
 	s.pruneLeftovers(byJob, dropped)
-	for job := range touched {
-		jobDir := s.path(jobsDir, job)
+	for job, jobDir := range touched {
 		var remain []string
 		for _, r := range byJob[job] {
 			if !dropped[r.ID] {
@@ -294,7 +323,7 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 		var err error
 		switch len(remain) {
 		case 0:
-			err = unix.Unlink(jobDir + "/" + latestName)
+			err = unix.Unlinkat(jobDir.fd, latestName, 0)
 			if err == unix.ENOENT {
 				err = nil
 			}
@@ -307,7 +336,7 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 			err = fsyncDir(jobDir)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("pruning %s: %w", jobDir, err))
+			errs = append(errs, fmt.Errorf("pruning %s: %w", jobDir.path, err))
 		}
 	}
 	return drop, errors.Join(errs...)
@@ -326,51 +355,60 @@ func (s *Store) pruneLeftovers(byJob map[string][]Record, dropped map[string]boo
 			}
 		}
 	}
-	jobs, _ := readNames(s.path(jobsDir))
+	jobs, _ := readNames(s.jobs)
 	for _, job := range jobs {
-		jobDir := s.path(jobsDir, job)
 		if ValidJob(job) != nil {
 			continue
 		}
-		names, err := readNames(jobDir)
-		if err != nil {
-			continue
-		}
-		for _, n := range names {
-			switch {
-			case strings.HasPrefix(n, tmpPrefix):
-				unix.Unlink(jobDir + "/" + n)
-			case strings.HasPrefix(n, "@"):
-				b, err := readSmall(jobDir+"/"+n, 256)
-				if err != nil {
-					continue
-				}
-				f := strings.Fields(string(b))
-				if len(f) == 1 && dropped[f[0]] {
-					unix.Unlink(jobDir + "/" + n) // a failed/abandoned holder: free anyway
-				}
-			case ValidID(n) == nil:
-				if r, ok := stored[n]; !ok || r.Job != job {
-					if _, err := os.Lstat(s.path(execDir, n)); errors.Is(err, os.ErrNotExist) {
-						unix.Unlink(jobDir + "/" + n)
-					}
-				}
-			}
-		}
+		s.pruneJobLeftovers(job, stored, dropped)
 	}
 	s.scanActive(func(id, job string) error {
 		if r, ok := stored[id]; !ok || r.Status.Terminal() {
-			if _, err := os.Lstat(s.path(execDir, id)); errors.Is(err, os.ErrNotExist) || ok {
+			if s.missing(id) || ok {
 				s.dropActive(id, job)
 			}
 		}
 		return nil
 	})
-	for _, d := range []string{activeDir, jobsDir} {
-		names, _ := readNames(s.path(d))
+	for _, d := range []dirh{s.active, s.jobs} {
+		names, _ := readNames(d)
 		for _, n := range names {
 			if strings.HasPrefix(n, tmpPrefix) {
-				unix.Unlink(s.path(d, n))
+				unix.Unlinkat(d.fd, n, 0)
+			}
+		}
+	}
+}
+
+// pruneJobLeftovers is pruneLeftovers in the directory of job.
+func (s *Store) pruneJobLeftovers(job string, stored map[string]Record, dropped map[string]bool) {
+	jobDir, err := openSubdir(s.jobs, job)
+	if err != nil {
+		return
+	}
+	defer unix.Close(jobDir.fd)
+	names, err := readNames(jobDir)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		switch {
+		case strings.HasPrefix(n, tmpPrefix):
+			unix.Unlinkat(jobDir.fd, n, 0)
+		case strings.HasPrefix(n, "@"):
+			b, err := readSmall(jobDir, n, 256)
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b))
+			if len(f) == 1 && dropped[f[0]] {
+				unix.Unlinkat(jobDir.fd, n, 0) // a failed/abandoned holder: free anyway
+			}
+		case ValidID(n) == nil:
+			if r, ok := stored[n]; !ok || r.Job != job {
+				if s.missing(n) {
+					unix.Unlinkat(jobDir.fd, n, 0)
+				}
 			}
 		}
 	}

@@ -67,7 +67,7 @@ func TestSpareExchange(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		cycle(t, s, "j")
 	}
-	names, _ := readNames(s.path(execDir))
+	names, _ := readNames(s.exec)
 	seen := map[uint64]string{}
 	for _, n := range names {
 		ino, _ := inode(t, s.path(execDir, n))
@@ -111,7 +111,7 @@ func TestExchangeFallback(t *testing.T) {
 	for _, errno := range []unix.Errno{unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP} {
 		s := newStore(t)
 		calls := 0
-		s.exchange = func(a, b string) error { calls++; return errno }
+		s.exchange = func(_ int, a, b string) error { calls++; return errno }
 		r := cycle(t, s, "j")
 		if calls != 1 || !s.noExchange.Load() {
 			t.Fatalf("%v: exchange called %d times, noExchange %v; want once, then not again", errno, calls, s.noExchange.Load())
@@ -123,7 +123,7 @@ func TestExchangeFallback(t *testing.T) {
 		if calls != 1 {
 			t.Errorf("%v: exchange called again after it was found unsupported", errno)
 		}
-		names, _ := readNames(s.path(execDir))
+		names, _ := readNames(s.exec)
 		for _, n := range names {
 			if strings.HasPrefix(n, tmpPrefix) {
 				t.Errorf("%v: leftover %s after fallback writes", errno, n)
@@ -143,7 +143,7 @@ func TestExchangeFallback(t *testing.T) {
 	// Any other error fails the write and leaves the record as it was.
 	s := newStore(t)
 	r := mustClaim(t, s, "j", ClaimOptions{})
-	s.exchange = func(a, b string) error { return unix.EIO }
+	s.exchange = func(_ int, a, b string) error { return unix.EIO }
 	if _, err := s.Start(r.ID, nil); err == nil || !strings.Contains(err.Error(), "input/output error") {
 		t.Fatalf("Start with a failing exchange = %v; want the I/O error", err)
 	}

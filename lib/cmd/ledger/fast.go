@@ -32,7 +32,7 @@ const (
 
 // fastFlagOf says how subcommand cmd takes --name, for the subcommands
 // the fast path serves; known is false for any other subcommand. The
-// global --ledger and --json are handled by the caller.
+// global --ledger, --json and --lock-timeout are handled by the caller.
 func fastFlagOf(cmd, name string) (kind fastFlag, known bool) {
 	switch cmd {
 	case "claim":
@@ -104,7 +104,7 @@ func fastParse(g *grammar, args []string) (cmd string, run func(*env) error) {
 		nSeen++
 		kind := noFlag
 		switch name {
-		case "ledger":
+		case "ledger", "lock-timeout":
 			kind = valueFlag
 		case "json":
 			kind = switchFlag
@@ -172,6 +172,8 @@ func (g *grammar) setFast(cmd, name, value string) bool {
 	case "json":
 		g.JSON = true
 		return true
+	case "lock-timeout":
+		return g.LockTimeout.UnmarshalText([]byte(value)) == nil
 	}
 	switch cmd + " " + name {
 	case "claim source":

@@ -86,6 +86,8 @@ func TestFastParseMatchesKong(t *testing.T) {
 		{"latest", "backup", "--json"},
 		{"latest", "backup", "--field=owner.pid"},
 		{"show", "start"},
+		{"--lock-timeout", "5s", "claim", "backup"},
+		{"start", id, "--lock-timeout=0"},
 	}
 	// Left to kong: help, refusals and anything it might read differently.
 	declined := [][]string{
@@ -127,6 +129,7 @@ func TestFastParseMatchesKong(t *testing.T) {
 		{"show", id, "--ledger"},
 		{"show", id, "--json", "--json"},
 		{"show", id, "--json=false"},
+		{"start", id, "--lock-timeout", "soon"},
 	}
 	for _, args := range accepted {
 		if !checkFast(t, args) {
