@@ -5,6 +5,8 @@
 #   (a) one durable claim→start→finish cycle as 3 process invocations: median
 #   (b) 8 concurrent loops of such cycles: throughput (cycles/s), median of rounds
 #   (c) the cycle's cost in a store holding $BIG executions vs an empty one
+#   (d) the one-shot cycle `ledger run JOB -- true` (claim, start with the
+#       payload recorded, run it, finish: one process) against (a)'s sqlite3
 #
 # (a) and (b) also run bench/ledger/floor: the same files, links, renames and
 # flushes as ledger's claim/start/finish from a minimal Go program (no
@@ -40,6 +42,7 @@ ledger_cycle() { # STORE [claim flags...]
 	local st=$1; shift
 	cycle_with "$L" "$st" "$@"
 }
+ledger_run() { "$L" --ledger "$1" run bench -- true; } # STORE
 floor_cycle() { cycle_with "$T/floor" "$@"; }
 floor_inits_cycle() { cycle_with "$T/floor-inits" "$@"; }
 cycle_with() { # BINARY STORE [claim flags...]
@@ -110,9 +113,10 @@ settle
 # --- (a) single cycle, interleaved ----------------------------------------
 
 sq_init "$T/a.db"
-: >"$T/a.ledger" >"$T/a.sqlite" >"$T/a.floor" >"$T/a.floor-inits"
+: >"$T/a.ledger" >"$T/a.sqlite" >"$T/a.floor" >"$T/a.floor-inits" >"$T/a.run"
 for ((i = 0; i < N; i++)); do
 	if ((i % 2)); then
+		timed ledger_run "$T/d-store" >>"$T/a.run"
 		timed ledger_cycle "$T/a-store" >>"$T/a.ledger"
 		timed floor_cycle "$T/a-floor" >>"$T/a.floor"
 		timed sqlite_cycle "$T/a.db" >>"$T/a.sqlite"
@@ -122,12 +126,14 @@ for ((i = 0; i < N; i++)); do
 		timed floor_inits_cycle "$T/a-floor-inits" >>"$T/a.floor-inits"
 		timed ledger_cycle "$T/a-store" >>"$T/a.ledger"
 		timed floor_cycle "$T/a-floor" >>"$T/a.floor"
+		timed ledger_run "$T/d-store" >>"$T/a.run"
 	fi
 done
 a_l=$(median <"$T/a.ledger")
 a_s=$(median <"$T/a.sqlite")
 a_f=$(median <"$T/a.floor")
 a_fi=$(median <"$T/a.floor-inits")
+d_r=$(median <"$T/a.run")
 
 # --- (b) 8 concurrent loops, interleaved rounds ---------------------------
 
@@ -198,6 +204,7 @@ rb=$(ratio "$b_l" "$b_s")
 rc=$(ratio "$c_lb" "$c_le")
 rx=$(ratio "$c_xb" "$c_xe")
 rs=$(ratio "$c_sb" "$c_se")
+rd=$(ratio "$d_r" "$a_s")
 cat <<REPORT
 ledger vs sqlite3 $(sqlite3 --version | cut -d' ' -f1) — $(nproc) cores, $(uname -r), store on $(stat -f -c %T "$T")
 (a) claim→start→finish, 3 processes, median of $N:  ledger ${a_l}us  sqlite3 ${a_s}us  ratio $ra (target <= 0.70: $(verdict "$ra" 0.70 "<="))
@@ -208,4 +215,5 @@ ledger vs sqlite3 $(sqlite3 --version | cut -d' ' -f1) — $(nproc) cores, $(una
       ledger                      ${c_lb}us vs ${c_le}us  ratio $rc (target <= 1.30: $(verdict "$rc" 1.30 "<="))
       ledger --exclusive --instant ${c_xb}us vs ${c_xe}us  ratio $rx (target <= 1.30: $(verdict "$rx" 1.30 "<="))
       sqlite3                     ${c_sb}us vs ${c_se}us  ratio $rs
+(d) ledger run JOB -- true, 1 process, median of $N: ${d_r}us vs (a)'s sqlite3 ${a_s}us  ratio $rd (target <= 0.50: $(verdict "$rd" 0.50 "<="))
 REPORT
