@@ -24,7 +24,7 @@ type spawnCmd struct {
 	AckTimeout cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
 	Wait       bool         `help:"Wait for the execution to end and exit with its recorded status."`
 	Log        string       `type:"path" placeholder:"F" help:"Append the worker's output to F (default: discard)."`
-	Cmd        []string     `arg:"" passthrough:"all" name:"CMD" help:"-- then the command and its arguments."`
+	Cmd        []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
 
 // Exit codes of spawn --wait for records that did not complete or fail.
