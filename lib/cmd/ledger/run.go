@@ -12,12 +12,19 @@ import (
 
 // runCmd is `ledger run JOB [--instant T] [--exclusive] [--deadline D]
 // [--grace D] -- CMD...`: the cron one-liner.
+//
+// Everything before CMD is ledger's: an argument there that starts with "-"
+// is a flag, and an unknown one is a usage error (2) before anything is
+// recorded or run, never the command (a typo such as --dedline must not
+// spend the slot). "--" may be omitted: CMD then starts at the first
+// argument after JOB that is neither a flag nor a flag's value, and
+// everything from there on is CMD's. The same holds for spawn.
 type runCmd struct {
 	jobClaim
 	Deadline cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124."`
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
 	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles)."`
-	Cmd      []string     `arg:"" passthrough:"all" name:"CMD" help:"-- then the command and its arguments."`
+	Cmd      []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
 
 // exitStatus is a runner's exit code that needs no message: the command

@@ -22,9 +22,9 @@ type spawnCmd struct {
 	jobClaim
 	Scope      string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works), require, never."`
 	AckTimeout cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
-	Wait       bool         `help:"Wait for the execution to end and exit with its recorded status."`
+	Wait       bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
 	Log        string       `type:"path" placeholder:"F" help:"Append the worker's output to F (default: discard)."`
-	Cmd        []string     `arg:"" passthrough:"all" name:"CMD" help:"-- then the command and its arguments."`
+	Cmd        []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
 
 // Exit codes of spawn --wait for records that did not complete or fail.
@@ -220,6 +220,9 @@ func (c *spawnCmd) print(e *env, id string, a handoff.Ack, scope bool) error {
 
 // waitEnd waits until the execution is terminal and turns its status into
 // an exit code: the recorded exit code, 125 for abandoned, 255 for unknown.
+// It judges execution id only, however many newer ones its job has. The
+// waiter catches no signal: TERM or INT end it as they end any waiter
+// (128+N), and the worker, in a session of its own, is not touched.
 func (c *spawnCmd) waitEnd(e *env, st *ledger.Store, id string, w *handoff.Worker) error {
 	<-w.Exited()
 	r, err := st.Get(id)
