@@ -24,11 +24,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -147,35 +144,6 @@ func run(t *cli.Tool, g *grammar) int {
 	}
 	outcomes := stop.Run(context.Background(), engineTargets, sched)
 	return report(t, g, targets, outcomes)
-}
-
-// readPidfile returns the single PID[@START] token in file f.
-// pidfileExit is the exit code for a pidfile that could not be used: a
-// file we may not read, or an I/O error, is a system error (3); a missing,
-// empty or garbled one is bad input (2).
-func pidfileExit(err error) int {
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EIO) {
-		return cli.ExitSystem
-	}
-	return cli.ExitUsage
-}
-
-func readPidfile(f string) (string, error) {
-	b, err := os.ReadFile(f)
-	if err != nil {
-		return "", fmt.Errorf("pidfile %s: %w", f, errors.Unwrap(err))
-	}
-	fields := strings.Fields(string(b))
-	if len(fields) == 0 {
-		return "", fmt.Errorf("pidfile %s is empty", f)
-	}
-	if len(fields) > 1 {
-		return "", fmt.Errorf("pidfile %s holds %d words; want one PID", f, len(fields))
-	}
-	if _, err := proc.ParseID(fields[0]); err != nil {
-		return "", fmt.Errorf("pidfile %s: %w", f, err)
-	}
-	return fields[0], nil
 }
 
 func resolve(g *grammar, args []string) ([]target, error) {
