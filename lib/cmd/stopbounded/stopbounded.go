@@ -51,7 +51,7 @@ type grammar struct {
 	cli.VersionFlag
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after SIG before KILL (Go duration or seconds)."`
 	Signal   cli.Signal   `default:"TERM" placeholder:"SIG" help:"First signal to send (name or number)."`
-	Schedule string       `placeholder:"SCHED" help:"Full schedule SIG/WAIT[/SIG/WAIT...], e.g. TERM/5/KILL/5; overrides --signal and --grace."`
+	Schedule schedule     `placeholder:"SCHED" help:"Full schedule SIG/WAIT[/SIG/WAIT...], e.g. TERM/5/KILL/5; overrides --signal and --grace."`
 	Group    bool         `help:"Each TARGET is a process group id; done when no member is left."`
 	Tree     bool         `help:"Stop each TARGET and all its descendants, wherever they moved."`
 	Name     string       `placeholder:"LABEL" help:"Name the target in messages instead of \"pid N\"."`
@@ -97,6 +97,24 @@ func Main(args []string) int {
 	return run(t, &g)
 }
 
+// schedule is a --schedule value. Parsing it as kong reads the flag means
+// an empty value ("--schedule ''", an unset variable) is bad input rather
+// than the default schedule.
+type schedule struct {
+	s   stop.Schedule
+	set bool
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler for kong.
+func (v *schedule) UnmarshalText(b []byte) error {
+	s, err := stop.ParseSchedule(string(b))
+	if err != nil {
+		return err
+	}
+	v.s, v.set = s, true
+	return nil
+}
+
 // target pairs an engine target with how the user named it.
 type target struct {
 	stop.Target
@@ -105,12 +123,8 @@ type target struct {
 
 func run(t *cli.Tool, g *grammar) int {
 	sched := stop.Default(g.Signal.S(), g.Grace.D())
-	if g.Schedule != "" {
-		s, err := stop.ParseSchedule(g.Schedule)
-		if err != nil {
-			return t.Fail(err, cli.ExitUsage)
-		}
-		sched = s
+	if g.Schedule.set {
+		sched = g.Schedule.s
 	}
 	if g.Group && g.Tree {
 		return t.Fail(errors.New("--group and --tree cannot be combined"), cli.ExitUsage)
