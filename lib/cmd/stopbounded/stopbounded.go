@@ -98,7 +98,7 @@ func Main(args []string) int {
 }
 
 // schedule is a --schedule value. Parsing it as kong reads the flag means
-// an empty value ("--schedule ''", an unset variable) is bad input rather
+// an empty value ("--schedule ”", an unset variable) is bad input rather
 // than the default schedule.
 type schedule struct {
 	s   stop.Schedule
