@@ -240,13 +240,17 @@ func printIDs(t *cli.Tool, g *grammar) int {
 		ID    *string `json:"id"`
 	}
 	for _, want := range ids {
-		id, err := proc.Lookup(want.PID)
-		if err == nil && want.Start != 0 && id.Start != want.Start {
-			err = proc.ErrGone
-		}
+		// Open, not a bare /proc lookup: /proc/TID/stat exists for a
+		// thread too, and a thread id is not a process any tool accepts.
+		id, err := openID(want)
 		if err != nil {
-			if errors.Is(err, proc.ErrGone) {
-				t.Warnf("pid %d does not exist", want.PID)
+			thread := errors.Is(err, proc.ErrBadID)
+			if thread || errors.Is(err, proc.ErrGone) {
+				if thread {
+					t.Warnf("pid %d is a thread, not a process", want.PID)
+				} else {
+					t.Warnf("pid %d does not exist", want.PID)
+				}
 				code = cli.ExitRefused
 				if g.JSON {
 					enc.Encode(idJSON{PID: want.PID})
@@ -263,6 +267,17 @@ func printIDs(t *cli.Tool, g *grammar) int {
 		}
 	}
 	return code
+}
+
+// openID returns the identity of the process want names: ErrGone when it
+// does not exist (or its START differs), ErrBadID for a thread id.
+func openID(want proc.ID) (proc.ID, error) {
+	h, err := proc.Open(want)
+	if err != nil {
+		return proc.ID{}, err
+	}
+	defer h.Close()
+	return h.ID(), nil
 }
 
 // forwarded are the signals watchpid passes on to CMD's group, boundedly.
