@@ -81,6 +81,10 @@ func negativeArg(a string) bool {
 // Main runs stopbounded with args and returns its exit status.
 func Main(args []string) int {
 	t := cli.New("stopbounded", description)
+	return t.Done(main(t, args))
+}
+
+func main(t *cli.Tool, args []string) int {
 	for i, a := range args {
 		if a == "--" {
 			break

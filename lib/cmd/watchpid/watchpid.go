@@ -70,6 +70,10 @@ type grammar struct {
 // Main runs watchpid with args and returns its exit status.
 func Main(args []string) int {
 	t := cli.New("watchpid", description)
+	return t.Done(main(t, args))
+}
+
+func main(t *cli.Tool, args []string) int {
 	own, cmd, hasCmd := cli.SplitCommand(args)
 	var g grammar
 	if _, code, done := t.Parse(&g, own); done {
