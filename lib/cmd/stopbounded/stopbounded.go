@@ -24,13 +24,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
+	"golang.org/x/sys/unix"
 )
 
 const description = `Stop processes within a bound: send SIG, wait at most GRACE, send KILL,
@@ -102,8 +106,8 @@ func main(t *cli.Tool, args []string) int {
 }
 
 // schedule is a --schedule value. Parsing it as kong reads the flag means
-// an empty value ("--schedule ”", an unset variable) is bad input rather
-// than the default schedule.
+// an empty value (an unset variable in a wrapper) is bad input rather than
+// the default schedule.
 type schedule struct {
 	s   stop.Schedule
 	set bool
@@ -133,6 +137,18 @@ func run(t *cli.Tool, g *grammar) int {
 	if g.Group && g.Tree {
 		return t.Fail(errors.New("--group and --tree cannot be combined"), cli.ExitUsage)
 	}
+	var guard *stop.ThawGuard
+	if g.Tree {
+		// A --tree is frozen while it is walked: never leave it so. A
+		// TERM, INT or HUP ends the stop and continues the tree before
+		// stopbounded exits (see below); a guardian continues it if
+		// stopbounded is killed. It starts while the targets are checked.
+		var err error
+		if guard, err = stop.StartThawGuard(); err != nil {
+			return t.Fail(fmt.Errorf("cannot stop a tree safely: %w", err), cli.ExitSystem)
+		}
+		defer guard.Done()
+	}
 	args := append([]string(nil), g.Targets...)
 	for _, f := range g.Pidfile {
 		a, err := readPidfile(f)
@@ -157,10 +173,44 @@ func run(t *cli.Tool, g *grammar) int {
 		return t.Fail(err, cli.ExitUsage)
 	}
 	engineTargets := make([]stop.Target, len(targets))
+	var trees []*stop.Tree
 	for i, tg := range targets {
 		engineTargets[i] = tg.Target
+		if tr, ok := tg.Target.(*stop.Tree); ok {
+			trees = append(trees, tr)
+		}
 	}
-	outcomes := stop.Run(context.Background(), engineTargets, sched)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var caught atomic.Value // the signal that interrupted a --tree stop
+	if len(trees) > 0 {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+		defer signal.Stop(sigs)
+		for _, tr := range trees {
+			tr.Guard = guard
+		}
+		go func() {
+			select {
+			case sig := <-sigs:
+				caught.Store(sig)
+				for _, tr := range trees {
+					tr.Interrupt()
+				}
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	outcomes := stop.Run(ctx, engineTargets, sched)
+	if sig, ok := caught.Load().(os.Signal); ok {
+		for _, tr := range trees {
+			tr.Thaw()
+		}
+		s := sig.(unix.Signal)
+		t.Warnf("interrupted by %s before every target was gone; no member is left stopped", cli.SignalName(s))
+		return 128 + int(s)
+	}
 	return report(t, g, targets, outcomes)
 }
 
