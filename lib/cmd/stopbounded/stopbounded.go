@@ -14,9 +14,22 @@
 //	stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
 //	stopbounded --group --name "stall watch for $t" "$pgid"
 //
+// --pidfile F reads a small regular file: it is opened without following
+// a symlink or blocking (O_NOFOLLOW|O_NONBLOCK), a FIFO, device or
+// directory is bad input, and at most 4 KiB is read. As root, a pidfile
+// owned by a user other than root, or writable by its group or others, is
+// refused (3): its writer could choose which process root signals.
+//
+// --tree freezes the tree (SIGSTOP) while it walks and signals it, and
+// never leaves it frozen: TERM, INT or HUP to stopbounded end the stop,
+// continue every member and exit 128+N; a guardian process (stop.ThawGuard,
+// a child of stopbounded in its own process group) holds every frozen
+// member's pidfd and continues them if stopbounded is SIGKILLed.
+//
 // Exit status: 0 every target is gone, 1 a target survived the schedule,
 // 2 bad input or a refused target (nothing is signalled), 3 permission
-// denied.
+// denied, an unsafe pidfile, or output that could not be written; 128+N
+// when signal N interrupted a --tree stop.
 package stopbounded
 
 import (
@@ -48,8 +61,14 @@ Examples:
   stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
   stopbounded --group --name "stall watch for $t" "$pgid"
 
+--pidfile F must be a small regular file (no FIFO, device or symlink); as
+root, one owned by another user or writable by its group or others is
+refused (3). --tree freezes the tree while it walks it and never leaves it
+frozen: TERM, INT or HUP continue every member before stopbounded exits
+128+N, and a guardian process continues them if stopbounded is killed.
+
 Exit: 0 all gone, 1 a target survived, 2 bad input or refused target,
-3 permission denied.`
+3 permission denied, unsafe pidfile or lost output; 128+N interrupted.`
 
 type grammar struct {
 	cli.VersionFlag
@@ -59,7 +78,7 @@ type grammar struct {
 	Group    bool         `help:"Each TARGET is a process group id; done when no member is left."`
 	Tree     bool         `help:"Stop each TARGET and all its descendants, wherever they moved."`
 	Name     string       `placeholder:"LABEL" help:"Name the target in messages instead of \"pid N\"."`
-	Pidfile  []string     `type:"path" placeholder:"F" help:"Read a target from file F (repeatable)."`
+	Pidfile  []string     `type:"path" placeholder:"F" help:"Read a target from file F, a small regular file (repeatable)."`
 	Quiet    bool         `short:"q" help:"Print nothing on success or escalation."`
 	JSON     bool         `name:"json" help:"Print one JSON object per target on stdout."`
 	Targets  []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START (or a process group id with --group)."`

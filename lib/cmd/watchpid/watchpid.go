@@ -62,7 +62,7 @@ type grammar struct {
 	Grace   cli.Duration `default:"5s" placeholder:"D" help:"With CMD: wait at most D after TERM before KILL."`
 	Quiet   bool         `short:"q" help:"Print nothing on success."`
 	Parent  bool         `help:"Watch the caller's parent process."`
-	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist)."`
+	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist or is a thread)."`
 	JSON    bool         `name:"json" help:"With --id: print one JSON object per PID."`
 	Targets []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START."`
 }
