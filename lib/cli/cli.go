@@ -81,9 +81,10 @@ type Tool struct {
 	Stderr      io.Writer
 }
 
-// New returns a Tool writing to the process's stdout and stderr.
+// New returns a Tool writing to the process's stdout, through an *Output
+// (see Done), and stderr.
 func New(name, description string) *Tool {
-	return &Tool{Name: name, Description: description, Stdout: os.Stdout, Stderr: os.Stderr}
+	return &Tool{Name: name, Description: description, Stdout: NewOutput(os.Stdout), Stderr: os.Stderr}
 }
 
 // Warnf prints one diagnostic line "TOOL: msg" on stderr.
@@ -112,7 +113,7 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 	// third of a millisecond: a third of what the tool costs to start.
 	if len(args) == 1 && args[0] == "--version" {
 		fmt.Fprintln(t.Stdout, t.Name+" "+VersionString())
-		return nil, 0, true
+		return nil, t.Done(0), true
 	}
 	opts := []kong.Option{
 		kong.Name(t.Name),
@@ -134,6 +135,8 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 			if code != 0 {
 				code = ExitUsage
 			}
+			// --help or --version was served: was it written?
+			code = t.Done(code)
 		}
 	}()
 	parser, err := kong.New(grammar, opts...)
@@ -145,6 +148,9 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 	ctx, err = parser.Parse(args)
 	if err != nil {
 		t.Warnf("%v", err)
+		if errors.Is(err, ErrOutput) {
+			return nil, ExitSystem, true // --help could not be written
+		}
 		return nil, Code(err, ExitUsage), true
 	}
 	return ctx, 0, false

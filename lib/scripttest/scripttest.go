@@ -42,18 +42,27 @@ const waitLimit = 60 * time.Second
 //	pidns VAR TARGET            set $VAR to TARGET's PID namespace (pid:[INODE])
 //	nsalive NS                  succeed iff a process of PID namespace NS is
 //	                            alive, zombies aside (! nsalive: none is)
+//	stopped [-wait] TARGET      succeed iff TARGET is stopped (state T or t in
+//	                            /proc/PID/stat; ! stopped: running or gone);
+//	                            -wait waits until that holds, within a bound
+//	catchfreeze STOPPER MEMBER  SIGSTOP STOPPER at a moment MEMBER is stopped,
+//	                            and keep it so only if MEMBER still is: the
+//	                            STOPPER is caught holding MEMBER frozen; tries
+//	                            again at each freeze until it succeeds
 func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"exitcode": cmdExitcode,
-		"waitfile": cmdWaitfile,
-		"signal":   cmdSignal,
-		"alive":    cmdAlive,
-		"readpid":  cmdReadpid,
-		"capture":  cmdCapture,
-		"parked":   cmdParked,
-		"childpid": cmdChildpid,
-		"pidns":    cmdPidns,
-		"nsalive":  cmdNsalive,
+		"exitcode":    cmdExitcode,
+		"waitfile":    cmdWaitfile,
+		"signal":      cmdSignal,
+		"alive":       cmdAlive,
+		"readpid":     cmdReadpid,
+		"capture":     cmdCapture,
+		"parked":      cmdParked,
+		"childpid":    cmdChildpid,
+		"pidns":       cmdPidns,
+		"nsalive":     cmdNsalive,
+		"stopped":     cmdStopped,
+		"catchfreeze": cmdCatchfreeze,
 	}
 }
 
@@ -321,4 +330,64 @@ func cmdNsalive(ts *testscript.TestScript, neg bool, args []string) {
 	case !neg && len(live) == 0:
 		ts.Fatalf("nothing alive in %s", args[0])
 	}
+}
+
+func cmdStopped(ts *testscript.TestScript, neg bool, args []string) {
+	wait := len(args) > 0 && args[0] == "-wait"
+	if wait {
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		ts.Fatalf("usage: stopped [-wait] TARGET")
+	}
+	pid := resolvePID(ts, args[0])
+	deadline := time.Now().Add(waitLimit)
+	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 5*time.Millisecond) {
+		st, err := proc.ReadStat(pid)
+		stopped := err == nil && (st.State == 'T' || st.State == 't')
+		if stopped != neg {
+			return
+		}
+		if !wait {
+			ts.Fatalf("stopped %s: pid %d stopped = %v; want %v", args[0], pid, stopped, !neg)
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("stopped -wait %s: pid %d stopped = %v for %v; want %v", args[0], pid, stopped, waitLimit, !neg)
+		}
+		time.Sleep(delay)
+	}
+}
+
+// isStopped reports whether pid is in state T or t.
+func isStopped(pid int) bool {
+	st, err := proc.ReadStat(pid)
+	return err == nil && (st.State == 'T' || st.State == 't')
+}
+
+func cmdCatchfreeze(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: catchfreeze STOPPER MEMBER")
+	}
+	stopper, member := resolvePID(ts, args[0]), resolvePID(ts, args[1])
+	deadline := time.Now().Add(waitLimit)
+	for tries := 0; time.Now().Before(deadline); {
+		if !isStopped(member) {
+			time.Sleep(20 * time.Microsecond)
+			continue
+		}
+		tries++
+		ts.Check(unix.Kill(stopper, unix.SIGSTOP))
+		for !isStopped(stopper) {
+			if time.Now().After(deadline) {
+				ts.Fatalf("catchfreeze: pid %d did not stop", stopper)
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+		if isStopped(member) {
+			ts.Logf("catchfreeze: caught pid %d holding pid %d stopped (try %d)", stopper, member, tries)
+			return
+		}
+		ts.Check(unix.Kill(stopper, unix.SIGCONT))
+	}
+	ts.Fatalf("catchfreeze: never caught pid %d holding pid %d stopped within %v", stopper, member, waitLimit)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tether-sh/tether/lib/proc"
@@ -58,6 +59,16 @@ type Tree struct {
 	// Name labels the target in messages; "pid N" when empty, as for a
 	// single process (SPEC §5).
 	Name string
+	// Guard, when set, is handed each member's pidfd before the freeze
+	// first stops the member, so that the member is continued even if the
+	// caller is killed while the tree is frozen. A member the guard could
+	// not take is never stopped: the step then fails, and what was frozen
+	// is continued.
+	Guard *ThawGuard
+
+	// interrupted is set by Interrupt: the freeze under way stops, the
+	// tree is continued, and no further signal is sent.
+	interrupted atomic.Bool
 
 	rootPID  int
 	self     int  // the calling process: never a member
@@ -73,7 +84,11 @@ type Tree struct {
 	members map[int]*member // the current member per PID
 	all     []*member       // every process ever found, in discovery order
 	killing bool            // the current step is KILL: newcomers are killed at once
+	stopErr error           // why a member could not be frozen safely (guard lost)
 }
+
+// ErrInterrupted is returned by Signal once Interrupt was called.
+var ErrInterrupted = errors.New("interrupted")
 
 // member is one process found in the tree.
 //
@@ -86,6 +101,7 @@ type member struct {
 	gone    bool // seen exited, or a signal found it gone
 	stopped bool // seen stopped (T or t) since the last SIGSTOP
 	child   bool // a child of the caller, signalled under Tree.hold
+	guarded bool // its pidfd was handed to Tree.Guard
 	step    int  // the last step that signalled it
 	sent    []unix.Signal
 }
@@ -228,7 +244,7 @@ func (t *Tree) refresh(r *statReader, snap *snapshot, mode walkMode) (added int,
 		}
 		visited[n.pid] = true
 		for _, c := range snap.kids[n.pid] {
-			if c == t.self || c <= 1 || visited[c] {
+			if c == t.self || c <= 1 || visited[c] || (t.Guard != nil && c == t.Guard.PID()) {
 				continue
 			}
 			st := snap.stats[c]
@@ -269,7 +285,7 @@ func (t *Tree) add(r *statReader, pid int, st pstat, mode walkMode) *member {
 	if !m.gone {
 		switch mode {
 		case walkStop:
-			m.signal(unix.SIGSTOP)
+			t.stop(m)
 		case walkKill:
 			if m.signal(unix.SIGKILL) == nil {
 				m.sent = append(m.sent, unix.SIGKILL)
@@ -385,9 +401,12 @@ func (t *Tree) freeze() error {
 	// again; the walks below stop the newcomers.
 	for _, m := range t.liveMembers() {
 		m.stopped = false
-		m.signal(unix.SIGSTOP)
+		t.stop(m)
 	}
 	for {
+		if err := t.freezeErr(); err != nil {
+			return err
+		}
 		allStopped := t.waitStopped(r, start.Add(freezeLimit))
 		snap, err := r.snapshot()
 		if err != nil {
@@ -398,9 +417,58 @@ func (t *Tree) freeze() error {
 			return nil
 		}
 		if time.Since(start) > freezeGiveUp || len(t.liveMembers()) == 0 {
-			return nil
+			return t.freezeErr()
 		}
 	}
+}
+
+// stop freezes one member (SIGSTOP), handing its pidfd to t.Guard first.
+// A member the guard could not take is left running. t.mu is held.
+func (t *Tree) stop(m *member) {
+	if t.stopErr != nil || t.interrupted.Load() {
+		return
+	}
+	if t.Guard != nil && !m.guarded && m.fd >= 0 {
+		if err := t.Guard.Hold(m.fd); err != nil {
+			t.stopErr = err
+			return
+		}
+		m.guarded = true
+	}
+	m.signal(unix.SIGSTOP)
+}
+
+// freezeErr reports why the freeze must end now: an interruption, or a
+// member that could not be frozen safely. t.mu is held.
+func (t *Tree) freezeErr() error {
+	if t.interrupted.Load() {
+		return fmt.Errorf("%s: %w", t.Label(), ErrInterrupted)
+	}
+	if t.stopErr != nil {
+		return fmt.Errorf("%s: %w", t.Label(), t.stopErr)
+	}
+	return nil
+}
+
+// thaw continues every live member. t.mu is held.
+func (t *Tree) thaw() {
+	for _, m := range t.liveMembers() {
+		m.signal(unix.SIGCONT)
+	}
+}
+
+// Interrupt ends the stop of t: a freeze under way stops at once, the
+// step's signal is not sent, what was frozen is continued, and later
+// Signal calls return ErrInterrupted. It does not block; call Thaw after
+// the engine has returned to make sure nothing is left stopped.
+func (t *Tree) Interrupt() { t.interrupted.Store(true) }
+
+// Thaw continues (SIGCONT through its pidfd) every member not seen gone.
+// It waits for a Signal under way, which ends at once after Interrupt.
+func (t *Tree) Thaw() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.thaw()
 }
 
 // waitStopped polls each live member not yet seen stopped until it is
@@ -409,6 +477,9 @@ func (t *Tree) freeze() error {
 func (t *Tree) waitStopped(r *statReader, deadline time.Time) bool {
 	pause := 50 * time.Microsecond
 	for {
+		if t.interrupted.Load() {
+			return false
+		}
 		all := true
 		for _, m := range t.members {
 			if m.gone || m.stopped {
@@ -449,7 +520,17 @@ func (t *Tree) Signal(sig unix.Signal) error {
 	if t.seedSelf {
 		sent, firstErr = t.signalUntilStable(sig)
 	} else {
-		if err := t.freeze(); err != nil {
+		if t.interrupted.Load() {
+			return t.freezeErr()
+		}
+		err := t.freeze()
+		if err == nil {
+			err = t.freezeErr() // interrupted after the freeze
+		}
+		if err != nil {
+			// Never leave the tree frozen: not for an interruption, a
+			// lost guard, nor an unreadable /proc.
+			t.thaw()
 			return err
 		}
 		live := t.liveMembers()

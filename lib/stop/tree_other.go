@@ -19,7 +19,12 @@ var errNoTree = errors.New("process trees are only supported on Linux")
 type Tree struct {
 	// Name labels the target in messages.
 	Name string
+	// Guard is unused off Linux.
+	Guard *ThawGuard
 }
+
+// ErrInterrupted is returned by Signal once Interrupt was called.
+var ErrInterrupted = errors.New("interrupted")
 
 // NewTree reports errNoTree off Linux.
 func NewTree(id proc.ID, name string) (*Tree, error) { return nil, errNoTree }
@@ -35,3 +40,5 @@ func (t *Tree) Wait(ctx context.Context) error { return nil }
 func (t *Tree) Found() []proc.ID               { return nil }
 func (t *Tree) Killed() []proc.ID              { return nil }
 func (t *Tree) Close() error                   { return nil }
+func (t *Tree) Interrupt()                     {}
+func (t *Tree) Thaw()                          {}

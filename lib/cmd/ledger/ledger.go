@@ -106,7 +106,8 @@ func (f lockTimeoutFlag) option() ledger.Option {
 
 // Main runs ledger with args (without the program name) and returns its exit code.
 func Main(args []string) int {
-	return run(cli.New("ledger", description), args)
+	t := cli.New("ledger", description)
+	return t.Done(run(t, args))
 }
 
 func run(t *cli.Tool, args []string) int {

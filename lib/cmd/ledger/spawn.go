@@ -83,7 +83,10 @@ func (c *spawnCmd) Run(e *env) error {
 		return err
 	}
 	if err := c.print(e, id, a, w.Scoped()); err != nil {
-		return err
+		// The worker owns the execution and runs the payload whatever
+		// happens here: a caller that retries on this error must know.
+		why := strings.TrimPrefix(err.Error(), cli.ErrOutput.Error()+": ")
+		return cli.Errorf(cli.ExitSystem, "cannot print the id of %s (%s): %s; the worker (pid %d) runs it: ledger latest %s", c.Job, id, why, a.PID, c.Job)
 	}
 	if !c.Wait {
 		return nil

@@ -14,9 +14,22 @@
 //	stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
 //	stopbounded --group --name "stall watch for $t" "$pgid"
 //
+// --pidfile F reads a small regular file: it is opened without following
+// a symlink or blocking (O_NOFOLLOW|O_NONBLOCK), a FIFO, device or
+// directory is bad input, and at most 4 KiB is read. As root, a pidfile
+// owned by a user other than root, or writable by its group or others, is
+// refused (3): its writer could choose which process root signals.
+//
+// --tree freezes the tree (SIGSTOP) while it walks and signals it, and
+// never leaves it frozen: TERM, INT or HUP to stopbounded end the stop,
+// continue every member and exit 128+N; a guardian process (stop.ThawGuard,
+// a child of stopbounded in its own process group) holds every frozen
+// member's pidfd and continues them if stopbounded is SIGKILLed.
+//
 // Exit status: 0 every target is gone, 1 a target survived the schedule,
 // 2 bad input or a refused target (nothing is signalled), 3 permission
-// denied.
+// denied, an unsafe pidfile, or output that could not be written; 128+N
+// when signal N interrupted a --tree stop.
 package stopbounded
 
 import (
@@ -24,16 +37,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
+	"golang.org/x/sys/unix"
 )
 
 const description = `Stop processes within a bound: send SIG, wait at most GRACE, send KILL,
@@ -47,18 +61,24 @@ Examples:
   stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
   stopbounded --group --name "stall watch for $t" "$pgid"
 
+--pidfile F must be a small regular file (no FIFO, device or symlink); as
+root, one owned by another user or writable by its group or others is
+refused (3). --tree freezes the tree while it walks it and never leaves it
+frozen: TERM, INT or HUP continue every member before stopbounded exits
+128+N, and a guardian process continues them if stopbounded is killed.
+
 Exit: 0 all gone, 1 a target survived, 2 bad input or refused target,
-3 permission denied.`
+3 permission denied, unsafe pidfile or lost output; 128+N interrupted.`
 
 type grammar struct {
 	cli.VersionFlag
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after SIG before KILL (Go duration or seconds)."`
 	Signal   cli.Signal   `default:"TERM" placeholder:"SIG" help:"First signal to send (name or number)."`
-	Schedule string       `placeholder:"SCHED" help:"Full schedule SIG/WAIT[/SIG/WAIT...], e.g. TERM/5/KILL/5; overrides --signal and --grace."`
+	Schedule schedule     `placeholder:"SCHED" help:"Full schedule SIG/WAIT[/SIG/WAIT...], e.g. TERM/5/KILL/5; overrides --signal and --grace."`
 	Group    bool         `help:"Each TARGET is a process group id; done when no member is left."`
 	Tree     bool         `help:"Stop each TARGET and all its descendants, wherever they moved."`
 	Name     string       `placeholder:"LABEL" help:"Name the target in messages instead of \"pid N\"."`
-	Pidfile  []string     `type:"path" placeholder:"F" help:"Read a target from file F (repeatable)."`
+	Pidfile  []string     `type:"path" placeholder:"F" help:"Read a target from file F, a small regular file (repeatable)."`
 	Quiet    bool         `short:"q" help:"Print nothing on success or escalation."`
 	JSON     bool         `name:"json" help:"Print one JSON object per target on stdout."`
 	Targets  []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START (or a process group id with --group)."`
@@ -84,6 +104,10 @@ func negativeArg(a string) bool {
 // Main runs stopbounded with args and returns its exit status.
 func Main(args []string) int {
 	t := cli.New("stopbounded", description)
+	return t.Done(main(t, args))
+}
+
+func main(t *cli.Tool, args []string) int {
 	for i, a := range args {
 		if a == "--" {
 			break
@@ -100,6 +124,24 @@ func Main(args []string) int {
 	return run(t, &g)
 }
 
+// schedule is a --schedule value. Parsing it as kong reads the flag means
+// an empty value (an unset variable in a wrapper) is bad input rather than
+// the default schedule.
+type schedule struct {
+	s   stop.Schedule
+	set bool
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler for kong.
+func (v *schedule) UnmarshalText(b []byte) error {
+	s, err := stop.ParseSchedule(string(b))
+	if err != nil {
+		return err
+	}
+	v.s, v.set = s, true
+	return nil
+}
+
 // target pairs an engine target with how the user named it.
 type target struct {
 	stop.Target
@@ -108,15 +150,23 @@ type target struct {
 
 func run(t *cli.Tool, g *grammar) int {
 	sched := stop.Default(g.Signal.S(), g.Grace.D())
-	if g.Schedule != "" {
-		s, err := stop.ParseSchedule(g.Schedule)
-		if err != nil {
-			return t.Fail(err, cli.ExitUsage)
-		}
-		sched = s
+	if g.Schedule.set {
+		sched = g.Schedule.s
 	}
 	if g.Group && g.Tree {
 		return t.Fail(errors.New("--group and --tree cannot be combined"), cli.ExitUsage)
+	}
+	var guard *stop.ThawGuard
+	if g.Tree {
+		// A --tree is frozen while it is walked: never leave it so. A
+		// TERM, INT or HUP ends the stop and continues the tree before
+		// stopbounded exits (see below); a guardian continues it if
+		// stopbounded is killed. It starts while the targets are checked.
+		var err error
+		if guard, err = stop.StartThawGuard(); err != nil {
+			return t.Fail(fmt.Errorf("cannot stop a tree safely: %w", err), cli.ExitSystem)
+		}
+		defer guard.Done()
 	}
 	args := append([]string(nil), g.Targets...)
 	for _, f := range g.Pidfile {
@@ -142,40 +192,45 @@ func run(t *cli.Tool, g *grammar) int {
 		return t.Fail(err, cli.ExitUsage)
 	}
 	engineTargets := make([]stop.Target, len(targets))
+	var trees []*stop.Tree
 	for i, tg := range targets {
 		engineTargets[i] = tg.Target
+		if tr, ok := tg.Target.(*stop.Tree); ok {
+			trees = append(trees, tr)
+		}
 	}
-	outcomes := stop.Run(context.Background(), engineTargets, sched)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var caught atomic.Value // the signal that interrupted a --tree stop
+	if len(trees) > 0 {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+		defer signal.Stop(sigs)
+		for _, tr := range trees {
+			tr.Guard = guard
+		}
+		go func() {
+			select {
+			case sig := <-sigs:
+				caught.Store(sig)
+				for _, tr := range trees {
+					tr.Interrupt()
+				}
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	outcomes := stop.Run(ctx, engineTargets, sched)
+	if sig, ok := caught.Load().(os.Signal); ok {
+		for _, tr := range trees {
+			tr.Thaw()
+		}
+		s := sig.(unix.Signal)
+		t.Warnf("interrupted by %s before every target was gone; no member is left stopped", cli.SignalName(s))
+		return 128 + int(s)
+	}
 	return report(t, g, targets, outcomes)
-}
-
-// readPidfile returns the single PID[@START] token in file f.
-// pidfileExit is the exit code for a pidfile that could not be used: a
-// file we may not read, or an I/O error, is a system error (3); a missing,
-// empty or garbled one is bad input (2).
-func pidfileExit(err error) int {
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EIO) {
-		return cli.ExitSystem
-	}
-	return cli.ExitUsage
-}
-
-func readPidfile(f string) (string, error) {
-	b, err := os.ReadFile(f)
-	if err != nil {
-		return "", fmt.Errorf("pidfile %s: %w", f, errors.Unwrap(err))
-	}
-	fields := strings.Fields(string(b))
-	if len(fields) == 0 {
-		return "", fmt.Errorf("pidfile %s is empty", f)
-	}
-	if len(fields) > 1 {
-		return "", fmt.Errorf("pidfile %s holds %d words; want one PID", f, len(fields))
-	}
-	if _, err := proc.ParseID(fields[0]); err != nil {
-		return "", fmt.Errorf("pidfile %s: %w", f, err)
-	}
-	return fields[0], nil
 }
 
 func resolve(g *grammar, args []string) ([]target, error) {

@@ -62,7 +62,7 @@ type grammar struct {
 	Grace   cli.Duration `default:"5s" placeholder:"D" help:"With CMD: wait at most D after TERM before KILL."`
 	Quiet   bool         `short:"q" help:"Print nothing on success."`
 	Parent  bool         `help:"Watch the caller's parent process."`
-	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist)."`
+	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist or is a thread)."`
 	JSON    bool         `name:"json" help:"With --id: print one JSON object per PID."`
 	Targets []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START."`
 }
@@ -70,6 +70,10 @@ type grammar struct {
 // Main runs watchpid with args and returns its exit status.
 func Main(args []string) int {
 	t := cli.New("watchpid", description)
+	return t.Done(main(t, args))
+}
+
+func main(t *cli.Tool, args []string) int {
 	own, cmd, hasCmd := cli.SplitCommand(args)
 	var g grammar
 	if _, code, done := t.Parse(&g, own); done {
@@ -240,13 +244,17 @@ func printIDs(t *cli.Tool, g *grammar) int {
 		ID    *string `json:"id"`
 	}
 	for _, want := range ids {
-		id, err := proc.Lookup(want.PID)
-		if err == nil && want.Start != 0 && id.Start != want.Start {
-			err = proc.ErrGone
-		}
+		// Open, not a bare /proc lookup: /proc/TID/stat exists for a
+		// thread too, and a thread id is not a process any tool accepts.
+		id, err := openID(want)
 		if err != nil {
-			if errors.Is(err, proc.ErrGone) {
-				t.Warnf("pid %d does not exist", want.PID)
+			thread := errors.Is(err, proc.ErrBadID)
+			if thread || errors.Is(err, proc.ErrGone) {
+				if thread {
+					t.Warnf("pid %d is a thread, not a process", want.PID)
+				} else {
+					t.Warnf("pid %d does not exist", want.PID)
+				}
 				code = cli.ExitRefused
 				if g.JSON {
 					enc.Encode(idJSON{PID: want.PID})
@@ -263,6 +271,17 @@ func printIDs(t *cli.Tool, g *grammar) int {
 		}
 	}
 	return code
+}
+
+// openID returns the identity of the process want names: ErrGone when it
+// does not exist (or its START differs), ErrBadID for a thread id.
+func openID(want proc.ID) (proc.ID, error) {
+	h, err := proc.Open(want)
+	if err != nil {
+		return proc.ID{}, err
+	}
+	defer h.Close()
+	return h.ID(), nil
 }
 
 // forwarded are the signals watchpid passes on to CMD's group, boundedly.

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// ErrOutput is wrapped by the error of a lost write to an Output.
+var ErrOutput = errors.New("cannot write output")
+
+// Output is a tool's standard output: a writer that remembers the first
+// write error, so that output lost to a full disk, /dev/full or a closed
+// pipe is exit 3 (SPEC §1) even where a caller ignored the error. After an
+// error every write fails with it; nothing is written out of order.
+type Output struct {
+	w io.Writer
+
+	mu   sync.Mutex
+	err  error
+	pipe sync.Once
+}
+
+// NewOutput returns an Output writing to w.
+func NewOutput(w io.Writer) *Output { return &Output{w: w} }
+
+// Write implements io.Writer. Its error wraps ErrOutput.
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return 0, o.err
+	}
+	if o.w == os.Stdout {
+		// Unless SIGPIPE is caught, a write to a closed pipe on stdout
+		// kills a Go program with SIGPIPE instead of returning EPIPE.
+		// A caught signal is reset by exec, so a command started later
+		// still gets the default.
+		o.pipe.Do(func() { signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) })
+	}
+	n, err := o.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		o.err = &outputError{err}
+		return n, o.err
+	}
+	return n, nil
+}
+
+// outputError is a lost write: it is ErrOutput, and unwraps to the cause
+// alone (a chain, not a list: tools print a list one error a line).
+type outputError struct{ err error }
+
+func (e *outputError) Error() string        { return ErrOutput.Error() + ": " + e.err.Error() }
+func (e *outputError) Unwrap() error        { return e.err }
+func (e *outputError) Is(target error) bool { return target == ErrOutput }
+
+// Err returns the first write error, or nil.
+func (o *Output) Err() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
+
+// Done returns the exit code of a tool that finished with code: code
+// itself, or 3 after one line on stderr when output to t.Stdout (an
+// *Output) was lost and code reports no failure of its own as serious.
+// A tool that already reported the lost write itself returned 3, so the
+// line is never printed twice.
+func (t *Tool) Done(code int) int {
+	o, ok := t.Stdout.(*Output)
+	if !ok || code >= ExitSystem {
+		return code
+	}
+	if err := o.Err(); err != nil {
+		t.Warnf("%v", err)
+		return ExitSystem
+	}
+	return code
+}
