@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"time"
@@ -90,6 +91,17 @@ func selfToken() string {
 	return proc.ID{PID: st.PID, Start: st.Start}.String()
 }
 
+// The main goroutine leaves the main thread once init is over unless init
+// locks it there; tgleader must exit exactly the thread-group leader.
+// Under load, an unlocked main goroutine sometimes ran on another thread,
+// its raw exit ended that thread instead, and the leader never became a
+// zombie.
+func init() {
+	if filepath.Base(os.Args[0]) == "tgleader" {
+		runtime.LockOSThread()
+	}
+}
+
 func tgleader(args []string) int {
 	fs := flag.NewFlagSet("tgleader", flag.ContinueOnError)
 	pidfile := fs.String("pidfile", "", "write PID@START here once the leader has exited")
@@ -120,9 +132,8 @@ func tgleader(args []string) int {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	// main runs on the main thread (the thread-group leader) during
-	// init-time lock; lock it so the raw exit ends exactly that thread.
-	runtime.LockOSThread()
+	// The main goroutine is on the main thread, the thread-group leader,
+	// where init locked it: the raw exit ends exactly that thread.
 	for {
 		unix.RawSyscall(unix.SYS_EXIT, 0, 0, 0)
 	}
