@@ -44,3 +44,11 @@ func WaitGroupGone(ctx context.Context, leader ID) error { return errUnsupported
 func PollEach(hs []*Handle, timeout time.Duration, gone func(i int) bool) (bool, error) {
 	return false, errUnsupported
 }
+
+// CheckProcNS has no /proc to doubt off Linux; every process operation
+// there fails with its own error.
+func CheckProcNS() error { return nil }
+
+func PIDNamespace() (uint64, error) { return 0, errUnsupported }
+
+func PIDNamespaceGone(ns uint64) (bool, error) { return false, errUnsupported }
