@@ -75,6 +75,7 @@ func appendCanonical(b []byte, j *recordJSON) ([]byte, bool) {
 	} else {
 		strp(`{"host":`, o.Host)
 		strp(`,"boot_id":`, o.BootID)
+		u64p(`,"pidns":`, o.PIDNS)
 		b = append(b, `,"pid":`...)
 		b = strconv.AppendInt(b, int64(o.PID), 10)
 		u64p(`,"start":`, o.Start)
@@ -229,6 +230,12 @@ func readCanonical(b []byte) (j recordJSON, ok bool) {
 		o.Host = r.strp()
 		r.lit(`,"boot_id":`)
 		o.BootID = r.strp()
+		// Records written before PID namespaces were recorded have no
+		// "pidns": encoding/json leaves it nil, and so does this.
+		if r.ok && len(r.b) >= 9 && string(r.b[:9]) == `,"pidns":` {
+			r.b = r.b[9:]
+			o.PIDNS = r.u64p()
+		}
 		r.lit(`,"pid":`)
 		o.PID = r.int()
 		r.lit(`,"start":`)

@@ -16,7 +16,7 @@ func sampleRecords() []Record {
 	t0 := time.Unix(1714557600, 123456789).UTC()
 	base := Record{
 		ID: "0dn7yrqdrcn2j-shf3lc", Job: "backup.db:nightly@host-1", Status: Claimed,
-		Owner:     Owner{Host: "web-1", BootID: "4f8c2e7a-1b2d-4c3e-9f00-0123456789ab", PID: 4242, Start: 987654},
+		Owner:     Owner{Host: "web-1", BootID: "4f8c2e7a-1b2d-4c3e-9f00-0123456789ab", PIDNS: 4026531836, PID: 4242, Start: 987654},
 		ClaimedAt: t0,
 	}
 	fenced := base
@@ -29,7 +29,9 @@ func sampleRecords() []Record {
 	failed.Status, failed.FinishedAt, failed.ExitCode, failed.Error = Failed, t0.Add(time.Hour), &killed, "killed by signal TERM after 5s"
 	unknownOwner := base
 	unknownOwner.Owner = Owner{PID: 1}
-	return []Record{base, fenced, running, done, failed, unknownOwner}
+	noPIDNS := running // as written before PID namespaces were recorded
+	noPIDNS.Owner.PIDNS = 0
+	return []Record{base, fenced, running, done, failed, unknownOwner, noPIDNS}
 }
 
 // TestCanonicalCodec checks that records of every shape are written and
@@ -72,6 +74,31 @@ func TestCanonicalCodec(t *testing.T) {
 	}
 }
 
+// TestCanonicalDecodeOlderRecord: a record written before owners carried
+// "pidns" is still read by the canonical codec, as encoding/json reads it:
+// with no PID namespace.
+func TestCanonicalDecodeOlderRecord(t *testing.T) {
+	old := []byte(`{"v":1,"id":"0dn7yrqdrcn2j-shf3lc","job":"backup","source":null,"instant":null,"status":"running",` +
+		`"fenced":false,"fenced_at":null,"owner":{"host":"web-1","boot_id":"4f8c2e7a-1b2d-4c3e-9f00-0123456789ab","pid":4242,"start":987654},` +
+		`"child":{"pid":4243,"start":987700},"claimed_at":"2024-05-01T10:00:00Z","started_at":"2024-05-01T10:00:01Z",` +
+		`"finished_at":null,"exit_code":null,"error":null}` + "\n")
+	j, ok := readCanonical(old)
+	if !ok {
+		t.Fatalf("readCanonical(%s) ok = false; want true", old)
+	}
+	if j.Owner == nil || j.Owner.PIDNS != nil || j.Owner.PID != 4242 {
+		t.Errorf("readCanonical(%s) owner = %+v; want pid 4242 and no pidns", old, j.Owner)
+	}
+	r, err := Decode(old, "0dn7yrqdrcn2j-shf3lc")
+	if err != nil || r.Owner.PIDNS != 0 || r.Owner.Start != 987654 {
+		t.Fatalf("Decode(%s) = %+v, %v; want owner 4242@987654 with no PID namespace", old, r.Owner, err)
+	}
+	// Rewritten, it carries pidns null: every key always present.
+	if enc := r.encode(); !bytes.Contains(enc, []byte(`"boot_id":"4f8c2e7a-1b2d-4c3e-9f00-0123456789ab","pidns":null,"pid":4242`)) {
+		t.Errorf("encode(Decode(older record)) = %s; want \"pidns\":null", enc)
+	}
+}
+
 // FuzzCanonicalDecode: whatever readCanonical accepts, encoding/json reads
 // to the same values.
 func FuzzCanonicalDecode(f *testing.F) {
@@ -79,6 +106,7 @@ func FuzzCanonicalDecode(f *testing.F) {
 		f.Add(r.encode())
 	}
 	f.Add([]byte(`{"v":1,"id":"a","job":"j","source":null,"instant":null,"status":"claimed","fenced":false,"fenced_at":null,"owner":{"host":null,"boot_id":null,"pid":-0,"start":0},"child":null,"claimed_at":null,"started_at":null,"finished_at":null,"exit_code":-1,"error":""}`))
+	f.Add([]byte(`{"v":1,"id":"a","job":"j","source":null,"instant":null,"status":"claimed","fenced":false,"fenced_at":null,"owner":{"host":null,"boot_id":null,"pidns":01,"pid":1,"start":0},"child":null,"claimed_at":null,"started_at":null,"finished_at":null,"exit_code":-1,"error":""}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, ok := readCanonical(b)
 		if !ok {
@@ -101,11 +129,12 @@ func FuzzCanonicalEncode(f *testing.F) {
 	f.Add("0dn7yrqdrcn2j-shf3lc", "job", "cron", "", "h", "b", 42, uint64(7), 3, true, false)
 	f.Add("", "", "", "x\"y", "", "", -1, uint64(0), -300, false, true)
 	f.Fuzz(func(t *testing.T, id, job, source, errMsg, host, boot string, pid int, start uint64, code int, fenced, nulls bool) {
+		pidns := start ^ uint64(pid)
 		j := recordJSON{V: recordFormat, ID: id, Job: job, Status: Status(job), Fenced: fenced, Error: &errMsg,
-			Owner: &ownerJSON{Host: &host, BootID: &boot, PID: pid, Start: &start},
+			Owner: &ownerJSON{Host: &host, BootID: &boot, PIDNS: &pidns, PID: pid, Start: &start},
 			Child: &childJSON{PID: code, Start: &start}, ClaimedAt: &id, ExitCode: &code}
 		if nulls {
-			j.Error, j.Owner.Host, j.Owner.Start, j.Child, j.ExitCode, j.Source = nil, nil, nil, nil, nil, &source
+			j.Error, j.Owner.Host, j.Owner.PIDNS, j.Owner.Start, j.Child, j.ExitCode, j.Source = nil, nil, nil, nil, nil, nil, &source
 		}
 		got, ok := appendCanonical(nil, &j)
 		if !ok {

@@ -6,7 +6,7 @@
 // # Synopsis
 //
 //	st, err := ledger.Open(dir)                      // creates DIR 0700 if missing; st.Close()
-//	owner, err := ledger.LocalOwner(proc.Self())     // host + boot id + PID@START
+//	owner, err := ledger.LocalOwner(proc.Self())     // host + boot id + PID namespace + PID@START
 //	rec, err := st.Claim("backup", ledger.ClaimOptions{Owner: owner, Instant: t})
 //	rec, err = st.Start(rec.ID, nil)                 // or Fence, then Adopt
 //	rec, err = st.Finish(rec.ID, ledger.Completed, &code, "")
@@ -166,11 +166,41 @@
 //
 // # Owners
 //
-// An owner is host name + boot id + PID + START (field 22 of /proc/PID/stat).
-// Recover judges only owners on this host: a different boot id means the
-// owner died with that boot; a PID whose START differs is a different
-// process; an owner on another host, or one whose identity cannot be read,
-// is uncertain and left alone. A running execution whose recorded payload
-// child is still alive is not judged, and a fenced claim is left alone for a
-// grace period after its fence so that a slow adopter is not beaten.
+// An owner is recorded as host name + boot id + PID namespace + PID + START
+// (field 22 of /proc/PID/stat): in a record,
+//
+//	"owner":{"host":"web-1","boot_id":"4f8c2e7a-…","pidns":4026531836,"pid":4242,"start":987654}
+//
+// where pidns is the inode of the recording process's /proc/self/ns/pid:
+// the namespace its PID numbers belong to. The payload child is recorded
+// by its owner (the runner that forked it), by the PID the owner's
+// namespace gives it, so it carries the owner's boot and namespace (under
+// --pidns the payload is init of a namespace of its own, but its PID as
+// recorded is the runner's view of it).
+//
+// Recover judges a PID only where it means the same process: on the same
+// boot (boot id) and in the same PID namespace. The host name is a label:
+// the same boot id and namespace are the same machine even after a rename,
+// or in a container with a host name of its own. A PID whose START differs
+// is a different process. An owner whose boot id differs died with that
+// boot if its host name is this one's, and is on another host (uncertain,
+// left alone) if not. An owner of this boot in another PID namespace is
+// uncertain: its PID is not this namespace's (inside `unshare --pid
+// --mount-proc` the owner's 2 is not the host's kthreadd) — unless that
+// namespace has no process left, which only the initial namespace can see
+// (proc.PIDNamespaceGone); then the owner died with it. An owner whose
+// identity cannot be read is uncertain too. A process whose /proc belongs
+// to another PID namespace (proc.CheckProcNS) judges nothing: LocalOwner,
+// Recover and RecoverOne return its error.
+//
+// Records written before the PID namespace was recorded have no "pidns"
+// (read as 0, written back as null): such an owner is taken to be of the
+// judge's own namespace, as the version that wrote it judged it, so a store
+// in use keeps working across the upgrade (on the host, or inside one
+// container). Only a record written by such a version inside a nested
+// namespace, still active on the current boot, can be misjudged.
+//
+// A running execution whose recorded payload child is still alive is not
+// judged, and a fenced claim is left alone for a grace period after its
+// fence so that a slow adopter is not beaten.
 package ledger

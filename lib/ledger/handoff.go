@@ -45,9 +45,13 @@ func (s *Store) AbortHandoff(id, why string) (Record, error) {
 
 // RecoverOne judges execution id alone, as Recover judges every execution
 // but with no fence grace: its caller knows the adopter is gone. It returns
-// the record, changed or not.
+// the record, changed or not; where /proc is not this PID namespace's, an
+// error wrapping proc.ErrForeignProc.
 func (s *Store) RecoverOne(id string) (Record, error) {
 	if err := ValidID(id); err != nil {
+		return Record{}, err
+	}
+	if err := localIdentity().procErr; err != nil {
 		return Record{}, err
 	}
 	unlock, err := s.lock()

@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -403,11 +405,22 @@ func TestRecover(t *testing.T) {
 	now := time.Now()
 	s.now = func() time.Time { return now }
 	me := self(t)
+	if me.PIDNS == 0 {
+		t.Fatalf("LocalOwner(self) = %+v; want its PID namespace", me)
+	}
 	other := me
-	other.Host = "elsewhere"
+	other.Host, other.BootID = "elsewhere", "00000000-0000-0000-0000-0000000000e1"
 	noBoot := me
 	noBoot.BootID = ""
 	exited := exitedOwner(t)
+	// The same boot and PID namespace under another host name: this
+	// machine before it was renamed, so the owner is judged.
+	renamed := exited
+	renamed.Host = "old-name"
+	// A record written before PID namespaces were recorded: judged as of
+	// this namespace, as the version that wrote it did.
+	legacy := exited
+	legacy.PIDNS = 0
 
 	alive := mustClaim(t, s, "j", ClaimOptions{})
 	remote := mustClaim(t, s, "j", ClaimOptions{Owner: other})
@@ -420,6 +433,9 @@ func TestRecover(t *testing.T) {
 	must(t)(s.SetChild(withChild.ID, me.ID())) // the child is alive
 	fenced := mustClaim(t, s, "j", ClaimOptions{Owner: exited})
 	must(t)(s.Fence(fenced.ID))
+	renamedRun := mustClaim(t, s, "j", ClaimOptions{Owner: renamed})
+	must(t)(s.Start(renamedRun.ID, nil))
+	legacyClaim := mustClaim(t, s, "j", ClaimOptions{Owner: legacy})
 
 	got, err := s.Recover(30 * time.Second)
 	if err != nil {
@@ -429,9 +445,14 @@ func TestRecover(t *testing.T) {
 	for _, r := range got {
 		ids[r.ID] = r.Status
 	}
-	want := map[string]Status{abandoned.ID: Abandoned, unknown.ID: Unknown}
-	if len(ids) != len(want) || ids[abandoned.ID] != Abandoned || ids[unknown.ID] != Unknown {
+	want := map[string]Status{abandoned.ID: Abandoned, unknown.ID: Unknown, renamedRun.ID: Unknown, legacyClaim.ID: Abandoned}
+	if len(ids) != len(want) {
 		t.Fatalf("Recover = %v; want %v", ids, want)
+	}
+	for id, st := range want {
+		if ids[id] != st {
+			t.Fatalf("Recover = %v; want %v", ids, want)
+		}
 	}
 	for _, id := range []string{alive.ID, remote.ID, unreadable.ID, withChild.ID, fenced.ID} {
 		if r, _ := s.Get(id); r.Status.Terminal() {
@@ -768,5 +789,100 @@ func TestConcurrentCreate(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+	}
+}
+
+func (l liveness) String() string { return [...]string{"uncertain", "alive", "dead"}[l] }
+
+// liveNamespace starts a process in a new PID namespace and returns that
+// namespace; it skips the test where that needs privileges it lacks.
+func liveNamespace(t *testing.T) uint64 {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for CLONE_NEWPID")
+	}
+	cmd := exec.Command("sleep", "3600")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting a process in a new PID namespace: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/"+strconv.Itoa(cmd.Process.Pid)+"/ns/pid", &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// TestJudgeProcess: a PID is judged only on its own boot and in its own PID
+// namespace; the host name is only a label within a boot.
+func TestJudgeProcess(t *testing.T) {
+	t.Parallel()
+	me := self(t)
+	exited := exitedOwner(t)
+	with := func(o Owner, f func(*Owner)) Owner { f(&o); return o }
+	const otherBoot = "00000000-0000-0000-0000-0000000000b2"
+	// A namespace number no process has: a namespace that is gone, as
+	// only the initial namespace can tell.
+	goneNS := me.PIDNS + 1
+	goneNSWant := uncertain
+	if _, err := proc.PIDNamespaceGone(goneNS); err == nil {
+		goneNSWant = dead
+	}
+	tests := []struct {
+		name  string
+		owner Owner
+		want  liveness
+	}{
+		{"alive here", me, alive},
+		{"gone here", exited, dead},
+		{"alive, host renamed", with(me, func(o *Owner) { o.Host = "old-name" }), alive},
+		{"gone, host renamed", with(exited, func(o *Owner) { o.Host = "old-name" }), dead},
+		{"gone, no host name", with(exited, func(o *Owner) { o.Host = "" }), dead},
+		{"alive, no pidns (older record)", with(me, func(o *Owner) { o.PIDNS = 0 }), alive},
+		{"gone, no pidns (older record)", with(exited, func(o *Owner) { o.PIDNS = 0 }), dead},
+		{"alive PID of a gone namespace", with(me, func(o *Owner) { o.PIDNS = goneNS }), goneNSWant},
+		{"gone PID of a gone namespace", with(exited, func(o *Owner) { o.PIDNS = goneNS }), goneNSWant},
+		{"earlier boot of this host", with(me, func(o *Owner) { o.BootID = otherBoot }), dead},
+		{"earlier boot, other namespace", with(me, func(o *Owner) { o.BootID, o.PIDNS = otherBoot, goneNS }), dead},
+		{"another host", with(me, func(o *Owner) { o.Host, o.BootID = "elsewhere", otherBoot }), uncertain},
+		{"another boot, no host name", with(me, func(o *Owner) { o.Host, o.BootID = "", otherBoot }), uncertain},
+		{"boot unknown", with(exited, func(o *Owner) { o.BootID = "" }), uncertain},
+	}
+	for _, tt := range tests {
+		if got, why := judgeProcess(tt.owner, tt.owner.ID()); got != tt.want {
+			t.Errorf("%s: judgeProcess(%+v) = %v (%s); want %v", tt.name, tt.owner, got, why, tt.want)
+		}
+	}
+}
+
+// TestRecoverOtherPIDNamespace: an owner in a PID namespace that still has
+// processes is never judged from here by its PID, which is not ours: not as
+// the host's kthreadd (2, with another START: gone), not as our own PID
+// (alive).
+func TestRecoverOtherPIDNamespace(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	s := newStore(t)
+	me := self(t)
+	kthreadd := me
+	kthreadd.PIDNS, kthreadd.PID, kthreadd.Start = ns, 2, me.Start+1
+	mine := me
+	mine.PIDNS = ns
+	run := mustClaim(t, s, "j", ClaimOptions{Owner: kthreadd})
+	must(t)(s.Start(run.ID, nil))
+	must(t)(s.SetChild(run.ID, proc.ID{PID: 3, Start: me.Start + 2}))
+	claim := mustClaim(t, s, "j", ClaimOptions{Owner: mine})
+	if got, err := s.Recover(0); err != nil || len(got) != 0 {
+		t.Fatalf("Recover = %v, %v; want nothing judged", got, err)
+	}
+	for _, id := range []string{run.ID, claim.ID} {
+		if r, _ := s.Get(id); r.Status.Terminal() {
+			t.Errorf("Recover judged %s (%s); want it left alone", id, r.Status)
+		}
+	}
+	_, err := s.Claim("j", ClaimOptions{Owner: me, Exclusive: true})
+	if !errors.Is(err, ErrRefused) {
+		t.Errorf("Claim(j, exclusive) = %v; want refused while the runs in the other namespace may live", err)
 	}
 }

@@ -51,11 +51,14 @@ func ParseStatus(s string) (Status, error) {
 	return "", badInputf("unknown status %q (want claimed, running, completed, failed, unknown or abandoned)", s)
 }
 
-// Owner identifies the process that owns an execution: host, boot and
-// PID@START. Empty Host or BootID and zero Start mean "not known".
+// Owner identifies the process that owns an execution: boot, PID
+// namespace and PID@START, with the host name as a label. Empty Host or
+// BootID and zero PIDNS or Start mean "not known"; a zero PIDNS is also
+// what records written before PID namespaces were recorded hold.
 type Owner struct {
 	Host   string
 	BootID string
+	PIDNS  uint64 // inode of the PID namespace PID is a number of (/proc/self/ns/pid)
 	PID    int
 	Start  uint64
 }
@@ -135,6 +138,7 @@ type recordJSON struct {
 type ownerJSON struct {
 	Host   *string `json:"host"`
 	BootID *string `json:"boot_id"`
+	PIDNS  *uint64 `json:"pidns"`
 	PID    int     `json:"pid"`
 	Start  *uint64 `json:"start"`
 }
@@ -178,7 +182,7 @@ func (r Record) toJSON() recordJSON {
 		ExitCode: r.ExitCode, Error: strp(r.Error),
 	}
 	if r.Owner.PID != 0 {
-		j.Owner = &ownerJSON{Host: strp(r.Owner.Host), BootID: strp(r.Owner.BootID), PID: r.Owner.PID, Start: u64p(r.Owner.Start)}
+		j.Owner = &ownerJSON{Host: strp(r.Owner.Host), BootID: strp(r.Owner.BootID), PIDNS: u64p(r.Owner.PIDNS), PID: r.Owner.PID, Start: u64p(r.Owner.Start)}
 	}
 	if r.Child.PID != 0 {
 		j.Child = &childJSON{PID: r.Child.PID, Start: u64p(r.Child.Start)}
@@ -274,6 +278,9 @@ func Decode(b []byte, id string) (Record, error) {
 	}
 	if j.Owner != nil {
 		r.Owner = Owner{Host: str(j.Owner.Host), BootID: str(j.Owner.BootID), PID: j.Owner.PID}
+		if j.Owner.PIDNS != nil {
+			r.Owner.PIDNS = *j.Owner.PIDNS
+		}
 		if j.Owner.Start != nil {
 			r.Owner.Start = *j.Owner.Start
 		}
@@ -413,6 +420,8 @@ func (r Record) Field(name string) (string, error) {
 		return r.Owner.Host, nil
 	case "owner.boot_id":
 		return r.Owner.BootID, nil
+	case "owner.pidns":
+		return u(r.Owner.PIDNS), nil
 	case "owner.pid":
 		return pid(r.Owner.PID), nil
 	case "owner.start":
@@ -444,7 +453,7 @@ func (r Record) Field(name string) (string, error) {
 }
 
 const fieldNames = "id, job, source, instant, status, fenced, fenced_at, owner, owner.host, owner.boot_id, " +
-	"owner.pid, owner.start, child, child.pid, child.start, claimed_at, started_at, finished_at, exit_code, error"
+	"owner.pidns, owner.pid, owner.start, child, child.pid, child.start, claimed_at, started_at, finished_at, exit_code, error"
 
 // errorsIsAny reports whether err wraps any of targets.
 func errorsIsAny(err error, targets ...error) bool {

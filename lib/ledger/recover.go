@@ -12,16 +12,23 @@ import (
 const UnknownSideEffects = "whether side effects ran is unknown"
 
 // Recover judges every claimed or running execution: one whose owner is
-// gone (on this host and boot, by identity) becomes abandoned if it never
+// gone (by identity, judged on its boot and in its PID namespace; or died
+// with an earlier boot of this host) becomes abandoned if it never
 // started, unknown if it did. A fenced claim is left alone until grace has
-// passed since its fence (callers wanting the default pass DefaultGrace); an execution whose recorded
-// payload child is alive, or whose owner cannot be judged (another host, an
-// unreadable identity), is left alone. It returns the executions it
-// changed. Records that cannot be read are skipped and reported in the
-// error, after the others were judged.
+// passed since its fence (callers wanting the default pass DefaultGrace);
+// an execution whose recorded payload child is alive, or whose owner
+// cannot be judged (another host, another PID namespace, an unreadable
+// identity), is left alone. It returns
+// the executions it changed. Records that cannot be read are skipped and
+// reported in the error, after the others were judged. Where /proc is not
+// this process's PID namespace's it judges nothing and returns an error
+// wrapping proc.ErrForeignProc.
 func (s *Store) Recover(grace time.Duration) ([]Record, error) {
 	if grace < 0 {
 		return nil, badInputf("grace %v is negative", grace)
+	}
+	if err := localIdentity().procErr; err != nil {
+		return nil, err
 	}
 	unlock, err := s.lock()
 	if err != nil {
@@ -71,18 +78,18 @@ func (s *Store) recoverOne(r Record, grace time.Duration) (Record, string, error
 		return r, fmt.Sprintf("within %v of its fence, awaiting its adopter", grace), nil
 	}
 	if r.Child.PID != 0 {
-		if lv, _ := s.judgeProcess(r.Owner.Host, r.Owner.BootID, r.Child); lv != dead {
+		if lv, _ := judgeProcess(r.Owner, r.Child); lv != dead {
 			return r, fmt.Sprintf("its payload child %s may still run", r.Child), nil
 		}
 		// The payload ran in its own process group (the runners put it
 		// there): what it started in that group is still the payload.
-		if host, boot := s.identity(); r.Owner.Host == host && r.Owner.BootID == boot && boot != "" {
+		if sameNamespace(r.Owner) {
 			if lingers, err := proc.GroupOutlives(r.Child); err != nil || lingers {
 				return r, fmt.Sprintf("processes of its payload's group %d still run", r.Child.PID), nil
 			}
 		}
 	}
-	lv, why := s.judgeProcess(r.Owner.Host, r.Owner.BootID, r.Owner.ID())
+	lv, why := judgeProcess(r.Owner, r.Owner.ID())
 	switch lv {
 	case alive:
 		return r, fmt.Sprintf("its owner %s is alive", r.Owner), nil

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,10 +47,6 @@ type Store struct {
 	// receives the line said after a second of waiting.
 	lockWait time.Duration
 	warn     func(msg string)
-
-	identOnce sync.Once
-	host      string
-	bootID    string
 
 	// noExchange is set once renameat2(RENAME_EXCHANGE) turned out to be
 	// unsupported here; records are then replaced by temp file and rename.
@@ -656,12 +651,6 @@ func flock(fd, how int) error {
 			return err
 		}
 	}
-}
-
-// identity returns this host's name and boot id, read once.
-func (s *Store) identity() (host, boot string) {
-	s.identOnce.Do(func() { s.host, s.bootID = localIdentity() })
-	return s.host, s.bootID
 }
 
 // fsyncDir makes the entries of d durable.
