@@ -19,7 +19,9 @@
 //	setsid adopt --ack-file /run/nightly.ack "$id" -- ./nightly.sh &
 //
 // Exit status: CMD's status (128+N for signal N); 125 when adoption was
-// refused or failed before CMD ran (CMD did not run, no ack was written);
+// refused or failed before CMD ran (CMD did not run, no ack was written),
+// among other reasons where /proc belongs to another PID namespace, in
+// which adopt cannot identify itself as owner;
 // 126/127 when CMD is not executable / not found; 2 for usage errors.
 package adopt
 

@@ -33,7 +33,8 @@ jobs, crash-safely, with one winner per claim.
   ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
 
 Exit: 0 done, 1 refused or no such execution, 2 bad input, 3 system error
-(permission, I/O, corrupt or unsafe store).`
+(permission, I/O, corrupt or unsafe store; claim, adopt and recover where
+/proc is another PID namespace's).`
 
 // grammar is the command line: global flags, then one subcommand.
 type grammar struct {
@@ -191,7 +192,7 @@ func (o ownerFlag) resolve() (ledger.Owner, error) {
 		id = proc.ID{PID: os.Getppid()}
 	}
 	owner, err := ledger.LocalOwner(id)
-	if err != nil && !o.set {
+	if err != nil && !o.set && !errors.Is(err, proc.ErrForeignProc) {
 		return ledger.Owner{}, fmt.Errorf("cannot identify the calling process: %w", err)
 	}
 	return owner, err

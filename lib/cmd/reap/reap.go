@@ -18,7 +18,9 @@
 //	*/5 * * * * reap --deadline 4m -- /usr/local/bin/sync-job
 //
 // Exit status: CMD's (128+N when it died of signal N), 124 when the
-// deadline stopped it, 125 when reap failed before CMD started or when
+// deadline stopped it, 125 when reap failed before CMD started (among
+// other reasons where /proc belongs to another PID namespace, through
+// which reap would take other processes for CMD's leftovers) or when
 // something survived even KILL, 126/127 when CMD cannot be executed / is
 // not found, 2 on bad usage.
 package reap
@@ -27,6 +29,7 @@ import (
 	"context"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
 )
 
@@ -76,6 +79,11 @@ func Main(args []string) int {
 	if len(g.Cmd) == 0 {
 		t.Warnf("no command given: usage: reap [--grace D] [--deadline D] [--signal SIG] -- CMD [ARGS...]")
 		return cli.ExitUsage
+	}
+	// Leftovers are found and stopped through /proc: through a foreign
+	// one, reap would take other processes for CMD's.
+	if err := proc.CheckProcNS(); err != nil {
+		return t.Fail(err, cli.ExitNotRun)
 	}
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv:         g.Cmd,

@@ -28,8 +28,9 @@
 //
 // Exit status: 0 every target is gone, 1 a target survived the schedule,
 // 2 bad input or a refused target (nothing is signalled), 3 permission
-// denied, an unsafe pidfile, or output that could not be written; 128+N
-// when signal N interrupted a --tree stop.
+// denied, an unsafe pidfile, output that could not be written, or /proc
+// mounted for another PID namespace (nothing is signalled through it);
+// 128+N when signal N interrupted a --tree stop.
 package stopbounded
 
 import (
@@ -68,7 +69,8 @@ frozen: TERM, INT or HUP continue every member before stopbounded exits
 128+N, and a guardian process continues them if stopbounded is killed.
 
 Exit: 0 all gone, 1 a target survived, 2 bad input or refused target,
-3 permission denied, unsafe pidfile or lost output; 128+N interrupted.`
+3 permission denied, unsafe pidfile, lost output or /proc of another PID
+namespace; 128+N interrupted.`
 
 type grammar struct {
 	cli.VersionFlag
@@ -155,6 +157,11 @@ func run(t *cli.Tool, g *grammar) int {
 	}
 	if g.Group && g.Tree {
 		return t.Fail(errors.New("--group and --tree cannot be combined"), cli.ExitUsage)
+	}
+	// Targets are identified through /proc: a foreign one would name
+	// other processes (and --tree would freeze them).
+	if err := proc.CheckProcNS(); err != nil {
+		return t.Fail(err, cli.ExitSystem)
 	}
 	var guard *stop.ThawGuard
 	if g.Tree {

@@ -16,10 +16,13 @@
 //
 // never outlives its wrapper, even when the wrapper is SIGKILLed.
 //
-// Exit status without CMD: 0 gone, 124 --timeout expired, 2 bad input.
+// Exit status without CMD: 0 gone, 124 --timeout expired, 2 bad input, 3
+// system error (among them a /proc mounted for another PID namespace,
+// through which watchpid judges no process).
 // With CMD: 0 when the target went and CMD was stopped, CMD's own status
 // when CMD ended first, 128+N after forwarding signal N, 125 when CMD could
-// not be started or stopped, 126/127 when CMD is not executable / not found.
+// not be started or stopped (or was not started: a foreign /proc), 126/127
+// when CMD is not executable / not found.
 package watchpid
 
 import (
@@ -52,8 +55,9 @@ Examples:
   watchpid --parent -- stall-watch "$job" &    # helper dies with its wrapper
   token=$(watchpid --id "$pid")                # PID@START for later use
 
-Exit: 0 gone (or CMD stopped because it was), 124 timeout, 2 bad input;
-with CMD, CMD's status when it ends first, 128+N after signal N.`
+Exit: 0 gone (or CMD stopped because it was), 124 timeout, 2 bad input,
+3 system error (e.g. /proc is another PID namespace's); with CMD, CMD's
+status when it ends first, 128+N after signal N, 125 CMD not started.`
 
 type grammar struct {
 	cli.VersionFlag
@@ -95,6 +99,14 @@ func main(t *cli.Tool, args []string) int {
 			return t.Fail(fmt.Errorf("--timeout: %w", err), cli.ExitUsage)
 		}
 		timeout = d
+	}
+	// Every target is judged through /proc: a foreign one would name
+	// other processes. With CMD, that is a failure before CMD started.
+	if err := proc.CheckProcNS(); err != nil {
+		if hasCmd {
+			return t.Fail(err, cli.ExitNotRun)
+		}
+		return t.Fail(err, cli.ExitSystem)
 	}
 	targets, err := resolve(&g)
 	defer func() {
@@ -233,6 +245,9 @@ func printIDs(t *cli.Tool, g *grammar) int {
 			return t.Fail(err, cli.ExitUsage)
 		}
 		ids[i] = id
+	}
+	if err := proc.CheckProcNS(); err != nil {
+		return t.Fail(err, cli.ExitSystem)
 	}
 	code := cli.ExitOK
 	enc := json.NewEncoder(t.Stdout)
