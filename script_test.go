@@ -27,6 +27,11 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "initpidns":
+				// The initial PID namespace (PROC_PID_INIT_INO): where
+				// every process of the machine is visible.
+				ns, err := os.Readlink("/proc/self/ns/pid")
+				return err == nil && ns == "pid:[4026531836]", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
