@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tether-sh/tether/lib/internal/reexec"
+	"github.com/tether-sh/tether/lib/internal/gate"
 )
 
 // TestGateRunnerGone: a gate whose runner goes away before releasing it
@@ -15,22 +15,21 @@ import (
 // exits 125.
 func TestGateRunnerGone(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
-	g, relR, errW, args, err := gateCommand(Options{Argv: []string{"sh", "-c", "echo ran > " + marker}}, "/bin/sh")
+	cmd, g, err := gateCommand(Options{Argv: []string{"sh", "-c", "echo ran > " + marker}}, "/bin/sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := reexec.Command(gateRole, nil, args...)
-	cmd.ExtraFiles = []*os.File{relR, errW}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	relR.Close()
-	errW.Close()
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
 	g.shut()
 	err = cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != gateStatus {
-		t.Errorf("gate with its runner gone = %v; want exit %d", err, gateStatus)
+	if !errors.As(err, &ee) || ee.ExitCode() != gate.Status {
+		t.Errorf("gate with its runner gone = %v; want exit %d", err, gate.Status)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Errorf("gate with its runner gone ran the command")

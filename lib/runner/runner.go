@@ -43,7 +43,6 @@ import (
 	"unsafe"
 
 	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/internal/reexec"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
 	"golang.org/x/sys/unix"
@@ -224,18 +223,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	cmd.Env = o.Env
 	// A command that is recorded, or must get a /proc of its own PID
 	// namespace, starts behind the gate.
-	var g *gate
+	var g *gated
 	if o.OnStart != nil || o.PIDNamespace {
 		if cmd.Err != nil {
 			return Result{}, StartError(o.Argv[0], cmd.Err)
 		}
-		gg, relR, errW, args, err := gateCommand(o, cmd.Path)
+		gc, gg, err := gateCommand(o, cmd.Path)
 		if err != nil {
 			return Result{}, err
 		}
-		g = gg
-		cmd = reexec.Command(gateRole, o.Env, args...)
-		cmd.ExtraFiles = []*os.File{relR, errW}
+		cmd, g = gc, gg
 	}
 	cmd.Dir = o.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = orFile(o.Stdin, os.Stdin), orFile(o.Stdout, os.Stdout), orFile(o.Stderr, os.Stderr)
@@ -347,7 +344,7 @@ wait:
 // openGate records the gated command through onStart, if set, and then
 // lets it run. On error the command never ran and the gate has been
 // reaped: nothing of it is left.
-func openGate(g *gate, r *reaper, pid int, child proc.ID, onStart func(proc.ID) ([]string, error)) error {
+func openGate(g *gated, r *reaper, pid int, child proc.ID, onStart func(proc.ID) ([]string, error)) error {
 	var env []string
 	var err error
 	if onStart != nil {

@@ -1,0 +1,37 @@
+// Package gate is the payload's side of a runner's recording gate (see
+// lib/runner/gate.go): a fresh process of the tool's own executable that
+// waits on a pipe until its runner has recorded its PID@START, then execs
+// the payload — or exits, running nothing, if the runner died first.
+//
+// The gate is entered from this package's init. The package imports
+// nothing but syscall, so that its init runs as soon as syscall's has —
+// before os, reflect, kong and every other package that sorts after
+// "github.com/tether-sh": Go initialises the first ready package in
+// import-path order. A gate is one more process start before every
+// recorded payload; it should cost no more than the Go runtime's own.
+//
+// A process is a gate only when its environment has TETHER_GATE=1 and its
+// first argument is --tether-gate; the rest of its arguments are the mode
+// ("proc": mount a fresh /proc first, in the gate's new mount namespace;
+// "-": not), the payload's resolved path and its argv. Its descriptors 3
+// and 4 are the release pipe (a little-endian uint32 length, then
+// NUL-separated KEY=VALUE variables to add to the payload's environment)
+// and the error pipe (close-on-exec: end-of-file once the payload exec'd,
+// else a kind byte and a little-endian errno).
+package gate
+
+// The gate's protocol, shared with the runner.
+const (
+	Env       = "TETHER_GATE"
+	Arg       = "--tether-gate"
+	ReleaseFD = 3
+	ErrorFD   = 4
+	// Status is the gate's exit status when it runs nothing.
+	Status = 125
+	// Failure kinds on the error pipe.
+	ExecFailed  = 'x'
+	MountFailed = 'm'
+	// MaxRelease bounds the release message after its length: one write of
+	// at most PIPE_BUF bytes is never split.
+	MaxRelease = 4096 - 4
+)

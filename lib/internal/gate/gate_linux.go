@@ -1,0 +1,150 @@
+package gate
+
+import "syscall"
+
+func init() {
+	if v, ok := syscall.Getenv(Env); !ok || v != "1" {
+		return
+	}
+	args, ok := cmdline()
+	if !ok || len(args) < 5 || args[1] != Arg {
+		return
+	}
+	syscall.Exit(run(args[2], args[3], args[4:]))
+}
+
+// run waits for the release and execs path with argv; it returns only when
+// it runs nothing, with the gate's exit status.
+func run(mode, path string, argv []string) int {
+	syscall.CloseOnExec(ErrorFD)
+	var head [4]byte
+	if !readFull(ReleaseFD, head[:]) {
+		// The runner is gone: it never recorded us. Run nothing.
+		return Status
+	}
+	n := uint32(head[0]) | uint32(head[1])<<8 | uint32(head[2])<<16 | uint32(head[3])<<24
+	if n > MaxRelease {
+		return Status
+	}
+	msg := make([]byte, n)
+	if !readFull(ReleaseFD, msg) {
+		return Status
+	}
+	syscall.Close(ReleaseFD)
+	syscall.Unsetenv(Env)
+	env := syscall.Environ()
+	for _, kv := range split(msg) {
+		env = setEnv(env, kv)
+	}
+	if mode == "proc" {
+		if err := mountProc(); err != nil {
+			fail(MountFailed, err)
+			return Status
+		}
+	}
+	err := syscall.Exec(path, argv, env)
+	fail(ExecFailed, err)
+	if err == syscall.ENOENT {
+		return 127
+	}
+	return 126
+}
+
+// mountProc gives the gate's new mount namespace a /proc of its own PID
+// namespace. Mounts are made private first, so that nothing propagates
+// back to the namespace the runner lives in.
+func mountProc() error {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return err
+	}
+	return syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "")
+}
+
+// fail tells the runner why the gate runs nothing.
+func fail(kind byte, err error) {
+	errno, ok := err.(syscall.Errno)
+	if !ok {
+		errno = syscall.EIO
+	}
+	e := uint32(errno)
+	msg := []byte{kind, byte(e), byte(e >> 8), byte(e >> 16), byte(e >> 24)}
+	syscall.Write(ErrorFD, msg)
+}
+
+// readFull reads len(b) bytes from fd; false at end-of-file or an error.
+func readFull(fd int, b []byte) bool {
+	for len(b) > 0 {
+		n, err := syscall.Read(fd, b)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+// cmdline returns this process's arguments from /proc/self/cmdline: the
+// os package, which holds them too, is not initialised yet.
+func cmdline() ([]string, bool) {
+	fd, err := syscall.Open("/proc/self/cmdline", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer syscall.Close(fd)
+	var buf []byte
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := syscall.Read(fd, chunk)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if n == 0 {
+			break
+		}
+		buf = append(buf, chunk[:n]...)
+	}
+	if len(buf) == 0 || buf[len(buf)-1] != 0 {
+		return nil, false
+	}
+	return split(buf[:len(buf)-1]), true
+}
+
+// split splits b at NUL bytes; nothing for an empty b.
+func split(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	var out []string
+	start := 0
+	for i, c := range b {
+		if c == 0 {
+			out = append(out, string(b[start:i]))
+			start = i + 1
+		}
+	}
+	return append(out, string(b[start:]))
+}
+
+// setEnv sets kv (KEY=VALUE) in env, replacing the key's earlier values.
+func setEnv(env []string, kv string) []string {
+	key := kv
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			key = kv[:i]
+			break
+		}
+	}
+	out := env[:0]
+	for _, e := range env {
+		if len(e) <= len(key) || e[:len(key)] != key || e[len(key)] != '=' {
+			out = append(out, e)
+		}
+	}
+	return append(out, kv)
+}
