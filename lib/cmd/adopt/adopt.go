@@ -55,7 +55,7 @@ type grammar struct {
 	AckFile     string       `placeholder:"F" help:"Write {\"execution_id\",\"pid\",\"start\"} here once the adoption is durable."`
 	Grace       cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL when stopping leftovers."`
 	LockTimeout lockTimeout  `name:"lock-timeout" placeholder:"D" help:"Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr."`
-	PIDNS       bool         `name:"pidns" help:"Run CMD as init of a new PID namespace: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles)."`
+	PIDNS       bool         `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles)."`
 	ID          string       `arg:"" name:"ID" help:"The fenced execution to adopt."`
 }
 

@@ -55,7 +55,7 @@ type grammar struct {
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after SIG before KILL (Go duration or seconds)."`
 	Deadline cli.Duration `default:"0" placeholder:"D" help:"Stop CMD's group once it has run D and exit 124 (0: no deadline)."`
 	Signal   cli.Signal   `default:"TERM" placeholder:"SIG" help:"First signal of every stop (name or number)."`
-	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace: nothing it starts survives, even if reap is SIGKILLed (needs root; CMD gets only the signals it handles)."`
+	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even if reap is SIGKILLed (needs root; CMD gets only the signals it handles)."`
 	Cmd      []string     `arg:"" optional:"" name:"CMD" help:"The command to run and its arguments, after --."`
 }
 
