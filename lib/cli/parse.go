@@ -110,6 +110,22 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // D returns the value as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
+// OptionalDuration is a Duration flag that remembers whether it was given,
+// for a flag whose 0 means something else than its absence.
+type OptionalDuration struct {
+	Duration
+	Given bool
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler for kong.
+func (d *OptionalDuration) UnmarshalText(b []byte) error {
+	if err := d.Duration.UnmarshalText(b); err != nil {
+		return err
+	}
+	d.Given = true
+	return nil
+}
+
 // Signal is a kong flag type using ParseSignal.
 type Signal unix.Signal
 

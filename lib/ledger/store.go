@@ -90,6 +90,18 @@ func LockTimeout(d time.Duration) Option {
 	}
 }
 
+// LockTimeoutFlag is LockTimeout for a --lock-timeout flag: the default
+// bound when the flag was not given, no bound for 0.
+func LockTimeoutFlag(given bool, d time.Duration) Option {
+	switch {
+	case !given:
+		return LockTimeout(0)
+	case d == 0:
+		return LockTimeout(-1)
+	}
+	return LockTimeout(d)
+}
+
 // LockWarn makes fn receive, once per operation, a line saying that the
 // operation waits for the lock (and who holds it, when known), after a
 // second of waiting. Without it nothing is said.

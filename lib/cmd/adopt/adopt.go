@@ -31,7 +31,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/execution"
@@ -51,12 +50,12 @@ Exit: CMD's status (128+N for signal N); 125 refused before CMD ran;
 
 type grammar struct {
 	cli.VersionFlag
-	Ledger      cli.Dir      `placeholder:"DIR" help:"Ledger store (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
-	AckFile     string       `placeholder:"F" help:"Write {\"execution_id\",\"pid\",\"start\"} here once the adoption is durable."`
-	Grace       cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL when stopping leftovers."`
-	LockTimeout lockTimeout  `name:"lock-timeout" placeholder:"D" help:"Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr."`
-	PIDNS       bool         `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles)."`
-	ID          string       `arg:"" name:"ID" help:"The fenced execution to adopt."`
+	Ledger      cli.Dir              `placeholder:"DIR" help:"Ledger store (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
+	AckFile     string               `placeholder:"F" help:"Write {\"execution_id\",\"pid\",\"start\"} here once the adoption is durable."`
+	Grace       cli.Duration         `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL when stopping leftovers."`
+	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr."`
+	PIDNS       bool                 `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles)."`
+	ID          string               `arg:"" name:"ID" help:"The fenced execution to adopt."`
 }
 
 // Main runs adopt with args and returns its exit status.
@@ -97,7 +96,7 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 	if _, err := os.Stat(dir); err != nil {
 		return t.Fail(fmt.Errorf("ledger store %s: %w", dir, unwrapPath(err)), cli.ExitNotRun)
 	}
-	st, err := ledger.Open(dir, g.LockTimeout.option(), ledger.LockWarn(func(msg string) { t.Warnf("%s", msg) }))
+	st, err := ledger.Open(dir, ledger.LockTimeoutFlag(g.LockTimeout.Given, g.LockTimeout.D()), ledger.LockWarn(func(msg string) { t.Warnf("%s", msg) }))
 	if err != nil {
 		return t.Fail(err, cli.ExitNotRun)
 	}
@@ -155,32 +154,4 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// lockTimeout is a --lock-timeout D value.
-type lockTimeout struct {
-	set bool
-	d   time.Duration
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler for kong.
-func (f *lockTimeout) UnmarshalText(b []byte) error {
-	d, err := cli.ParseDuration(string(b))
-	if err != nil {
-		return err
-	}
-	f.set, f.d = true, d
-	return nil
-}
-
-// option is the store option the flag asks for: the default bound when
-// unset, no bound for 0.
-func (f lockTimeout) option() ledger.Option {
-	switch {
-	case !f.set:
-		return ledger.LockTimeout(0)
-	case f.d == 0:
-		return ledger.LockTimeout(-1)
-	}
-	return ledger.LockTimeout(f.d)
 }

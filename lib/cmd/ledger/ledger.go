@@ -41,7 +41,7 @@ type grammar struct {
 	Ledger cli.Dir `name:"ledger" placeholder:"DIR" help:"Store directory (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
 	JSON   bool    `name:"json" help:"Print records as JSON, one object per line; every key present, null when unknown."`
 
-	LockTimeout lockTimeoutFlag `name:"lock-timeout" placeholder:"D" help:"Give up (exit 3, nothing changed) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder."`
+	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (exit 3, nothing changed) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder."`
 	cli.VersionFlag
 	commands
 }
@@ -74,35 +74,7 @@ func (e *env) open() (*ledger.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ledger.Open(dir, e.g.LockTimeout.option(), ledger.LockWarn(func(msg string) { e.tool.Warnf("%s", msg) }))
-}
-
-// lockTimeoutFlag is a --lock-timeout D value.
-type lockTimeoutFlag struct {
-	set bool
-	d   time.Duration
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler for kong.
-func (f *lockTimeoutFlag) UnmarshalText(b []byte) error {
-	d, err := cli.ParseDuration(string(b))
-	if err != nil {
-		return err
-	}
-	f.set, f.d = true, d
-	return nil
-}
-
-// option is the store option the flag asks for: the default bound when
-// unset, no bound for 0.
-func (f lockTimeoutFlag) option() ledger.Option {
-	switch {
-	case !f.set:
-		return ledger.LockTimeout(0)
-	case f.d == 0:
-		return ledger.LockTimeout(-1)
-	}
-	return ledger.LockTimeout(f.d)
+	return ledger.Open(dir, ledger.LockTimeoutFlag(e.g.LockTimeout.Given, e.g.LockTimeout.D()), ledger.LockWarn(func(msg string) { e.tool.Warnf("%s", msg) }))
 }
 
 // Main runs ledger with args (without the program name) and returns its exit code.
