@@ -334,7 +334,12 @@ func TestWaitGroupGone(t *testing.T) {
 		// Say whether the member really lives: a test elsewhere that
 		// signals a recycled PID could have killed it.
 		alive, aerr := Alive(ID{PID: second.Process.Pid})
-		t.Fatalf("WaitGroupGone returned %v while member %d lives (alive now: %v, %v)", err, second.Process.Pid, alive, aerr)
+		st, serr := ReadStat(second.Process.Pid)
+		lst, lerr := ReadStat(leader.PID)
+		members, merr := GroupMembers(leader.PID)
+		t.Fatalf("WaitGroupGone returned %v while member %d lives (alive now: %v, %v; its stat %+v, %v; "+
+			"leader %v now %+v, %v; group members %v, %v)",
+			err, second.Process.Pid, alive, aerr, st, serr, leader, lst, lerr, members, merr)
 	case <-time.After(50 * time.Millisecond):
 	}
 	second.Process.Kill()
