@@ -13,9 +13,11 @@ import (
 
 // StartGroup runs `sh -c script` as the leader of a new process group and
 // waits for the first line it prints, which the script writes once it is
-// ready (a trap set, a helper started); the line is returned trimmed. The
-// child is reaped in the background, and the whole group is KILLed when
-// the test ends.
+// ready (a trap set, a helper started); the line is returned trimmed. When
+// the test ends the whole group is KILLed, and only then is the leader
+// reaped: until it is, its PID — the group's id — cannot be recycled, so
+// the KILL can never reach another test's group that got the number. (A
+// zombie leader counts as gone for every judge in lib.)
 func StartGroup(t *testing.T, script string) (*exec.Cmd, string) {
 	t.Helper()
 	c := exec.Command("sh", "-c", script)
@@ -27,16 +29,11 @@ func StartGroup(t *testing.T, script string) (*exec.Cmd, string) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
 	t.Cleanup(func() {
 		unix.Kill(-c.Process.Pid, unix.SIGKILL)
-		<-exited
+		c.Wait()
 	})
 	line, err := bufio.NewReader(out).ReadString('\n')
-	go func() {
-		c.Wait()
-		close(exited)
-	}()
 	if err != nil {
 		t.Fatalf("StartGroup(%q): no ready line: %v", script, err)
 	}
