@@ -442,7 +442,29 @@ func Scan(fn func(Stat)) error {
 
 // GroupMembers returns the live (not yet exited) members of process group
 // pgid.
+//
+// A scan of /proc is no snapshot: it lists PIDs a few hundred at a time
+// and reads each one's stat afterwards, so a member that joins after its
+// PID's batch was listed, while the only other member exits before its
+// stat is read, is missed by the same scan — the group looks empty while
+// it is not (seen under load, a setpgid'd member next to a dying one). An
+// empty answer is therefore confirmed: kill(-pgid, 0) failing with ESRCH
+// proves that no process at all is in the group; otherwise (zombies count
+// for kill, not for us) a second, later scan must find no live member
+// either.
 func GroupMembers(pgid int) ([]ID, error) {
+	ids, err := scanGroup(pgid)
+	if err != nil || len(ids) > 0 || pgid <= 1 {
+		return ids, err
+	}
+	if errors.Is(unix.Kill(-pgid, 0), unix.ESRCH) {
+		return nil, nil
+	}
+	return scanGroup(pgid)
+}
+
+// scanGroup is one scan for the live members of group pgid.
+func scanGroup(pgid int) ([]ID, error) {
 	var ids []ID
 	err := Scan(func(st Stat) {
 		if st.PGID == pgid && !st.exited() {
