@@ -20,6 +20,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 )
@@ -85,4 +86,14 @@ func parseDecimal(s string, max uint64) (uint64, error) {
 		return 0, strconv.ErrRange
 	}
 	return n, nil
+}
+
+// UnwrapPath drops the "op PATH:" prefix of a *fs.PathError for a message
+// that already names the path.
+func UnwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

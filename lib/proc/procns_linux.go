@@ -33,20 +33,12 @@ func checkProcSelf(root string, pid int) error {
 		return fmt.Errorf("%w (%s/self is missing: it was mounted for another namespace, or not at all): refusing to judge processes through it", ErrForeignProc, root)
 	}
 	if err != nil {
-		return fmt.Errorf("%w (%s/self: %v): refusing to judge processes through it", ErrForeignProc, root, unwrapPathErr(err))
+		return fmt.Errorf("%w (%s/self: %v): refusing to judge processes through it", ErrForeignProc, root, UnwrapPath(err))
 	}
 	if target != strconv.Itoa(pid) {
 		return fmt.Errorf("%w (%s/self is %s, not %d: it was mounted for another namespace): refusing to judge processes through it", ErrForeignProc, root, target, pid)
 	}
 	return nil
-}
-
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // pidNS caches PIDNamespace: a process never changes its own PID namespace
@@ -136,7 +128,7 @@ func pidNamespaceGone(root string, ns uint64) (bool, error) {
 			case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ESRCH):
 				// another namespace's, or exited meanwhile
 			default:
-				return false, fmt.Errorf("PID namespace of pid %s: %w", n, unwrapPathErr(err))
+				return false, fmt.Errorf("PID namespace of pid %s: %w", n, UnwrapPath(err))
 			}
 		}
 		if rerr == io.EOF {

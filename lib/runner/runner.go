@@ -31,7 +31,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -187,7 +186,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			if err == nil {
 				err = fmt.Errorf("not a directory")
 			}
-			return Result{}, cli.Errorf(cli.ExitNotRun, "working directory %s: %w", o.Dir, unwrapPath(err))
+			return Result{}, cli.Errorf(cli.ExitNotRun, "working directory %s: %w", o.Dir, proc.UnwrapPath(err))
 		}
 	}
 
@@ -256,7 +255,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			g.shut()
 		}
 		if o.PIDNamespace && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
-			return Result{}, cli.Errorf(cli.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], unwrapPath(err))
+			return Result{}, cli.Errorf(cli.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], proc.UnwrapPath(err))
 		}
 		return Result{}, StartError(o.Argv[0], err)
 	}
@@ -491,19 +490,9 @@ func StartError(name string, err error) error {
 	case errors.As(err, &ee) && errors.Is(err, exec.ErrDot):
 		return cli.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", name, err)
 	case code == cli.ExitNoExec:
-		return cli.Errorf(code, "%s: cannot execute: %w", name, unwrapPath(err))
+		return cli.Errorf(code, "%s: cannot execute: %w", name, proc.UnwrapPath(err))
 	}
-	return cli.Errorf(code, "%s: cannot start: %w", name, unwrapPath(err))
-}
-
-// unwrapPath drops the "fork/exec PATH:" or "stat PATH:" prefix that the
-// message already carries.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	return cli.Errorf(code, "%s: cannot start: %w", name, proc.UnwrapPath(err))
 }
 
 // reaper is the one owner of wait4 in the process.

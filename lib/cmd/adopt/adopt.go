@@ -28,7 +28,6 @@ package adopt
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -94,7 +93,7 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 	}
 	// An execution to adopt lives in an existing store: never create one.
 	if _, err := os.Stat(dir); err != nil {
-		return t.Fail(fmt.Errorf("ledger store %s: %w", dir, unwrapPath(err)), cli.ExitNotRun)
+		return t.Fail(fmt.Errorf("ledger store %s: %w", dir, proc.UnwrapPath(err)), cli.ExitNotRun)
 	}
 	st, err := ledger.Open(dir, ledger.LockTimeoutFlag(g.LockTimeout.Given, g.LockTimeout.D()), ledger.LockWarn(func(msg string) { t.Warnf("%s", msg) }))
 	if err != nil {
@@ -130,7 +129,7 @@ func checkAckDir(path string) error {
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("ack file %s: directory %s: %w", path, dir, unwrapPath(err))
+		return fmt.Errorf("ack file %s: directory %s: %w", path, dir, proc.UnwrapPath(err))
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("ack file %s: %s is not a directory", path, dir)
@@ -140,18 +139,9 @@ func checkAckDir(path string) error {
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".probe*")
 	if err != nil {
-		return fmt.Errorf("ack file %s: cannot write in %s: %w", path, dir, unwrapPath(err))
+		return fmt.Errorf("ack file %s: cannot write in %s: %w", path, dir, proc.UnwrapPath(err))
 	}
 	f.Close()
 	os.Remove(f.Name())
 	return nil
-}
-
-// unwrapPath drops the "op PATH:" prefix the message already carries.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
