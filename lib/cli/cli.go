@@ -1,9 +1,12 @@
-// Package cli is the command-line plumbing every tether tool shares: kong
-// wiring with usage errors mapped to exit 2, the "TOOL: " diagnostic prefix,
-// --version, exit-code conventions, and parsers for signals and durations.
+// Package cli is the kong wiring every tether tool shares: parsing with
+// usage errors mapped to exit 2, the "TOOL: " diagnostic prefix, --version,
+// flag types for signals and durations, and stdout that reports a lost
+// write. Only lib/cmd/* imports it; the vocabulary it speaks (exit codes,
+// *spec.ExitError, signal and duration syntax) is lib/spec's.
 //
 // Only a tool's Main turns an error into an exit code; everything below it
-// returns errors. An error that carries its own exit code is an *ExitError.
+// returns errors. An error that carries its own exit code is a
+// *spec.ExitError.
 package cli
 
 import (
@@ -14,52 +17,14 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/alecthomas/kong"
 )
 
 // Version is stamped at build time with
 // -ldflags "-X github.com/tether-sh/tether/lib/cli.Version=v1.2.3".
 var Version = ""
-
-// Exit codes shared by every tool (SPEC §1).
-const (
-	ExitOK       = 0   // done
-	ExitRefused  = 1   // refused, or the condition was not met
-	ExitUsage    = 2   // usage error or bad input
-	ExitSystem   = 3   // permission, I/O, corrupt store
-	ExitDeadline = 124 // a deadline stopped the command
-	ExitNotRun   = 125 // refused or failed before the command started (or something survived KILL)
-	ExitNoExec   = 126 // command found but not executable
-	ExitNotFound = 127 // command not found
-)
-
-// ExitError is an error that knows the exit code it should produce.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string { return e.Err.Error() }
-func (e *ExitError) Unwrap() error { return e.Err }
-
-// Errorf returns an *ExitError with the given code and a formatted message.
-// A %w verb keeps the wrapped error reachable through errors.Is.
-func Errorf(code int, format string, args ...any) error {
-	return &ExitError{Code: code, Err: fmt.Errorf(format, args...)}
-}
-
-// Code reports the exit code an error should produce: the code of the first
-// *ExitError in its chain, or fallback.
-func Code(err error, fallback int) int {
-	if err == nil {
-		return ExitOK
-	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	return fallback
-}
 
 // VersionString reports the version stamped into the binary, falling back
 // to the module version recorded by the go tool, then "devel".
@@ -97,7 +62,7 @@ func (t *Tool) Warnf(format string, args ...any) {
 // (fallback when err carries none).
 func (t *Tool) Fail(err error, fallback int) int {
 	t.Warnf("%v", err)
-	return Code(err, fallback)
+	return spec.Code(err, fallback)
 }
 
 // exitPanic carries kong's requested exit out of Parse without exiting the
@@ -133,7 +98,7 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 			ctx, done = nil, true
 			code = ep.code
 			if code != 0 {
-				code = ExitUsage
+				code = spec.ExitUsage
 			}
 			// --help or --version was served: was it written?
 			code = t.Done(code)
@@ -143,15 +108,15 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 	if err != nil {
 		// A grammar error is a programming error, but never a panic for the user.
 		t.Warnf("internal error: %v", err)
-		return nil, ExitSystem, true
+		return nil, spec.ExitSystem, true
 	}
 	ctx, err = parser.Parse(args)
 	if err != nil {
 		t.Warnf("%v", err)
 		if errors.Is(err, ErrOutput) {
-			return nil, ExitSystem, true // --help could not be written
+			return nil, spec.ExitSystem, true // --help could not be written
 		}
-		return nil, Code(err, ExitUsage), true
+		return nil, spec.Code(err, spec.ExitUsage), true
 	}
 	return ctx, 0, false
 }

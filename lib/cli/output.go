@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 // ErrOutput is wrapped by the error of a lost write to an Output.
@@ -74,12 +76,12 @@ func (o *Output) Err() error {
 // line is never printed twice.
 func (t *Tool) Done(code int) int {
 	o, ok := t.Stdout.(*Output)
-	if !ok || code >= ExitSystem {
+	if !ok || code >= spec.ExitSystem {
 		return code
 	}
 	if err := o.Err(); err != nil {
 		t.Warnf("%v", err)
-		return ExitSystem
+		return spec.ExitSystem
 	}
 	return code
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 // failAfter accepts n bytes, then fails every write with ENOSPC.
@@ -30,13 +32,13 @@ func TestOutputDone(t *testing.T) {
 		want   int
 		stderr string
 	}{
-		{"written", -1, ExitOK, ExitOK, ""},
-		{"written, refused", -1, ExitRefused, ExitRefused, ""},
-		{"lost", 0, ExitOK, ExitSystem, "t: cannot write output: no space left on device\n"},
-		{"short", 3, ExitOK, ExitSystem, "t: cannot write output: no space left on device\n"},
-		{"lost, refused", 0, ExitRefused, ExitSystem, "t: cannot write output: no space left on device\n"},
+		{"written", -1, spec.ExitOK, spec.ExitOK, ""},
+		{"written, refused", -1, spec.ExitRefused, spec.ExitRefused, ""},
+		{"lost", 0, spec.ExitOK, spec.ExitSystem, "t: cannot write output: no space left on device\n"},
+		{"short", 3, spec.ExitOK, spec.ExitSystem, "t: cannot write output: no space left on device\n"},
+		{"lost, refused", 0, spec.ExitRefused, spec.ExitSystem, "t: cannot write output: no space left on device\n"},
 		// A tool that failed worse (or reported the loss itself) keeps its code and line.
-		{"lost, system error", 0, ExitSystem, ExitSystem, ""},
+		{"lost, system error", 0, spec.ExitSystem, spec.ExitSystem, ""},
 		{"lost, command status", 0, 124, 124, ""},
 	} {
 		var stderr bytes.Buffer
@@ -65,7 +67,7 @@ func TestParseHelpLost(t *testing.T) {
 		var stderr bytes.Buffer
 		tool := &Tool{Name: "t", Description: "test", Stdout: NewOutput(&failAfter{0}), Stderr: &stderr}
 		_, code, done := tool.Parse(&g, args)
-		if !done || code != ExitSystem || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "cannot write output") {
+		if !done || code != spec.ExitSystem || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "cannot write output") {
 			t.Errorf("Parse(%v) to a full stdout = %d, %v, stderr %q; want 3, one line", args, code, done, stderr.String())
 		}
 	}

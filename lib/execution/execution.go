@@ -3,7 +3,7 @@
 // It is the part shared by adopt and ledger run, which differ only in how
 // the execution came to be running.
 //
-//	code := execution.Run(tool, st, rec.ID, execution.Options{Argv: argv})
+//	code := execution.Run(tool.Warnf, st, rec.ID, execution.Options{Argv: argv})
 //	return code // the payload's status, 128+N, 124, 126/127, or 125
 package execution
 
@@ -16,7 +16,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
@@ -73,7 +74,7 @@ func CatchSignals() (sigs chan os.Signal, stop func()) {
 // running; ledger recover later reports it unknown, which is the truth as
 // far as the ledger can tell. Run says so on stderr and still returns the
 // payload's status.
-func Run(t *cli.Tool, st *ledger.Store, id string, o Options) int {
+func Run(warn func(format string, args ...any), st *ledger.Store, id string, o Options) int {
 	claimed := false
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv:         o.Argv,
@@ -98,52 +99,52 @@ func Run(t *cli.Tool, st *ledger.Store, id string, o Options) int {
 		},
 	})
 	if err != nil {
-		code := cli.Code(err, cli.ExitNotRun)
+		code := spec.Code(err, spec.ExitNotRun)
 		if o.Claim != nil && !claimed {
 			// The payload could not be started at all: record that.
 			rec, cerr := o.Claim(proc.ID{})
 			if cerr != nil {
-				t.Warnf("%v", cerr)
-				return cli.Code(cerr, cli.ExitNotRun)
+				warn("%v", cerr)
+				return spec.Code(cerr, spec.ExitNotRun)
 			}
 			id = rec.ID
 		}
-		t.Warnf("%v", err)
+		warn("%v", err)
 		if id != "" {
-			finish(t, st, id, ledger.Failed, code, err.Error())
+			finish(warn, st, id, ledger.Failed, code, err.Error())
 		}
 		return code
 	}
-	res.Report(t.Warnf)
+	res.Report(warn)
 	status, msg := ledger.Completed, ""
 	switch {
 	case res.DeadlineHit:
 		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", o.Deadline)
-		t.Warnf("%s: %s", id, msg)
+		warn("%s: %s", id, msg)
 	case res.Signaled:
-		status, msg = ledger.Failed, fmt.Sprintf("killed by signal %s", cli.SignalName(res.Status.Signal()))
+		status, msg = ledger.Failed, fmt.Sprintf("killed by signal %s", spec.SignalName(res.Status.Signal()))
 	case res.ExitCode != 0:
 		status, msg = ledger.Failed, fmt.Sprintf("exited with status %d", res.ExitCode)
 	}
-	finish(t, st, id, status, res.ExitCode, msg)
+	finish(warn, st, id, status, res.ExitCode, msg)
 	return res.Code()
 }
 
 // finish records the result, saying on stderr (one line) when it cannot;
 // it reports whether it could.
-func finish(t *cli.Tool, st *ledger.Store, id string, status ledger.Status, code int, msg string) bool {
+func finish(warn func(format string, args ...any), st *ledger.Store, id string, status ledger.Status, code int, msg string) bool {
 	_, err := st.Finish(id, status, &code, ledger.ErrorText(msg))
 	switch {
 	case err == nil:
 		return true
 	case errors.Is(err, ledger.ErrRefused):
-		t.Warnf("could not record the result of %s (exit status %d): %v", id, code, err)
+		warn("could not record the result of %s (exit status %d): %v", id, code, err)
 	case storeGone(st):
-		t.Warnf("could not record the result of %s (exit status %d): the ledger store %s is gone", id, code, st.Dir())
+		warn("could not record the result of %s (exit status %d): the ledger store %s is gone", id, code, st.Dir())
 	case errors.Is(err, ledger.ErrNotFound):
-		t.Warnf("could not record the result of %s (exit status %d): its record is gone from %s", id, code, st.Dir())
+		warn("could not record the result of %s (exit status %d): its record is gone from %s", id, code, st.Dir())
 	default:
-		t.Warnf("could not record the result of %s (exit status %d; ledger recover will report it unknown): %v", id, code, err)
+		warn("could not record the result of %s (exit status %d; ledger recover will report it unknown): %v", id, code, err)
 	}
 	return false
 }

@@ -2,6 +2,7 @@ package execution
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
 )
@@ -36,9 +38,12 @@ func started(t *testing.T) (*ledger.Store, string, string) {
 	return st, rec.ID, dir
 }
 
-func tool() (*cli.Tool, *bytes.Buffer) {
+// tool returns a warn function that collects lines "test: msg" in a buffer.
+func tool() (func(string, ...any), *bytes.Buffer) {
 	var errb bytes.Buffer
-	return &cli.Tool{Name: "test", Stdout: &bytes.Buffer{}, Stderr: &errb}, &errb
+	return func(format string, args ...any) {
+		fmt.Fprintf(&errb, "test: "+format+"\n", args...)
+	}, &errb
 }
 
 func TestRunRecordsResultAndEnv(t *testing.T) {
@@ -66,7 +71,7 @@ func TestRunHostileCommandNames(t *testing.T) {
 	for _, name := range []string{strings.Repeat("é", 3000), "\xff\xfe-not-utf8"} {
 		st, id, _ := started(t)
 		tl, errb := tool()
-		if code := Run(tl, st, id, Options{Argv: []string{name}}); code != cli.ExitNotFound {
+		if code := Run(tl, st, id, Options{Argv: []string{name}}); code != spec.ExitNotFound {
 			t.Errorf("code %d, want 127 (stderr %q)", code, errb)
 		}
 		if strings.Contains(errb.String(), "could not record") {

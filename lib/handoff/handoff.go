@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 // Sentinel errors.
@@ -165,13 +166,7 @@ func (w *Worker) Exited() <-chan struct{} { return w.exited }
 
 // ExitCode is the worker's exit status once Exited is closed: its exit
 // status, or 128+N when it died of signal N.
-func (w *Worker) ExitCode() int {
-	ps := w.cmd.ProcessState
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
-}
+func (w *Worker) ExitCode() int { return spec.StateStatus(w.cmd.ProcessState) }
 
 // Stop stops a worker that is still running: TERM, at most grace, then
 // KILL, and waits until it has exited. The worker is this process's child

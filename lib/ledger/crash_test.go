@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // The test binary doubles as a helper process: with LEDGER_TEST_HELPER set

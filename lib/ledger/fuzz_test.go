@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 func FuzzDecode(f *testing.F) {
@@ -80,7 +80,7 @@ func FuzzParseDuration(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := cli.ParseDuration(s)
+		d, err := spec.ParseDuration(s)
 		if err != nil {
 			return
 		}

@@ -10,8 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // DefaultGrace is how long a fenced claim is left alone after its fence

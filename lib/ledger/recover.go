@@ -3,8 +3,9 @@ package ledger
 import (
 	"errors"
 	"fmt"
-	"github.com/tether-sh/tether/lib/proc"
 	"time"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // UnknownSideEffects is part of every error recorded for an execution that

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // jobDirForTest opens job's directory in s, closed when t ends.

@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // renameExchange atomically swaps the names a and b in the directory dirfd

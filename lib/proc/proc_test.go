@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-sh/tether/lib/internal/proctest"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/internal/proctest"
 )
 
 func TestParseStat(t *testing.T) {

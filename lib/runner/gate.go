@@ -32,7 +32,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/internal/gate"
 )
 
@@ -49,13 +50,13 @@ type gated struct {
 func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 	relR, relW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, cli.Errorf(cli.ExitNotRun, "cannot start %s: %w", o.Argv[0], err)
+		return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: %w", o.Argv[0], err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		relR.Close()
 		relW.Close()
-		return nil, nil, cli.Errorf(cli.ExitNotRun, "cannot start %s: %w", o.Argv[0], err)
+		return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: %w", o.Argv[0], err)
 	}
 	mode := "-"
 	if o.PIDNamespace {
@@ -84,13 +85,13 @@ func (g *gated) open(env []string) error {
 	add := strings.Join(env, "\x00")
 	if len(add) > gate.MaxRelease {
 		g.release.Close()
-		return cli.Errorf(cli.ExitNotRun, "cannot start %s: %d bytes of environment to add, more than %d", g.name, len(add), gate.MaxRelease)
+		return spec.Errorf(spec.ExitNotRun, "cannot start %s: %d bytes of environment to add, more than %d", g.name, len(add), gate.MaxRelease)
 	}
 	buf := binary.LittleEndian.AppendUint32(nil, uint32(len(add)))
 	_, err := g.release.Write(append(buf, add...))
 	g.release.Close()
 	if err != nil {
-		return cli.Errorf(cli.ExitNotRun, "cannot start %s: the gate is gone: %w", g.name, err)
+		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate is gone: %w", g.name, err)
 	}
 	var msg [5]byte
 	n, _ := io.ReadFull(g.errors, msg[:])
@@ -98,11 +99,11 @@ func (g *gated) open(env []string) error {
 		return nil
 	}
 	if n < len(msg) {
-		return cli.Errorf(cli.ExitNotRun, "cannot start %s: the gate failed", g.name)
+		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate failed", g.name)
 	}
 	errno := syscall.Errno(binary.LittleEndian.Uint32(msg[1:]))
 	if msg[0] == gate.MountFailed {
-		return cli.Errorf(cli.ExitNotRun, "cannot mount /proc for %s in its PID namespace: %w", g.name, errno)
+		return spec.Errorf(spec.ExitNotRun, "cannot mount /proc for %s in its PID namespace: %w", g.name, errno)
 	}
 	return StartError(g.name, &os.PathError{Op: "exec", Path: g.name, Err: errno})
 }

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
 )
@@ -62,8 +63,8 @@ func TestRunOnStartErrorRunsNothing(t *testing.T) {
 		Argv:    sh(`echo ran > ` + marker),
 		OnStart: func(proc.ID) ([]string, error) { return nil, why },
 	})
-	if !errors.Is(err, why) || cli.Code(err, -1) != cli.ExitNotRun {
-		t.Errorf("Run(OnStart fails) = %v (code %d); want %v with 125", err, cli.Code(err, -1), why)
+	if !errors.Is(err, why) || spec.Code(err, -1) != spec.ExitNotRun {
+		t.Errorf("Run(OnStart fails) = %v (code %d); want %v with 125", err, spec.Code(err, -1), why)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Errorf("Run(OnStart fails): the command ran")
@@ -85,9 +86,9 @@ func TestRunGateExecErrors(t *testing.T) {
 		code     int
 		recorded bool
 	}{
-		{"missing path", []string{filepath.Join(dir, "missing")}, cli.ExitNotFound, true},
-		{"not executable", []string{plain}, cli.ExitNoExec, true},
-		{"not on PATH", []string{"tether-no-such-command"}, cli.ExitNotFound, false},
+		{"missing path", []string{filepath.Join(dir, "missing")}, spec.ExitNotFound, true},
+		{"not executable", []string{plain}, spec.ExitNoExec, true},
+		{"not on PATH", []string{"tether-no-such-command"}, spec.ExitNotFound, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +97,7 @@ func TestRunGateExecErrors(t *testing.T) {
 				Argv:    tt.argv,
 				OnStart: func(proc.ID) ([]string, error) { recorded = true; return nil, nil },
 			})
-			if got := cli.Code(err, -1); got != tt.code || recorded != tt.recorded {
+			if got := spec.Code(err, -1); got != tt.code || recorded != tt.recorded {
 				t.Errorf("Run(%v) = %v (code %d), recorded %v; want code %d, recorded %v", tt.argv, err, got, recorded, tt.code, tt.recorded)
 			}
 			noChildren(t)

@@ -4,7 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -20,7 +21,7 @@ func (r Result) Report(warn func(format string, args ...any)) {
 	}
 	if n := len(r.Killed); n > 0 && len(r.Schedule) > 0 {
 		warn("%d leftover %s ignored %s; killed (%s)", n, plural(n, "process", "processes"),
-			cli.SignalName(r.Schedule[0].Signal), ListPIDs(r.Killed))
+			spec.SignalName(r.Schedule[0].Signal), ListPIDs(r.Killed))
 	}
 	if n := len(r.Survivors); n > 0 {
 		warn("%d %s survived even KILL (%s); giving up", n, plural(n, "process", "processes"), ListPIDs(r.Survivors))

@@ -13,7 +13,7 @@
 //		OnStart:  func(child proc.ID) { record(child) },
 //	})
 //	if err != nil { // the command never ran: 125, 126 or 127
-//		return tool.Fail(err, cli.ExitNotRun)
+//		return tool.Fail(err, spec.ExitNotRun)
 //	}
 //	report(res.Leftovers, res.Survivors)
 //	return res.Code()
@@ -41,10 +41,12 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/spec"
+
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
-	"golang.org/x/sys/unix"
 )
 
 // DefaultForward are the signals a runner forwards to the command's group.
@@ -109,7 +111,7 @@ type Options struct {
 	// OnStart returns a nil error (ledger run and adopt record it durably
 	// there), with env (KEY=VALUE) added to its environment; an error keeps
 	// it from ever running, and Run returns that error with code 125 (or
-	// the error's own *cli.ExitError code).
+	// the error's own *spec.ExitError code).
 	OnStart func(child proc.ID) (env []string, err error)
 }
 
@@ -148,7 +150,7 @@ type Result struct {
 // message must say so), else ExitCode.
 func (r Result) Code() int {
 	if len(r.Survivors) > 0 {
-		return cli.ExitNotRun
+		return spec.ExitNotRun
 	}
 	return r.ExitCode
 }
@@ -157,7 +159,7 @@ var running atomic.Bool
 
 // Run runs o.Argv to completion as described in the package comment.
 //
-// An error means the command did not run: it is a *cli.ExitError with
+// An error means the command did not run: it is a *spec.ExitError with
 // code 127 (not found), 126 (not executable) or 125 (anything else, e.g.
 // a bad Dir or ErrBusy). Once the command has started, Run always returns
 // a Result and a nil error. ctx being done stops the command like a
@@ -167,10 +169,10 @@ var running atomic.Bool
 // the runner must not die with its leftovers unreaped.
 func Run(ctx context.Context, o Options) (Result, error) {
 	if len(o.Argv) == 0 || o.Argv[0] == "" {
-		return Result{}, cli.Errorf(cli.ExitNotRun, "no command given")
+		return Result{}, spec.Errorf(spec.ExitNotRun, "no command given")
 	}
 	if !running.CompareAndSwap(false, true) {
-		return Result{}, cli.Errorf(cli.ExitNotRun, "%w", ErrBusy)
+		return Result{}, spec.Errorf(spec.ExitNotRun, "%w", ErrBusy)
 	}
 	defer running.Store(false)
 	sched := o.Schedule
@@ -186,7 +188,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			if err == nil {
 				err = fmt.Errorf("not a directory")
 			}
-			return Result{}, cli.Errorf(cli.ExitNotRun, "working directory %s: %w", o.Dir, proc.UnwrapPath(err))
+			return Result{}, spec.Errorf(spec.ExitNotRun, "working directory %s: %w", o.Dir, proc.UnwrapPath(err))
 		}
 	}
 
@@ -195,7 +197,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	var was int32
 	unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&was)), 0, 0, 0)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return Result{}, cli.Errorf(cli.ExitNotRun, "become child subreaper: %w", err)
+		return Result{}, spec.Errorf(spec.ExitNotRun, "become child subreaper: %w", err)
 	}
 	if was == 0 {
 		defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
@@ -255,7 +257,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			g.shut()
 		}
 		if o.PIDNamespace && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
-			return Result{}, cli.Errorf(cli.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], proc.UnwrapPath(err))
+			return Result{}, spec.Errorf(spec.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], proc.UnwrapPath(err))
 		}
 		return Result{}, StartError(o.Argv[0], err)
 	}
@@ -313,9 +315,9 @@ wait:
 	}
 	if !ok {
 		// The command outlived KILL: nothing more can be done for it.
-		res.ExitCode = cli.ExitNotRun
+		res.ExitCode = spec.ExitNotRun
 		if res.DeadlineHit {
-			res.ExitCode = cli.ExitDeadline
+			res.ExitCode = spec.ExitDeadline
 		}
 		res.Survivors = append(res.Survivors, res.Child)
 		tr := stop.NewDescendants("", &r.hold)
@@ -330,9 +332,9 @@ wait:
 	}
 	res.Status = ws
 	res.Signaled = ws.Signaled()
-	res.ExitCode = ExitStatus(ws)
+	res.ExitCode = spec.ExitStatus(ws)
 	if res.DeadlineHit {
-		res.ExitCode = cli.ExitDeadline
+		res.ExitCode = spec.ExitDeadline
 	}
 	exited := time.Now()
 	cleanup(r, sched, stoppedWith, &res)
@@ -351,7 +353,7 @@ func openGate(g *gated, r *reaper, pid int, child proc.ID, onStart func(proc.ID)
 			g.shut()
 			// Our unreaped child: its PID cannot be a recycled one.
 			unix.Kill(pid, unix.SIGKILL)
-			err = &cli.ExitError{Code: cli.Code(err, cli.ExitNotRun), Err: err}
+			err = &spec.ExitError{Code: spec.Code(err, spec.ExitNotRun), Err: err}
 		}
 	}
 	if err == nil {
@@ -479,20 +481,20 @@ func orFile(f, def *os.File) *os.File {
 }
 
 // StartError turns an error from starting command name into a one-line
-// *cli.ExitError in a shell's words, carrying 127 (not found), 126 (not
+// *spec.ExitError in a shell's words, carrying 127 (not found), 126 (not
 // executable) or 125.
 func StartError(name string, err error) error {
-	code := StartStatus(err)
+	code := spec.StartStatus(err)
 	var ee *exec.Error
 	switch {
-	case code == cli.ExitNotFound:
-		return cli.Errorf(code, "%s: command not found", name)
+	case code == spec.ExitNotFound:
+		return spec.Errorf(code, "%s: command not found", name)
 	case errors.As(err, &ee) && errors.Is(err, exec.ErrDot):
-		return cli.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", name, err)
-	case code == cli.ExitNoExec:
-		return cli.Errorf(code, "%s: cannot execute: %w", name, proc.UnwrapPath(err))
+		return spec.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", name, err)
+	case code == spec.ExitNoExec:
+		return spec.Errorf(code, "%s: cannot execute: %w", name, proc.UnwrapPath(err))
 	}
-	return cli.Errorf(code, "%s: cannot start: %w", name, proc.UnwrapPath(err))
+	return spec.Errorf(code, "%s: cannot start: %w", name, proc.UnwrapPath(err))
 }
 
 // reaper is the one owner of wait4 in the process.

@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/spec"
+
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
-	"golang.org/x/sys/unix"
 )
 
 // Run owns wait4 for the whole process, so these tests never run in
@@ -76,17 +78,17 @@ func TestRunStartErrors(t *testing.T) {
 		o    runner.Options
 		code int
 	}{
-		{"not found", runner.Options{Argv: []string{"tether-no-such-command"}}, cli.ExitNotFound},
-		{"missing path", runner.Options{Argv: []string{"/nonexistent/x"}}, cli.ExitNotFound},
-		{"not executable", runner.Options{Argv: []string{"/etc/passwd"}}, cli.ExitNoExec},
-		{"directory", runner.Options{Argv: []string{"/"}}, cli.ExitNoExec},
-		{"empty", runner.Options{}, cli.ExitNotRun},
-		{"bad dir", runner.Options{Argv: []string{"true"}, Dir: "/nonexistent"}, cli.ExitNotRun},
+		{"not found", runner.Options{Argv: []string{"tether-no-such-command"}}, spec.ExitNotFound},
+		{"missing path", runner.Options{Argv: []string{"/nonexistent/x"}}, spec.ExitNotFound},
+		{"not executable", runner.Options{Argv: []string{"/etc/passwd"}}, spec.ExitNoExec},
+		{"directory", runner.Options{Argv: []string{"/"}}, spec.ExitNoExec},
+		{"empty", runner.Options{}, spec.ExitNotRun},
+		{"bad dir", runner.Options{Argv: []string{"true"}, Dir: "/nonexistent"}, spec.ExitNotRun},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := runner.Run(context.Background(), tt.o)
-			if got := cli.Code(err, -1); got != tt.code {
+			if got := spec.Code(err, -1); got != tt.code {
 				t.Errorf("Run(%q) = %v (code %d); want code %d", tt.o.Argv, err, got, tt.code)
 			}
 		})
@@ -219,7 +221,7 @@ func TestRunDeadline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Code() != cli.ExitDeadline || !res.DeadlineHit {
+			if res.Code() != spec.ExitDeadline || !res.DeadlineHit {
 				t.Errorf("Run(deadline) = code %d hit %v; want 124 true", res.Code(), res.DeadlineHit)
 			}
 			if d := time.Since(start); d > 5*time.Second {
@@ -305,7 +307,7 @@ func TestRunBusy(t *testing.T) {
 	}()
 	<-started
 	_, err := runner.Run(context.Background(), runner.Options{Argv: sh("exit 0")})
-	if cli.Code(err, -1) != cli.ExitNotRun {
+	if spec.Code(err, -1) != spec.ExitNotRun {
 		t.Errorf("second Run = %v; want ErrBusy with code 125", err)
 	}
 	<-done

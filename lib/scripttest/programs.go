@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/spec"
+
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // Programs are stand-in processes for scenarios, for testscript.Main:
@@ -36,7 +38,7 @@ type sigList []unix.Signal
 
 func (s *sigList) String() string { return fmt.Sprint(*s) }
 func (s *sigList) Set(v string) error {
-	sig, err := cli.ParseSignal(v)
+	sig, err := spec.ParseSignal(v)
 	if err != nil {
 		return err
 	}

@@ -16,10 +16,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // waitLimit bounds every readiness wait so a broken scenario fails instead
@@ -144,7 +146,7 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: signal SIG TARGET")
 	}
-	sig, err := cli.ParseSignal(args[0])
+	sig, err := spec.ParseSignal(args[0])
 	ts.Check(err)
 	id := resolveID(ts, args[1])
 	if id.PID <= 1 {

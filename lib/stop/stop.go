@@ -14,9 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/spec"
+
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // DefaultGrace is the wait after the first signal, and DefaultKillWait the
@@ -52,7 +54,7 @@ func Default(sig unix.Signal, grace time.Duration) Schedule {
 func ParseSchedule(s string) (Schedule, error) {
 	parts := strings.Split(s, "/")
 	if len(parts) == 1 {
-		d, err := cli.ParseDuration(parts[0])
+		d, err := spec.ParseDuration(parts[0])
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: want SIG/WAIT[/SIG/WAIT...]", ErrBadSchedule, s)
 		}
@@ -63,11 +65,11 @@ func ParseSchedule(s string) (Schedule, error) {
 	}
 	var sched Schedule
 	for i := 0; i < len(parts); i += 2 {
-		sig, err := cli.ParseSignal(parts[i])
+		sig, err := spec.ParseSignal(parts[i])
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: %v", ErrBadSchedule, s, err)
 		}
-		d, err := cli.ParseDuration(parts[i+1])
+		d, err := spec.ParseDuration(parts[i+1])
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: %v", ErrBadSchedule, s, err)
 		}
@@ -83,7 +85,7 @@ func (s Schedule) String() string {
 		if i > 0 {
 			b.WriteByte('/')
 		}
-		fmt.Fprintf(&b, "%s/%g", cli.SignalName(st.Signal), st.Wait.Seconds())
+		fmt.Fprintf(&b, "%s/%g", spec.SignalName(st.Signal), st.Wait.Seconds())
 	}
 	return b.String()
 }

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-sh/tether/lib/internal/proctest"
 	"github.com/tether-sh/tether/lib/proc"
-	"golang.org/x/sys/unix"
 )
 
 func TestParseSchedule(t *testing.T) {

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // Process is a Target for one process, signalled through its pidfd.

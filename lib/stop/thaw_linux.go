@@ -9,8 +9,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-sh/tether/lib/internal/reexec"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/internal/reexec"
 )
 
 // ThawRole is the reexec role of the thaw guardian.

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // stoppedChild starts a process, stops it, and returns it with a pidfd.

@@ -7,8 +7,9 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/tether-sh/tether/lib/proc"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // errNoTree: walking a process tree needs Linux's /proc and pidfd.

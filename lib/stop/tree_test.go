@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
-	"golang.org/x/sys/unix"
 )
 
 // Orphans of the trees below must come back to this process: PID 1 on some

@@ -31,6 +31,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/execution"
 	"github.com/tether-sh/tether/lib/handoff"
@@ -66,10 +68,10 @@ func Main(args []string) int {
 		return code
 	}
 	if !hasCmd || len(argv) == 0 {
-		return t.Fail(errors.New("no command: want adopt ID -- CMD [ARGS...]"), cli.ExitUsage)
+		return t.Fail(errors.New("no command: want adopt ID -- CMD [ARGS...]"), spec.ExitUsage)
 	}
 	if err := ledger.ValidID(g.ID); err != nil {
-		return t.Fail(err, cli.ExitUsage)
+		return t.Fail(err, spec.ExitUsage)
 	}
 	return run(t, &g, argv)
 }
@@ -80,46 +82,46 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 	// worker (or for recover) rather than adopted and unacknowledged.
 	if g.AckFile != "" {
 		if err := checkAckDir(g.AckFile); err != nil {
-			return t.Fail(err, cli.ExitNotRun)
+			return t.Fail(err, spec.ExitNotRun)
 		}
 	}
 	dir := string(g.Ledger)
 	if dir == "" {
 		d, err := ledger.DefaultDir()
 		if err != nil {
-			return t.Fail(err, cli.ExitNotRun)
+			return t.Fail(err, spec.ExitNotRun)
 		}
 		dir = d
 	}
 	// An execution to adopt lives in an existing store: never create one.
 	if _, err := os.Stat(dir); err != nil {
-		return t.Fail(fmt.Errorf("ledger store %s: %w", dir, proc.UnwrapPath(err)), cli.ExitNotRun)
+		return t.Fail(fmt.Errorf("ledger store %s: %w", dir, proc.UnwrapPath(err)), spec.ExitNotRun)
 	}
 	st, err := ledger.Open(dir, ledger.LockTimeoutFlag(g.LockTimeout.Given, g.LockTimeout.D()), ledger.LockWarn(func(msg string) { t.Warnf("%s", msg) }))
 	if err != nil {
-		return t.Fail(err, cli.ExitNotRun)
+		return t.Fail(err, spec.ExitNotRun)
 	}
 	self := proc.Self()
 	owner, err := ledger.LocalOwner(self)
 	if err != nil {
-		return t.Fail(err, cli.ExitNotRun)
+		return t.Fail(err, spec.ExitNotRun)
 	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
 	if _, err := st.Adopt(g.ID, owner); err != nil {
 		// The store's error already reads "cannot adopt ID: why".
-		return t.Fail(err, cli.ExitNotRun)
+		return t.Fail(err, spec.ExitNotRun)
 	}
 	if g.AckFile != "" {
 		if err := handoff.WriteAck(g.AckFile, g.ID, self); err != nil {
 			// We own a running execution but nobody knows: give it up as
 			// failed rather than run a payload the dispatcher gave up on.
-			code := cli.ExitNotRun
+			code := spec.ExitNotRun
 			st.Finish(g.ID, ledger.Failed, &code, ledger.ErrorText("could not write ownership acknowledgement: "+err.Error()))
-			return t.Fail(fmt.Errorf("cannot write ack file: %w", err), cli.ExitNotRun)
+			return t.Fail(fmt.Errorf("cannot write ack file: %w", err), spec.ExitNotRun)
 		}
 	}
-	return execution.Run(t, st, g.ID, execution.Options{Argv: argv, Grace: g.Grace.D(), Signals: sigs, PIDNamespace: g.PIDNS})
+	return execution.Run(t.Warnf, st, g.ID, execution.Options{Argv: argv, Grace: g.Grace.D(), Signals: sigs, PIDNamespace: g.PIDNS})
 }
 
 // checkAckDir fails early when the ack file cannot be written: its

@@ -11,6 +11,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
@@ -121,23 +123,23 @@ func result(t *cli.Tool, err error) int {
 		}
 		return t.Fail(err, exitCode(err))
 	}
-	return cli.ExitOK
+	return spec.ExitOK
 }
 
 // exitCode maps lib/ledger's sentinels to SPEC §1 exit codes.
 func exitCode(err error) int {
-	var ee *cli.ExitError
+	var ee *spec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.Is(err, ledger.ErrBadID), errors.Is(err, ledger.ErrBadInput):
-		return cli.ExitUsage
+		return spec.ExitUsage
 	case errors.Is(err, ledger.ErrCorrupt), errors.Is(err, ledger.ErrUnsafeStore):
-		return cli.ExitSystem
+		return spec.ExitSystem
 	case errors.Is(err, ledger.ErrRefused), errors.Is(err, ledger.ErrNotFound):
-		return cli.ExitRefused
+		return spec.ExitRefused
 	}
-	return cli.ExitSystem
+	return spec.ExitSystem
 }
 
 // ownerFlag is a --owner PID[@START] value.

@@ -3,6 +3,7 @@ package ledger
 import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 type pruneCmd struct {
@@ -12,7 +13,7 @@ type pruneCmd struct {
 
 func (c *pruneCmd) Run(e *env) error {
 	if c.Keep < 0 {
-		return cli.Errorf(cli.ExitUsage, "--keep must not be negative")
+		return spec.Errorf(spec.ExitUsage, "--keep must not be negative")
 	}
 	st, err := e.open()
 	if err != nil {

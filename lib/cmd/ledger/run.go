@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/execution"
 	"github.com/tether-sh/tether/lib/ledger"
@@ -39,7 +41,7 @@ func commandArgv(cmd []string) ([]string, error) {
 		cmd = cmd[1:]
 	}
 	if len(cmd) == 0 {
-		return nil, cli.Errorf(cli.ExitUsage, "no command: want -- CMD [ARGS...]")
+		return nil, spec.Errorf(spec.ExitUsage, "no command: want -- CMD [ARGS...]")
 	}
 	return cmd, nil
 }
@@ -61,7 +63,7 @@ func (c *runCmd) Run(e *env) error {
 	// The claim is made with the payload already forked and held at its
 	// gate: one update claims, starts and records it, while the payload's
 	// process starts up.
-	code := execution.Run(e.tool, st, "", execution.Options{
+	code := execution.Run(e.tool.Warnf, st, "", execution.Options{
 		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs, PIDNamespace: c.PIDNS,
 		Claim: func(child proc.ID) (ledger.Record, error) {
 			o := c.options()
@@ -79,10 +81,10 @@ func (c *runCmd) Run(e *env) error {
 // command: 125, or 2 for bad input.
 func notRun(err error) error {
 	code := exitCode(err)
-	if code != cli.ExitUsage {
-		code = cli.ExitNotRun
+	if code != spec.ExitUsage {
+		code = spec.ExitNotRun
 	}
-	return &cli.ExitError{Code: code, Err: err}
+	return &spec.ExitError{Code: code, Err: err}
 }
 
 // claimAsSelf opens the store and claims job with this process as owner:

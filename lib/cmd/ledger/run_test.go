@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/cli"
 )
 
@@ -52,7 +54,7 @@ func TestRunSpawnArgs(t *testing.T) {
 	}
 	for _, tc := range refused {
 		_, ok, code, stderr := parseOnly(tc.args)
-		if ok || code != cli.ExitUsage || stderr != "ledger: "+tc.msg+"\n" {
+		if ok || code != spec.ExitUsage || stderr != "ledger: "+tc.msg+"\n" {
 			t.Errorf("parse(%q) = %v, %d, %q; want usage error 2 %q", tc.args, ok, code, stderr, tc.msg)
 		}
 	}

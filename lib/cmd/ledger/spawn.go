@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/handoff"
 	"github.com/tether-sh/tether/lib/ledger"
@@ -29,8 +31,8 @@ type spawnCmd struct {
 
 // Exit codes of spawn --wait for records that did not complete or fail.
 const (
-	exitAbandoned = cli.ExitNotRun // the payload never started
-	exitUnknown   = 255            // it started; whether it finished is unknown
+	exitAbandoned = spec.ExitNotRun // the payload never started
+	exitUnknown   = 255             // it started; whether it finished is unknown
 )
 
 func (c *spawnCmd) Run(e *env) error {
@@ -39,7 +41,7 @@ func (c *spawnCmd) Run(e *env) error {
 		return err
 	}
 	if c.AckTimeout.D() <= 0 {
-		return cli.Errorf(cli.ExitUsage, "--ack-timeout must be positive, not %v", c.AckTimeout.D())
+		return spec.Errorf(spec.ExitUsage, "--ack-timeout must be positive, not %v", c.AckTimeout.D())
 	}
 	adoptPath, err := findAdopt()
 	if err != nil {
@@ -86,7 +88,7 @@ func (c *spawnCmd) Run(e *env) error {
 		// The worker owns the execution and runs the payload whatever
 		// happens here: a caller that retries on this error must know.
 		why := strings.TrimPrefix(err.Error(), cli.ErrOutput.Error()+": ")
-		return cli.Errorf(cli.ExitSystem, "cannot print the id of %s (%s): %s; the worker (pid %d) runs it: ledger latest %s", c.Job, id, why, a.PID, c.Job)
+		return spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; the worker (pid %d) runs it: ledger latest %s", c.Job, id, why, a.PID, c.Job)
 	}
 	if !c.Wait {
 		return nil
@@ -100,7 +102,7 @@ func giveUp(e *env, st *ledger.Store, id, why string) error {
 	if _, err := st.AbortHandoff(id, why); err != nil {
 		e.tool.Warnf("could not record %s as failed: %v", id, err)
 	}
-	return &cli.ExitError{Code: cli.ExitNotRun, Err: fmt.Errorf("%s: %s", id, why)}
+	return &spec.ExitError{Code: spec.ExitNotRun, Err: fmt.Errorf("%s: %s", id, why)}
 }
 
 // handOff launches the worker and waits for its ack, which it then
@@ -151,11 +153,11 @@ func (c *spawnCmd) noAck(e *env, st *ledger.Store, id string, w *handoff.Worker,
 	if ferr == nil {
 		// The worker can no longer adopt; make sure it is not left waiting.
 		w.Stop(time.Second)
-		return nil, handoff.Ack{}, &cli.ExitError{Code: cli.ExitNotRun, Err: fmt.Errorf("%s: %s", id, msg)}
+		return nil, handoff.Ack{}, &spec.ExitError{Code: spec.ExitNotRun, Err: fmt.Errorf("%s: %s", id, msg)}
 	}
 	r, gerr := st.Get(id)
 	if gerr != nil {
-		return nil, handoff.Ack{}, &cli.ExitError{Code: cli.ExitSystem, Err: fmt.Errorf("%s: %s, and its record cannot be read: %w", id, msg, gerr)}
+		return nil, handoff.Ack{}, &spec.ExitError{Code: spec.ExitSystem, Err: fmt.Errorf("%s: %s, and its record cannot be read: %w", id, msg, gerr)}
 	}
 	ranPayload := r.Status == ledger.Running || (r.Status.Terminal() && r.Child.PID != 0)
 	if r.Owner.PID == w.PID() && ranPayload {
@@ -171,7 +173,7 @@ func (c *spawnCmd) noAck(e *env, st *ledger.Store, id string, w *handoff.Worker,
 	if r.Error != "" && r.Status.Terminal() {
 		state += ": " + r.Error
 	}
-	return nil, handoff.Ack{}, &cli.ExitError{Code: cli.ExitNotRun, Err: fmt.Errorf("%s: %s; the execution is %s", id, msg, state)}
+	return nil, handoff.Ack{}, &spec.ExitError{Code: spec.ExitNotRun, Err: fmt.Errorf("%s: %s; the execution is %s", id, msg, state)}
 }
 
 // sweepHandoff removes handoff files nobody will read any more, left by a
@@ -253,13 +255,13 @@ func (c *spawnCmd) waitEnd(e *env, st *ledger.Store, id string, w *handoff.Worke
 		if r.ExitCode != nil && *r.ExitCode != 0 {
 			return exitStatus(*r.ExitCode)
 		}
-		return &cli.ExitError{Code: cli.ExitRefused, Err: fmt.Errorf("%s failed: %s", id, r.Error)}
+		return &spec.ExitError{Code: spec.ExitRefused, Err: fmt.Errorf("%s failed: %s", id, r.Error)}
 	case ledger.Abandoned:
-		return &cli.ExitError{Code: exitAbandoned, Err: fmt.Errorf("%s ended abandoned: the payload never started", id)}
+		return &spec.ExitError{Code: exitAbandoned, Err: fmt.Errorf("%s ended abandoned: the payload never started", id)}
 	case ledger.Unknown:
-		return &cli.ExitError{Code: exitUnknown, Err: fmt.Errorf("%s ended unknown: %s", id, r.Error)}
+		return &spec.ExitError{Code: exitUnknown, Err: fmt.Errorf("%s ended unknown: %s", id, r.Error)}
 	}
-	return &cli.ExitError{Code: exitUnknown, Err: fmt.Errorf("%s is still %s", id, r.State())}
+	return &spec.ExitError{Code: exitUnknown, Err: fmt.Errorf("%s is still %s", id, r.State())}
 }
 
 // findAdopt locates the adopt program: beside this executable (as

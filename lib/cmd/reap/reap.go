@@ -28,6 +28,8 @@ package reap
 import (
 	"context"
 
+	"github.com/tether-sh/tether/lib/spec"
+
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
@@ -72,18 +74,18 @@ func Main(args []string) int {
 	if hasCmd {
 		if len(g.Cmd) > 0 {
 			t.Warnf("unexpected argument %q before --: usage: reap [--grace D] [--deadline D] [--signal SIG] -- CMD [ARGS...]", g.Cmd[0])
-			return cli.ExitUsage
+			return spec.ExitUsage
 		}
 		g.Cmd = cmd
 	}
 	if len(g.Cmd) == 0 {
 		t.Warnf("no command given: usage: reap [--grace D] [--deadline D] [--signal SIG] -- CMD [ARGS...]")
-		return cli.ExitUsage
+		return spec.ExitUsage
 	}
 	// Leftovers are found and stopped through /proc: through a foreign
 	// one, reap would take other processes for CMD's.
 	if err := proc.CheckProcNS(); err != nil {
-		return t.Fail(err, cli.ExitNotRun)
+		return t.Fail(err, spec.ExitNotRun)
 	}
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv:         g.Cmd,
@@ -93,7 +95,7 @@ func Main(args []string) int {
 		PIDNamespace: g.PIDNS,
 	})
 	if err != nil {
-		return t.Fail(err, cli.ExitNotRun)
+		return t.Fail(err, spec.ExitNotRun)
 	}
 	if res.DeadlineHit {
 		t.Warnf("deadline of %v passed; stopped %s", g.Deadline.D(), g.Cmd[0])

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/spec"
+
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // pidfileMax bounds what is read from a pidfile: PID@START fits in 32
@@ -29,9 +31,9 @@ var errUnsafePidfile = errors.New("refusing a pidfile another user can write")
 // or one that is not a regular file, is bad input (2).
 func pidfileExit(err error) int {
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EIO) || errors.Is(err, errUnsafePidfile) {
-		return cli.ExitSystem
+		return spec.ExitSystem
 	}
-	return cli.ExitUsage
+	return spec.ExitUsage
 }
 
 // readPidfile returns the single PID[@START] token in file f. The file

@@ -45,10 +45,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tether-sh/tether/lib/spec"
+
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
-	"golang.org/x/sys/unix"
 )
 
 const description = `Stop processes within a bound: send SIG, wait at most GRACE, send KILL,
@@ -116,7 +119,7 @@ func main(t *cli.Tool, args []string) int {
 		}
 		if negativeArg(a) && (i == 0 || !valueFlags[args[i-1]]) {
 			t.Warnf("refusing target %s: negative PIDs name process groups or every process; use --group with a positive id", a)
-			return cli.ExitUsage
+			return spec.ExitUsage
 		}
 	}
 	var g grammar
@@ -156,12 +159,12 @@ func run(t *cli.Tool, g *grammar) int {
 		sched = g.Schedule.s
 	}
 	if g.Group && g.Tree {
-		return t.Fail(errors.New("--group and --tree cannot be combined"), cli.ExitUsage)
+		return t.Fail(errors.New("--group and --tree cannot be combined"), spec.ExitUsage)
 	}
 	// Targets are identified through /proc: a foreign one would name
 	// other processes (and --tree would freeze them).
 	if err := proc.CheckProcNS(); err != nil {
-		return t.Fail(err, cli.ExitSystem)
+		return t.Fail(err, spec.ExitSystem)
 	}
 	var guard *stop.ThawGuard
 	if g.Tree {
@@ -171,7 +174,7 @@ func run(t *cli.Tool, g *grammar) int {
 		// stopbounded is killed. It starts while the targets are checked.
 		var err error
 		if guard, err = stop.StartThawGuard(); err != nil {
-			return t.Fail(fmt.Errorf("cannot stop a tree safely: %w", err), cli.ExitSystem)
+			return t.Fail(fmt.Errorf("cannot stop a tree safely: %w", err), spec.ExitSystem)
 		}
 		defer guard.Done()
 	}
@@ -184,7 +187,7 @@ func run(t *cli.Tool, g *grammar) int {
 		args = append(args, a)
 	}
 	if len(args) == 0 {
-		return t.Fail(errors.New("no target given (want PID, PID@START or --pidfile F)"), cli.ExitUsage)
+		return t.Fail(errors.New("no target given (want PID, PID@START or --pidfile F)"), spec.ExitUsage)
 	}
 	// Validate every target before signalling any.
 	targets, err := resolve(g, args)
@@ -196,7 +199,7 @@ func run(t *cli.Tool, g *grammar) int {
 		}
 	}()
 	if err != nil {
-		return t.Fail(err, cli.ExitUsage)
+		return t.Fail(err, spec.ExitUsage)
 	}
 	engineTargets := make([]stop.Target, len(targets))
 	var trees []*stop.Tree
@@ -234,8 +237,8 @@ func run(t *cli.Tool, g *grammar) int {
 			tr.Thaw()
 		}
 		s := sig.(unix.Signal)
-		t.Warnf("interrupted by %s before every target was gone; no member is left stopped", cli.SignalName(s))
-		return 128 + int(s)
+		t.Warnf("interrupted by %s before every target was gone; no member is left stopped", spec.SignalName(s))
+		return spec.SignalExit(s)
 	}
 	return report(t, g, targets, outcomes)
 }
@@ -288,7 +291,7 @@ type result struct {
 }
 
 func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) int {
-	code := cli.ExitOK
+	code := spec.ExitOK
 	enc := json.NewEncoder(t.Stdout)
 	for i, o := range outcomes {
 		label := o.Target.Label()
@@ -296,21 +299,21 @@ func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) 
 		switch {
 		case o.Err != nil && errors.Is(o.Err, proc.ErrPermission):
 			t.Warnf("cannot signal %s: permission denied", label)
-			code = max(code, cli.ExitSystem)
+			code = max(code, spec.ExitSystem)
 		case o.Err != nil:
 			t.Warnf("cannot signal %s: %v", label, o.Err)
-			code = max(code, cli.ExitSystem)
+			code = max(code, spec.ExitSystem)
 		case !o.Gone:
 			t.Warnf("%s survived %s", label, sentList(o))
-			code = max(code, cli.ExitRefused)
+			code = max(code, spec.ExitRefused)
 		case killed && !g.Quiet:
-			t.Warnf("%s ignored %s; killed", label, cli.SignalName(last))
+			t.Warnf("%s ignored %s; killed", label, spec.SignalName(last))
 		}
 		if g.JSON {
 			r := result{Target: targets[i].arg, Label: label, Gone: o.Gone, Killed: killed,
 				Signals: []string{}, ElapsedMS: float64(o.Elapsed.Microseconds()) / 1000}
 			for _, s := range o.Sent {
-				r.Signals = append(r.Signals, cli.SignalName(s))
+				r.Signals = append(r.Signals, spec.SignalName(s))
 			}
 			if o.Err != nil {
 				msg := o.Err.Error()
@@ -329,7 +332,7 @@ func sentList(o stop.Outcome) string {
 	}
 	names := make([]string, len(o.Sent))
 	for i, s := range o.Sent {
-		names[i] = cli.SignalName(s)
+		names[i] = spec.SignalName(s)
 	}
 	return strings.Join(names, ", ") + " (" + strconv.Itoa(len(o.Sent)) + " signals in " + o.Elapsed.Round(time.Millisecond).String() + ")"
 }

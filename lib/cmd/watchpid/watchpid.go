@@ -37,11 +37,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-sh/tether/lib/spec"
+
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
 	"github.com/tether-sh/tether/lib/stop"
-	"golang.org/x/sys/unix"
 )
 
 const description = `Exit the moment a process is gone, or run a command that must not outlive it.
@@ -84,19 +87,19 @@ func main(t *cli.Tool, args []string) int {
 		return code
 	}
 	if hasCmd && len(cmd) == 0 {
-		return t.Fail(errors.New("no command after --"), cli.ExitUsage)
+		return t.Fail(errors.New("no command after --"), spec.ExitUsage)
 	}
 	if g.ID {
 		if hasCmd || g.Parent {
-			return t.Fail(errors.New("--id takes PIDs only"), cli.ExitUsage)
+			return t.Fail(errors.New("--id takes PIDs only"), spec.ExitUsage)
 		}
 		return printIDs(t, &g)
 	}
 	var timeout time.Duration = -1
 	if g.Timeout != "" {
-		d, err := cli.ParseDuration(g.Timeout)
+		d, err := spec.ParseDuration(g.Timeout)
 		if err != nil {
-			return t.Fail(fmt.Errorf("--timeout: %w", err), cli.ExitUsage)
+			return t.Fail(fmt.Errorf("--timeout: %w", err), spec.ExitUsage)
 		}
 		timeout = d
 	}
@@ -104,9 +107,9 @@ func main(t *cli.Tool, args []string) int {
 	// other processes. With CMD, that is a failure before CMD started.
 	if err := proc.CheckProcNS(); err != nil {
 		if hasCmd {
-			return t.Fail(err, cli.ExitNotRun)
+			return t.Fail(err, spec.ExitNotRun)
 		}
-		return t.Fail(err, cli.ExitSystem)
+		return t.Fail(err, spec.ExitSystem)
 	}
 	targets, err := resolve(&g)
 	defer func() {
@@ -117,7 +120,7 @@ func main(t *cli.Tool, args []string) int {
 		}
 	}()
 	if err != nil {
-		return t.Fail(err, cli.ExitUsage)
+		return t.Fail(err, spec.ExitUsage)
 	}
 	if hasCmd {
 		return runCommand(t, &g, targets, cmd, timeout)
@@ -204,7 +207,7 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 				t.Warnf("%s is gone", w.label())
 			}
 			if g.Any {
-				return cli.ExitOK
+				return spec.ExitOK
 			}
 			continue
 		}
@@ -219,10 +222,10 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 		return g.Any
 	})
 	if err != nil {
-		return t.Fail(err, cli.ExitSystem)
+		return t.Fail(err, spec.ExitSystem)
 	}
 	if done {
-		return cli.ExitOK
+		return spec.ExitOK
 	}
 	var running []string
 	for i := range hs {
@@ -231,25 +234,25 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 		}
 	}
 	t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
-	return cli.ExitDeadline
+	return spec.ExitDeadline
 }
 
 func printIDs(t *cli.Tool, g *grammar) int {
 	if len(g.Targets) == 0 {
-		return t.Fail(errors.New("--id needs at least one PID"), cli.ExitUsage)
+		return t.Fail(errors.New("--id needs at least one PID"), spec.ExitUsage)
 	}
 	ids := make([]proc.ID, len(g.Targets))
 	for i, a := range g.Targets {
 		id, err := proc.ParseID(a)
 		if err != nil {
-			return t.Fail(err, cli.ExitUsage)
+			return t.Fail(err, spec.ExitUsage)
 		}
 		ids[i] = id
 	}
 	if err := proc.CheckProcNS(); err != nil {
-		return t.Fail(err, cli.ExitSystem)
+		return t.Fail(err, spec.ExitSystem)
 	}
-	code := cli.ExitOK
+	code := spec.ExitOK
 	enc := json.NewEncoder(t.Stdout)
 	// With --json every PID asked for gets its object, every key present:
 	// start and id are null for one that does not exist.
@@ -270,13 +273,13 @@ func printIDs(t *cli.Tool, g *grammar) int {
 				} else {
 					t.Warnf("pid %d does not exist", want.PID)
 				}
-				code = cli.ExitRefused
+				code = spec.ExitRefused
 				if g.JSON {
 					enc.Encode(idJSON{PID: want.PID})
 				}
 				continue
 			}
-			return t.Fail(err, cli.ExitSystem)
+			return t.Fail(err, spec.ExitSystem)
 		}
 		if g.JSON {
 			token := id.String()
@@ -313,7 +316,7 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 		if !g.Quiet {
 			t.Warnf("%s is gone; did not start %s", targets[first].label(), name)
 		}
-		return cli.ExitOK
+		return spec.ExitOK
 	}
 
 	sigs := make(chan os.Signal, 4)
@@ -326,13 +329,13 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 	// is killed, so not even a SIGKILL of watchpid leaves CMD behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return t.Fail(runner.StartError(name, err), cli.ExitNotRun)
+		return t.Fail(runner.StartError(name, err), spec.ExitNotRun)
 	}
 	pgid := cmd.Process.Pid
 	exited := make(chan int, 1)
 	go func() {
 		cmd.Wait() // the only wait4 in this process
-		exited <- runner.StateStatus(cmd.ProcessState)
+		exited <- spec.StateStatus(cmd.ProcessState)
 	}()
 
 	// --timeout with CMD is a deadline: CMD is stopped like at the
@@ -349,11 +352,11 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 		case <-deadline:
 			code := stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
 			<-exited
-			if code != cli.ExitOK {
+			if code != spec.ExitOK {
 				return code
 			}
 			t.Warnf("timed out after %v; stopped %s", timeout, name)
-			return cli.ExitDeadline
+			return spec.ExitDeadline
 		case status := <-exited:
 			// CMD ended first; what it left in its group goes with it.
 			stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
@@ -362,10 +365,10 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 			s := sig.(syscall.Signal)
 			code := stopGroup(t, g, pgid, name, stop.Default(s, g.Grace.D()))
 			<-exited
-			if code != cli.ExitOK {
+			if code != spec.ExitOK {
 				return code
 			}
-			return 128 + int(s)
+			return spec.SignalExit(s)
 		case i := <-events:
 			left--
 			if left > 0 && !g.Any {
@@ -373,13 +376,13 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 			}
 			code := stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
 			<-exited
-			if code != cli.ExitOK {
+			if code != spec.ExitOK {
 				return code
 			}
 			if !g.Quiet {
 				t.Warnf("%s is gone; stopped %s", targets[i].label(), name)
 			}
-			return cli.ExitOK
+			return spec.ExitOK
 		}
 	}
 }
@@ -406,15 +409,15 @@ func alreadyGone(events <-chan int, targets []watched, any bool) (first int, don
 func stopGroup(t *cli.Tool, g *grammar, pgid int, name string, sched stop.Schedule) int {
 	grp := &stop.Group{PGID: pgid, Name: name}
 	if grp.Gone() {
-		return cli.ExitOK
+		return spec.ExitOK
 	}
 	o := stop.Run(context.Background(), []stop.Target{grp}, sched)[0]
 	if killed, last := o.Killed(); killed && !g.Quiet {
-		t.Warnf("%s ignored %s; killed", name, cli.SignalName(last))
+		t.Warnf("%s ignored %s; killed", name, spec.SignalName(last))
 	}
 	if !o.Gone {
 		t.Warnf("could not stop %s (process group %d survived KILL)", name, pgid)
-		return cli.ExitNotRun
+		return spec.ExitNotRun
 	}
-	return cli.ExitOK
+	return spec.ExitOK
 }

@@ -1,4 +1,4 @@
-package cli
+package spec
 
 import (
 	"errors"
@@ -92,66 +92,4 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 	}
 	return d, nil
-}
-
-// Duration is a kong flag type using ParseDuration.
-type Duration time.Duration
-
-// UnmarshalText implements encoding.TextUnmarshaler for kong.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := ParseDuration(string(b))
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// D returns the value as a time.Duration.
-func (d Duration) D() time.Duration { return time.Duration(d) }
-
-// OptionalDuration is a Duration flag that remembers whether it was given,
-// for a flag whose 0 means something else than its absence.
-type OptionalDuration struct {
-	Duration
-	Given bool
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler for kong.
-func (d *OptionalDuration) UnmarshalText(b []byte) error {
-	if err := d.Duration.UnmarshalText(b); err != nil {
-		return err
-	}
-	d.Given = true
-	return nil
-}
-
-// Signal is a kong flag type using ParseSignal.
-type Signal unix.Signal
-
-// UnmarshalText implements encoding.TextUnmarshaler for kong.
-func (s *Signal) UnmarshalText(b []byte) error {
-	v, err := ParseSignal(string(b))
-	if err != nil {
-		return err
-	}
-	*s = Signal(v)
-	return nil
-}
-
-// S returns the value as a unix.Signal.
-func (s Signal) S() unix.Signal { return unix.Signal(s) }
-
-// Dir is a kong flag type for a directory that must be named when the
-// flag is given: `--ledger ""` (an unset variable in a script) is bad
-// input, not a quiet fall-back to the default.
-type Dir string
-
-// UnmarshalText implements encoding.TextUnmarshaler for kong.
-func (d *Dir) UnmarshalText(b []byte) error {
-	if len(b) == 0 {
-		return errors.New("empty directory name")
-	}
-	*d = Dir(b)
-	return nil
 }
