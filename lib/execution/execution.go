@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tether-sh/tether/lib/spec"
@@ -37,14 +38,15 @@ type Options struct {
 	// Signals is a channel registered by CatchSignals before the execution
 	// was claimed or adopted; nil lets the runner register its own.
 	Signals chan os.Signal
-	// Claim, for ledger run, creates the execution: it claims and starts
-	// it in one update with the payload recorded, while the payload is
-	// held at its gate (ledger.ClaimOptions.Child), so that the payload's
-	// start-up overlaps the claim's writes. It is called with a zero child
+	// Claim, for ledger run, creates the execution with the given id (a
+	// fresh ledger.NewID, already in the payload's environment): it claims
+	// and starts it in one update with the payload recorded, while the
+	// payload is held before its first instruction
+	// (ledger.ClaimOptions.Child and ID). It is called with a zero child
 	// when the payload could not even be started (not found), to record
 	// that as a failed execution. Without Claim, the execution is running
 	// already (adopted) and only the payload is recorded.
-	Claim func(child proc.ID) (ledger.Record, error)
+	Claim func(id string, child proc.ID) (ledger.Record, error)
 }
 
 // CatchSignals registers the signals a runner forwards, so that one that
@@ -75,6 +77,9 @@ func CatchSignals() (sigs chan os.Signal, stop func()) {
 // far as the ledger can tell. Run says so on stderr and still returns the
 // payload's status.
 func Run(warn func(format string, args ...any), st *ledger.Store, id string, o Options) int {
+	if o.Claim != nil {
+		id = ledger.NewID(time.Now())
+	}
 	claimed := false
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv:         o.Argv,
@@ -82,32 +87,30 @@ func Run(warn func(format string, args ...any), st *ledger.Store, id string, o O
 		Deadline:     o.Deadline,
 		Signals:      o.Signals,
 		PIDNamespace: o.PIDNamespace,
-		OnStart: func(child proc.ID) ([]string, error) {
+		// The id replaces an outer execution's.
+		Env: append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+			return strings.HasPrefix(kv, EnvVar+"=")
+		}), EnvVar+"="+id),
+		OnStart: func(child proc.ID) error {
 			if o.Claim != nil {
 				claimed = true
-				rec, err := o.Claim(child)
-				if err != nil {
-					return nil, err
-				}
-				id = rec.ID
-			} else if _, err := st.SetChild(id, child); err != nil {
-				return nil, fmt.Errorf("not running %s: could not record its payload %s: %w", id, child, err)
+				_, err := o.Claim(id, child)
+				return err
 			}
-			// The id is known for certain only now (ledger run claims
-			// here); it replaces an outer execution's.
-			return []string{EnvVar + "=" + id}, nil
+			if _, err := st.SetChild(id, child); err != nil {
+				return fmt.Errorf("not running %s: could not record its payload %s: %w", id, child, err)
+			}
+			return nil
 		},
 	})
 	if err != nil {
 		code := spec.Code(err, spec.ExitNotRun)
 		if o.Claim != nil && !claimed {
 			// The payload could not be started at all: record that.
-			rec, cerr := o.Claim(proc.ID{})
-			if cerr != nil {
+			if _, cerr := o.Claim(id, proc.ID{}); cerr != nil {
 				warn("%v", cerr)
 				return spec.Code(cerr, spec.ExitNotRun)
 			}
-			id = rec.ID
 		}
 		warn("%v", err)
 		if id != "" {

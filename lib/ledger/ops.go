@@ -38,10 +38,31 @@ type ClaimOptions struct {
 	Exclusive bool
 	// Grace is the recovery grace for fenced claims (0: DefaultGrace).
 	Grace time.Duration
-	// Child, if set, is the payload of ledger run, forked and held at its
-	// gate: the execution is claimed and started in one update, with the
-	// child recorded (claimed_at = started_at).
+	// Child, if set, is the payload of ledger run, forked and held before
+	// its first instruction: the execution is claimed and started in one
+	// update, with the child recorded (claimed_at = started_at).
 	Child proc.ID
+	// ID, if set, is the id to give the execution instead of a fresh one:
+	// ledger run puts it in the payload's environment before the fork. It
+	// must come from NewID; an id already in the store is refused
+	// (ErrBadInput). Ids sort like claim times only to within the time
+	// between NewID and the claim.
+	ID string
+}
+
+// freshID checks that a chosen id is well-formed and not in the store yet.
+func (s *Store) freshID(id string) error {
+	if err := ValidID(id); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	switch err := unix.Fstatat(s.exec.fd, id, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == nil:
+		return badInputf("execution %s exists already", id)
+	case !errors.Is(err, unix.ENOENT):
+		return &os.PathError{Op: "stat", Path: s.exec.show(id), Err: err}
+	}
+	return nil
 }
 
 // readTries is how many times a record that does not decode is read
@@ -334,8 +355,14 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	}
 
 	now := s.clock()
+	id := o.ID
+	if id == "" {
+		id = NewID(now)
+	} else if err := s.freshID(id); err != nil {
+		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
+	}
 	r := Record{
-		ID: NewID(now), Job: job, Source: o.Source, Instant: o.Instant,
+		ID: id, Job: job, Source: o.Source, Instant: o.Instant,
 		Status: Claimed, Owner: o.Owner, ClaimedAt: now,
 	}
 	if o.Child.PID != 0 {
@@ -407,7 +434,11 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 		return fail(&os.PathError{Op: "close", Path: s.exec.show(rec.tmp), Err: err})
 	}
 	reached("claim-synced")
-	if err := rec.commit(); err != nil {
+	commit := rec.commit
+	if o.ID != "" {
+		commit = rec.commitNew
+	}
+	if err := commit(); err != nil {
 		return fail(err)
 	}
 	if err := fsyncDir(s.exec); err != nil {

@@ -790,6 +790,24 @@ func (st staged) commit() error {
 	return nil
 }
 
+// commitNew is commit for a destination that must not exist yet: it is
+// refused (ErrBadInput), not replaced. Where the file system cannot rename
+// without replacing, the caller's check that it does not exist stands.
+func (st staged) commitNew() error {
+	err := unix.Renameat2(st.d.fd, st.tmp, st.d.fd, st.dst, unix.RENAME_NOREPLACE)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EEXIST):
+		st.abort()
+		return badInputf("execution %s exists already", st.dst)
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		return st.commit()
+	}
+	st.abort()
+	return &os.PathError{Op: "rename", Path: st.d.show(st.tmp), Err: err}
+}
+
 // abort removes the staged file.
 func (st staged) abort() { unix.Unlinkat(st.d.fd, st.tmp, 0) }
 

@@ -105,14 +105,13 @@ type Options struct {
 	Signals chan os.Signal
 
 	// OnStart, when set, is called once with the command's identity while
-	// the command is held at the recording gate (gate.go): its process
-	// exists, its PID@START and process group are final, but not one
-	// instruction of the command has run. The command runs only once
-	// OnStart returns a nil error (ledger run and adopt record it durably
-	// there), with env (KEY=VALUE) added to its environment; an error keeps
-	// it from ever running, and Run returns that error with code 125 (or
-	// the error's own *spec.ExitError code).
-	OnStart func(child proc.ID) (env []string, err error)
+	// the command is held (gate.go): its process exists, its PID@START and
+	// process group are final, but not one instruction of the command has
+	// run. The command runs only once OnStart returns nil (ledger run and
+	// adopt record it durably there); an error keeps it from ever running,
+	// and Run returns that error with code 125 (or the error's own
+	// *spec.ExitError code).
+	OnStart func(child proc.ID) error
 }
 
 // Result is what happened to the command and what it left behind.
@@ -220,46 +219,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 
-	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
-	cmd.Env = o.Env
 	// A command that is recorded, or must get a /proc of its own PID
-	// namespace, starts behind the gate.
-	var g *gated
-	if o.OnStart != nil || o.PIDNamespace {
-		if cmd.Err != nil {
-			return Result{}, StartError(o.Argv[0], cmd.Err)
-		}
-		gc, gg, err := gateCommand(o, cmd.Path)
-		if err != nil {
-			return Result{}, err
-		}
-		cmd, g = gc, gg
-	}
-	cmd.Dir = o.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = orFile(o.Stdin, os.Stdin), orFile(o.Stdout, os.Stdout), orFile(o.Stderr, os.Stderr)
-	// Setpgid: its own group, so forwarding and the deadline reach the
-	// command and its helpers but never the runner. Pdeathsig: if the
-	// runner is SIGKILLed the child must not run on; Go's child re-checks
-	// the parent after setting it, and the runtime never ends the thread
-	// that forked (the flag is per thread) while this goroutine is unlocked.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if o.PIDNamespace {
-		// A mount namespace too, where the gate mounts the fresh /proc.
-		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
-	}
-	err := cmd.Start()
-	for _, f := range cmd.ExtraFiles {
-		// The gate has its own copies; ours would hide its end-of-file.
-		f.Close()
-	}
+	// namespace, starts held (gate.go).
+	cmd, h, err := startCommand(o)
 	if err != nil {
-		if g != nil {
-			g.shut()
-		}
-		if o.PIDNamespace && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
-			return Result{}, spec.Errorf(spec.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], proc.UnwrapPath(err))
-		}
-		return Result{}, StartError(o.Argv[0], err)
+		return Result{}, err
 	}
 	pid := cmd.Process.Pid
 	// The reaping loop owns the child from here; os.Process must never
@@ -270,8 +234,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		// Unreaped, the child keeps its PID even as a zombie.
 		res.Child.Start = st.Start
 	}
+	if t, ok := h.(*traced); ok {
+		// A traced command is released before the reaping loop starts:
+		// the loop must never see its stop.
+		if err := t.open(res.Child, o.OnStart); err != nil {
+			return Result{}, err
+		}
+	}
 	r := startReaper(pid)
-	if g != nil {
+	if g, ok := h.(*gated); ok {
 		if err := openGate(g, r, pid, res.Child, o.OnStart); err != nil {
 			return Result{}, err
 		}
@@ -345,11 +316,10 @@ wait:
 // openGate records the gated command through onStart, if set, and then
 // lets it run. On error the command never ran and the gate has been
 // reaped: nothing of it is left.
-func openGate(g *gated, r *reaper, pid int, child proc.ID, onStart func(proc.ID) ([]string, error)) error {
-	var env []string
+func openGate(g *gated, r *reaper, pid int, child proc.ID, onStart func(proc.ID) error) error {
 	var err error
 	if onStart != nil {
-		if env, err = onStart(child); err != nil {
+		if err = onStart(child); err != nil {
 			g.shut()
 			// Our unreaped child: its PID cannot be a recycled one.
 			unix.Kill(pid, unix.SIGKILL)
@@ -357,7 +327,7 @@ func openGate(g *gated, r *reaper, pid int, child proc.ID, onStart func(proc.ID)
 		}
 	}
 	if err == nil {
-		err = g.open(env)
+		err = g.open()
 	}
 	if err != nil {
 		<-r.childStatus

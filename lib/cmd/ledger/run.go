@@ -65,9 +65,9 @@ func (c *runCmd) Run(e *env) error {
 	// process starts up.
 	code := execution.Run(e.tool.Warnf, st, "", execution.Options{
 		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs, PIDNamespace: c.PIDNS,
-		Claim: func(child proc.ID) (ledger.Record, error) {
+		Claim: func(id string, child proc.ID) (ledger.Record, error) {
 			o := c.options()
-			o.Owner, o.Child = owner, child
+			o.Owner, o.Child, o.ID = owner, child, id
 			return claimJob(st, "running", c.Job, o)
 		},
 	})
