@@ -80,7 +80,9 @@ func Run(warn func(format string, args ...any), st *ledger.Store, id string, o O
 	if o.Claim != nil {
 		id = ledger.NewID(time.Now())
 	}
-	claimed := false
+	// recorded: the execution exists in the store (an adopted one does
+	// already); tried: ledger run's claim was made, whatever its outcome.
+	recorded, tried := o.Claim == nil, false
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv:         o.Argv,
 		Grace:        o.Grace,
@@ -93,9 +95,12 @@ func Run(warn func(format string, args ...any), st *ledger.Store, id string, o O
 		}), EnvVar+"="+id),
 		OnStart: func(child proc.ID) error {
 			if o.Claim != nil {
-				claimed = true
-				_, err := o.Claim(id, child)
-				return err
+				tried = true
+				if _, err := o.Claim(id, child); err != nil {
+					return err
+				}
+				recorded = true
+				return nil
 			}
 			if _, err := st.SetChild(id, child); err != nil {
 				return fmt.Errorf("not running %s: could not record its payload %s: %w", id, child, err)
@@ -105,15 +110,16 @@ func Run(warn func(format string, args ...any), st *ledger.Store, id string, o O
 	})
 	if err != nil {
 		code := spec.Code(err, spec.ExitNotRun)
-		if o.Claim != nil && !claimed {
+		if o.Claim != nil && !tried {
 			// The payload could not be started at all: record that.
 			if _, cerr := o.Claim(id, proc.ID{}); cerr != nil {
 				warn("%v", cerr)
 				return spec.Code(cerr, spec.ExitNotRun)
 			}
+			recorded = true
 		}
 		warn("%v", err)
-		if id != "" {
+		if recorded {
 			finish(warn, st, id, ledger.Failed, code, err.Error())
 		}
 		return code
