@@ -23,13 +23,12 @@ package runner
 // a gate instead: a fresh process of its own executable that blocks
 // reading a pipe (lib/internal/gate). Its PID and start time are the
 // payload's, since exec keeps both. The runner records them, then writes
-// the release in one write that a pipe keeps whole, and the gate execs the
-// payload. Should the runner die first, the gate reads end-of-file or a
-// short message (or is killed by its parent-death signal) and exits
-// without running anything. Exec failures after the release come back
-// over a second, close-on-exec pipe: end-of-file means the exec
-// succeeded; otherwise the gate writes a kind byte and the errno, and
-// exits. With PIDNamespace the gate is also where a fresh /proc is
+// the release, one byte, and the gate execs the payload. Should the runner
+// die first, the gate reads end-of-file (or is killed by its parent-death
+// signal) and exits without running anything. Exec failures after the
+// release come back over a second, close-on-exec pipe: end-of-file means
+// the exec succeeded; otherwise the gate writes a kind byte and the errno,
+// and exits. With PIDNamespace the gate is also where a fresh /proc is
 // mounted, in the new mount namespace, before the exec: a payload must
 // never judge processes through the host's /proc (SPEC §1).
 
@@ -98,9 +97,7 @@ func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 // exec'd, else the start error (the gate has then exited).
 func (g *gated) open() error {
 	defer g.errors.Close()
-	// The release: an empty list of variables to add (the protocol allows
-	// some; every runner sets the payload's environment before the fork).
-	_, err := g.release.Write(binary.LittleEndian.AppendUint32(nil, 0))
+	_, err := g.release.Write([]byte{gate.Release})
 	g.release.Close()
 	if err != nil {
 		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate is gone: %w", g.name, err)
