@@ -130,7 +130,7 @@ const statExitCodeField = 52
 // zombieStatus reads the wait status of zombie id from /proc/PID/stat. The
 // kernel shows the field only to a caller that may ptrace-read the process
 // and prints 0 for anyone else, so a 0 is believed only when the caller
-// can read /proc/PID/io, which the kernel guards with the same check.
+// passes that check (mayReadStatus).
 func zombieStatus(id ID) (uint32, error) {
 	dir := procRoot + "/" + strconv.Itoa(id.PID)
 	b, err := os.ReadFile(dir + "/stat")
@@ -167,18 +167,49 @@ func statField(b []byte, n int) (uint64, bool) {
 }
 
 // mayReadStatus reports whether the kernel shows the caller the real exit
-// status of the process in dir: /proc/PID/io opens only under the same
-// ptrace-read check that guards the status field. Without task I/O
-// accounting (no io file), only root is sure to pass.
+// status of the process in dir, by its ptrace-read check: the caller's
+// uid and gid are each of the process's real, effective and saved ones
+// (from /proc/PID/status, which anyone may read), or the caller holds
+// CAP_SYS_PTRACE. The capability is tested by the kernel itself: reading
+// /proc/PID/io goes through the same check. (A zombie's io file belongs
+// to root, so a caller other than root never gets that far.)
 func mayReadStatus(dir string) bool {
-	f, err := os.Open(dir + "/io")
-	if err == nil {
-		defer f.Close()
-		var buf [1]byte
-		_, err = f.Read(buf[:])
-		return err == nil
+	if b, err := os.ReadFile(dir + "/status"); err == nil && sameCreds(b, os.Geteuid(), os.Getegid()) {
+		return true
 	}
-	return errors.Is(err, os.ErrNotExist) && os.Geteuid() == 0
+	f, err := os.Open(dir + "/io")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var buf [1]byte
+	_, err = f.Read(buf[:])
+	return err == nil
+}
+
+// sameCreds reports whether a /proc/PID/status text shows real, effective
+// and saved uid all equal to uid, and the same three gids equal to gid.
+func sameCreds(status []byte, uid, gid int) bool {
+	match := func(key string, want int) bool {
+		for _, line := range bytes.Split(status, []byte("\n")) {
+			v, ok := bytes.CutPrefix(line, []byte(key+":"))
+			if !ok {
+				continue
+			}
+			f := bytes.Fields(v)
+			if len(f) < 3 {
+				return false
+			}
+			for _, x := range f[:3] {
+				if n, err := strconv.Atoi(string(x)); err != nil || n != want {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	return match("Uid", uid) && match("Gid", gid)
 }
 
 // OpenUnreaped is Open for a caller that wants the exit status: a process

@@ -260,3 +260,28 @@ func TestExitInfoOtherUsersZombie(t *testing.T) {
 		t.Errorf("ExitInfo() of root's zombie (exit 4) as uid 65534: %q, %v; want %q", out, err, want)
 	}
 }
+
+func TestSameCreds(t *testing.T) {
+	status := func(uids, gids string) []byte {
+		return []byte("Name:\tsh\nState:\tZ (zombie)\nUid:\t" + uids + "\nGid:\t" + gids + "\nGroups:\t\n")
+	}
+	tests := []struct {
+		in       []byte
+		uid, gid int
+		want     bool
+	}{
+		{status("1000\t1000\t1000\t1000", "100\t100\t100\t100"), 1000, 100, true},
+		{status("1000\t1000\t1000\t0", "100\t100\t100\t100"), 1000, 100, true}, // fsuid is not compared
+		{status("1000\t0\t1000\t0", "100\t100\t100\t100"), 1000, 100, false},   // setuid root
+		{status("1000\t1000\t0\t1000", "100\t100\t100\t100"), 1000, 100, false},
+		{status("1000\t1000\t1000\t1000", "100\t50\t100\t100"), 1000, 100, false},
+		{status("0\t0\t0\t0", "0\t0\t0\t0"), 1000, 100, false},
+		{status("1000 1000", "100\t100\t100\t100"), 1000, 100, false},
+		{[]byte("Name:\tsh\n"), 0, 0, false},
+	}
+	for _, tt := range tests {
+		if got := sameCreds(tt.in, tt.uid, tt.gid); got != tt.want {
+			t.Errorf("sameCreds(%q, %d, %d) = %v; want %v", tt.in, tt.uid, tt.gid, got, tt.want)
+		}
+	}
+}
