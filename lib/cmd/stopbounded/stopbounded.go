@@ -26,6 +26,14 @@
 // a child of stopbounded in its own process group) holds every frozen
 // member's pidfd and continues them if stopbounded is SIGKILLed.
 //
+// --json prints one object per target: target, label, gone, signals (sent),
+// killed, elapsed_ms, error, and how a single process actually ended —
+// status (as a shell reports it), exit_code or signal (the one that ended
+// it: TERM, or KILL when it ignored TERM), reaped (false for a zombie its
+// parent has not collected yet) — from the kernel (PIDFD_INFO_EXIT, Linux
+// ≥ 6.15, or the zombie's /proc entry); null for a group or tree, a target
+// already gone, or where the kernel cannot say.
+//
 // Exit status: 0 every target is gone, 1 a target survived the schedule,
 // 2 bad input or a refused target (nothing is signalled), 3 permission
 // denied, an unsafe pidfile, output that could not be written, or /proc
@@ -67,7 +75,10 @@ Examples:
 
 --pidfile F must be a small regular file (no FIFO, device or symlink); as
 root, one owned by another user or writable by its group or others is
-refused (3). --tree freezes the tree while it walks it and never leaves it
+refused (3). --json prints one object per target, with how a single
+process ended as the kernel tells it: status, exit_code or signal (TERM,
+or KILL when it ignored TERM), reaped; null where it cannot say.
+--tree freezes the tree while it walks it and never leaves it
 frozen: TERM, INT or HUP continue every member before stopbounded exits
 128+N, and a guardian process continues them if stopbounded is killed.
 
@@ -279,7 +290,11 @@ func resolve(g *grammar, args []string) ([]target, error) {
 	return out, nil
 }
 
-// result is the --json form of one target's outcome.
+// result is the --json form of one target's outcome. Status, ExitCode,
+// Signal and Reaped say how a single process actually ended, as the
+// kernel tells it through the pidfd held since before the first signal
+// (proc.Handle.ExitInfo): null for a group or tree, for a target already
+// gone, and where the kernel cannot say.
 type result struct {
 	Target    string   `json:"target"`
 	Label     string   `json:"label"`
@@ -288,6 +303,30 @@ type result struct {
 	Killed    bool     `json:"killed"`
 	ElapsedMS float64  `json:"elapsed_ms"`
 	Error     *string  `json:"error"`
+	Status    *int     `json:"status"`
+	ExitCode  *int     `json:"exit_code"`
+	Signal    *string  `json:"signal"`
+	Reaped    *bool    `json:"reaped"`
+}
+
+// setExit fills r's exit fields for a process target that is gone.
+func (r *result) setExit(tg stop.Target) {
+	p, ok := tg.(*stop.Process)
+	if !ok || p.H == nil || !r.Gone {
+		return
+	}
+	info, err := p.H.ExitInfo()
+	if err != nil {
+		return
+	}
+	status, reaped := info.Status(), info.Reaped
+	r.Status, r.Reaped = &status, &reaped
+	if info.Signal != 0 {
+		name := spec.SignalName(info.Signal)
+		r.Signal = &name
+	} else {
+		r.ExitCode = &info.Code
+	}
 }
 
 func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) int {
@@ -319,6 +358,7 @@ func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) 
 				msg := o.Err.Error()
 				r.Error = &msg
 			}
+			r.setExit(targets[i].Target)
 			enc.Encode(r)
 		}
 	}

@@ -3,7 +3,8 @@
 //
 // Synopsis:
 //
-//	watchpid [--timeout D] [--any] [--quiet] TARGET...
+//	watchpid [--timeout D] [--any] [--quiet] [--json] TARGET...
+//	watchpid --status [--timeout D] [--quiet] [--json] TARGET
 //	watchpid [--any] [--grace D] [--quiet] TARGET... -- CMD [ARGS...]
 //	watchpid --id PID...
 //
@@ -16,9 +17,37 @@
 //
 // never outlives its wrapper, even when the wrapper is SIGKILLed.
 //
+// --status waits for its one TARGET and then exits with the target's own
+// status as a shell would report it: N when it exited N, 128+N when signal
+// N killed it, with the line "pid P exited N" or "pid P was killed by SIG".
+// The status comes from the kernel through the pidfd watchpid holds: from
+// PIDFD_INFO_EXIT (Linux ≥ 6.15) once the target's parent has reaped it,
+// and from the zombie's /proc/PID/stat before that. watchpid returns at
+// the death, as always: a zombie is gone, so its parent need not reap it
+// first (--json then says "reaped":false). Where the status cannot be
+// known, watchpid exits 193 and says why in one line: a kernel without
+// PIDFD_INFO_EXIT, a target already gone before watchpid held a pidfd on
+// it (it is not our child: nobody keeps its status for us), or another
+// user's zombie (the kernel hides its status until it is reaped). 193 is
+// 128+65, one past the last signal (64): no death by signal reads as 193,
+// no tether tool or shell convention uses it, and it is never 0; a target
+// may still exit 193 by itself, which the message line and --json's
+// exit_code tell apart.
+//
+// --json (without CMD) prints one object per target on stdout as it goes,
+// then one for each target still running when watchpid returns:
+//
+//	{"pid":42,"id":"42@98765","gone":true,"status":3,"exit_code":3,"signal":null,"reaped":false}
+//
+// id is null for a target gone before watchpid held it; status is the
+// shell's number for how it ended; exit_code is set when it exited, signal
+// (a name, "KILL") when a signal killed it; reaped is false for a zombie
+// nobody has collected yet. Each is null where it is not known.
+//
 // Exit status without CMD: 0 gone, 124 --timeout expired, 2 bad input, 3
 // system error (among them a /proc mounted for another PID namespace,
-// through which watchpid judges no process).
+// through which watchpid judges no process). With --status: the target's
+// status, or 193 when it cannot be known.
 // With CMD: 0 when the target went and CMD was stopped, CMD's own status
 // when CMD ended first, 128+N after forwarding signal N, 125 when CMD could
 // not be started or stopped (or was not started: a foreign /proc), 126/127
@@ -52,15 +81,31 @@ const description = `Exit the moment a process is gone, or run a command that mu
 TARGET is PID, PID@START (START is field 22 of /proc/PID/stat; a different
 START means the process is already gone) or --parent for the caller's parent.
 
+--status waits for one TARGET that need not be your child and exits with
+its status as the shell would report it (N, or 128+SIG), saying "pid P
+exited N" or "pid P was killed by SIG"; it returns at the death (a zombie
+counts), and exits 193 with a line saying why when the kernel cannot tell
+(Linux < 6.15, a target gone before watchpid held it, another user's zombie).
+--json prints one object per target: pid, id, gone, status, exit_code,
+signal, reaped (false for a zombie not yet collected); null where unknown.
+
 Examples:
   watchpid "$pid"                              # wait until pid is gone
+  watchpid --status "$pid"; echo "it ended $?" # a sibling's exit status
   watchpid --timeout 30s "$pid" || echo still running
   watchpid --parent -- stall-watch "$job" &    # helper dies with its wrapper
   token=$(watchpid --id "$pid")                # PID@START for later use
 
 Exit: 0 gone (or CMD stopped because it was), 124 timeout, 2 bad input,
-3 system error (e.g. /proc is another PID namespace's); with CMD, CMD's
-status when it ends first, 128+N after signal N, 125 CMD not started.`
+3 system error (e.g. /proc is another PID namespace's); with --status,
+TARGET's status, or 193 when it cannot be known; with CMD, CMD's status
+when it ends first, 128+N after signal N, 125 CMD not started.`
+
+// exitStatusUnknown is watchpid --status's exit code when the target's
+// status cannot be known: 128+65, past the last signal (64), so no death by
+// signal reads as it, and no tether tool or shell convention uses it. (3,
+// 125 or 255 would read as a real and common exit of the target.)
+const exitStatusUnknown = 193
 
 type grammar struct {
 	cli.VersionFlag
@@ -70,7 +115,8 @@ type grammar struct {
 	Quiet   bool         `short:"q" help:"Print nothing on success."`
 	Parent  bool         `help:"Watch the caller's parent process."`
 	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist or is a thread)."`
-	JSON    bool         `name:"json" help:"With --id: print one JSON object per PID."`
+	Status  bool         `help:"Exit with TARGET's own status once it is gone (N, or 128+SIG); 193 when the kernel cannot tell."`
+	JSON    bool         `name:"json" help:"Print one JSON object per PID (--id) or per target as it goes (pid, id, gone, status, exit_code, signal, reaped)."`
 	Targets []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START."`
 }
 
@@ -90,10 +136,18 @@ func main(t *cli.Tool, args []string) int {
 		return t.Fail(errors.New("no command after --"), spec.ExitUsage)
 	}
 	if g.ID {
-		if hasCmd || g.Parent {
+		if hasCmd || g.Parent || g.Status {
 			return t.Fail(errors.New("--id takes PIDs only"), spec.ExitUsage)
 		}
 		return printIDs(t, &g)
+	}
+	if g.Status {
+		if hasCmd {
+			return t.Fail(errors.New("--status cannot be combined with -- CMD"), spec.ExitUsage)
+		}
+		if n := len(g.Targets) + boolInt(g.Parent); n != 1 {
+			return t.Fail(fmt.Errorf("--status takes exactly one target, not %d", n), spec.ExitUsage)
+		}
 	}
 	var timeout time.Duration = -1
 	if g.Timeout != "" {
@@ -111,7 +165,9 @@ func main(t *cli.Tool, args []string) int {
 		}
 		return t.Fail(err, spec.ExitSystem)
 	}
-	targets, err := resolve(&g)
+	// Where the status is wanted, a zombie target is held too: it is
+	// gone, but its status is still there to read.
+	targets, err := resolve(&g, !hasCmd && (g.Status || g.JSON))
 	defer func() {
 		for _, w := range targets {
 			if w.h != nil {
@@ -136,7 +192,14 @@ type watched struct {
 
 func (w watched) label() string { return fmt.Sprintf("pid %d", w.pid) }
 
-func resolve(g *grammar) ([]watched, error) {
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func resolve(g *grammar, holdZombies bool) ([]watched, error) {
 	var ids []proc.ID
 	var parentGone []watched
 	if g.Parent {
@@ -162,10 +225,14 @@ func resolve(g *grammar) ([]watched, error) {
 	if len(ids)+len(parentGone) == 0 {
 		return nil, errors.New("no target given (want PID, PID@START or --parent)")
 	}
+	open := proc.Open
+	if holdZombies {
+		open = proc.OpenUnreaped
+	}
 	out := append(make([]watched, 0, len(ids)+1), parentGone...)
 	for _, id := range ids {
 		w := watched{pid: id.PID}
-		h, err := proc.Open(id)
+		h, err := open(id)
 		switch {
 		case err == nil:
 			w.h = h
@@ -199,15 +266,16 @@ func goneEvents(ctx context.Context, targets []watched) <-chan int {
 // wait blocks in poll(2) on every target from this goroutine: with nothing
 // else to do, that is the shortest path from a death to the exit.
 func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int {
+	r := &reporter{t: t, g: g, enc: json.NewEncoder(t.Stdout), done: make([]bool, len(targets))}
+	code := spec.ExitOK
 	var hs []*proc.Handle
 	var idx []int
 	for i, w := range targets {
 		if w.h == nil {
-			if !g.Quiet {
-				t.Warnf("%s is gone", w.label())
-			}
+			code = r.gone(i, w)
 			if g.Any {
-				return spec.ExitOK
+				r.running(targets)
+				return code
 			}
 			continue
 		}
@@ -216,16 +284,15 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 	gone := make([]bool, len(hs))
 	done, err := proc.PollEach(hs, timeout, func(i int) bool {
 		gone[i] = true
-		if !g.Quiet {
-			t.Warnf("%s is gone", targets[idx[i]].label())
-		}
+		code = r.gone(idx[i], targets[idx[i]])
 		return g.Any
 	})
 	if err != nil {
 		return t.Fail(err, spec.ExitSystem)
 	}
+	r.running(targets)
 	if done {
-		return spec.ExitOK
+		return code
 	}
 	var running []string
 	for i := range hs {
@@ -235,6 +302,99 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 	}
 	t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
 	return spec.ExitDeadline
+}
+
+// reporter says what became of each target: a line on stderr and, with
+// --json, an object on stdout.
+type reporter struct {
+	t    *cli.Tool
+	g    *grammar
+	enc  *json.Encoder
+	done []bool // targets already reported
+}
+
+// targetJSON is the --json form of one target; every key is always there.
+type targetJSON struct {
+	PID      int     `json:"pid"`
+	ID       *string `json:"id"`
+	Gone     bool    `json:"gone"`
+	Status   *int    `json:"status"`
+	ExitCode *int    `json:"exit_code"`
+	Signal   *string `json:"signal"`
+	Reaped   *bool   `json:"reaped"`
+}
+
+func newTargetJSON(w watched) targetJSON {
+	j := targetJSON{PID: w.pid}
+	if w.h != nil {
+		id := w.h.ID().String()
+		j.ID = &id
+	}
+	return j
+}
+
+// gone reports target i, which is gone, and returns the exit code it
+// gives watchpid: its own status with --status, else 0.
+func (r *reporter) gone(i int, w watched) int {
+	r.done[i] = true
+	if !r.g.Status && !r.g.JSON {
+		if !r.g.Quiet {
+			r.t.Warnf("%s is gone", w.label())
+		}
+		return spec.ExitOK
+	}
+	info, err := exitInfo(w)
+	if r.g.JSON {
+		j := newTargetJSON(w)
+		j.Gone = true
+		if err == nil {
+			status, reaped := info.Status(), info.Reaped
+			j.Status, j.Reaped = &status, &reaped
+			if info.Signal != 0 {
+				name := spec.SignalName(info.Signal)
+				j.Signal = &name
+			} else {
+				j.ExitCode = &info.Code
+			}
+		}
+		r.enc.Encode(j)
+	}
+	switch {
+	case !r.g.Status:
+		if !r.g.Quiet {
+			r.t.Warnf("%s is gone", w.label())
+		}
+		return spec.ExitOK
+	case err != nil:
+		// Not a success, so said even with --quiet: the 193 needs its why.
+		r.t.Warnf("%v", err)
+		return exitStatusUnknown
+	}
+	if !r.g.Quiet {
+		r.t.Warnf("%s %s", w.label(), info)
+	}
+	return info.Status()
+}
+
+// running reports, with --json, each target not reported yet: it is still
+// running as watchpid returns (--any, or --timeout).
+func (r *reporter) running(targets []watched) {
+	if !r.g.JSON {
+		return
+	}
+	for i, w := range targets {
+		if !r.done[i] {
+			r.enc.Encode(newTargetJSON(w))
+		}
+	}
+}
+
+// exitInfo is how target w ended, as far as the kernel can tell.
+func exitInfo(w watched) (proc.ExitInfo, error) {
+	if w.h == nil {
+		return proc.ExitInfo{}, fmt.Errorf("%s was gone before watchpid held a pidfd on it: %w", w.label(), proc.ErrExitUnknown)
+	}
+	return w.h.ExitInfo()
 }
 
 func printIDs(t *cli.Tool, g *grammar) int {
