@@ -24,6 +24,7 @@
 //	member       Member: a lightweight identity-checked pidfd for sets of processes
 //	group        process groups: members, signals, outliving the leader
 //	scan         Scanner and Snapshot: every process, children by PPID
+//	ancestry     whether a process descends from another
 //	procns       whether /proc is this PID namespace's
 package proc
 

@@ -53,6 +53,8 @@ func PIDNamespace() (uint64, error) { return 0, errUnsupported }
 
 func PIDNamespaceGone(ns uint64) (bool, error) { return false, errUnsupported }
 
+func (h *Handle) DescendsFrom(root ID) (bool, error) { return false, errUnsupported }
+
 // Scanner is unusable off Linux; NewScanner never returns one.
 type Scanner struct{}
 

@@ -92,10 +92,11 @@ type Tree struct {
 // (proc.Member) and what the walk knows of it.
 type member struct {
 	*proc.Member
-	gone    bool // seen exited, or a signal found it gone
-	stopped bool // seen stopped (T or t) since the last SIGSTOP
-	guarded bool // its pidfd was handed to Tree.Guard
-	step    int  // the last step that signalled it
+	stat    proc.Stat // as the last walk saw it
+	gone    bool      // seen exited, or a signal found it gone
+	stopped bool      // seen stopped (T or t) since the last SIGSTOP
+	guarded bool      // its pidfd was handed to Tree.Guard
+	step    int       // the last step that signalled it
 	sent    []unix.Signal
 }
 
@@ -226,6 +227,7 @@ func (t *Tree) refresh(r *proc.Scanner, snap *proc.Snapshot, mode walkMode) (add
 			continue
 		}
 		m.stopped = st.Stopped()
+		m.stat = st
 		queue = append(queue, node{pid, st.Start})
 	}
 	visited := make(map[int]bool, len(queue))
@@ -273,7 +275,7 @@ func (t *Tree) add(r *proc.Scanner, st proc.Stat, mode walkMode) *member {
 	if t.hold != nil && st.PPID == t.self && !st.Exited() {
 		// Only ever signalled with Tree.hold held, after a walk under it
 		// found the child alive with its START: the PID is still its own.
-		m = &member{Member: proc.ChildMember(proc.ID{PID: st.PID, Start: st.Start}), stopped: st.Stopped()}
+		m = &member{Member: proc.ChildMember(proc.ID{PID: st.PID, Start: st.Start}), stat: st, stopped: st.Stopped()}
 	} else {
 		m = newMember(r, st)
 	}
@@ -299,7 +301,7 @@ func (t *Tree) add(r *proc.Scanner, st proc.Stat, mode walkMode) *member {
 // newMember opens the process that a walk by r saw as st.
 func newMember(r *proc.Scanner, st proc.Stat) *member {
 	pm, gone := proc.OpenMember(r, st)
-	return &member{Member: pm, gone: gone, stopped: st.Stopped()}
+	return &member{Member: pm, stat: st, gone: gone, stopped: st.Stopped()}
 }
 
 // signal sends sig to one member, never to a process that took its PID.
@@ -406,6 +408,23 @@ func (t *Tree) sweep() ([]*member, error) {
 	}
 	t.refresh(r, snap, mode)
 	return t.liveMembers(), nil
+}
+
+// List walks /proc once, as Sweep does, and returns what the walk saw of
+// every live member, sorted by PID: the processes a Signal would reach
+// now. It signals nothing; a freeze may still find more (children forked
+// after the walk).
+func (t *Tree) List() ([]proc.Stat, error) {
+	live, err := t.sweep()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]proc.Stat, len(live))
+	for i, m := range live {
+		out[i] = m.stat
+	}
+	slices.SortFunc(out, func(a, b proc.Stat) int { return a.PID - b.PID })
+	return out, nil
 }
 
 // Gone implements Target: no member runs and no new descendant appeared.
