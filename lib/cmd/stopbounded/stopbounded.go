@@ -4,7 +4,8 @@
 // Synopsis:
 //
 //	stopbounded [--grace D] [--signal SIG] [--schedule SCHED] [--group] [--tree]
-//	            [--name LABEL] [--pidfile F] [--quiet] [--json] TARGET...
+//	            [--within ROOT[@START]] [--name LABEL] [--pidfile F] [--quiet] [--json] TARGET...
+//	stopbounded --tree --list [--json] ROOT...
 //
 // It sends SIG (TERM), waits at most GRACE (5s) for the targets to be gone,
 // sends KILL, waits at most 5s more, and returns the moment every target is
@@ -13,6 +14,27 @@
 //	stopbounded --grace 2 "$helper_pid"
 //	stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
 //	stopbounded --group --name "stall watch for $t" "$pgid"
+//	stopbounded --tree --list "$supervisor"
+//	stopbounded --within "$supervisor" "$worker"
+//
+// --tree --list ROOT prints the processes --tree would stop now, one per
+// line as PID@START COMM (control characters in COMM escaped), or with
+// --json one object each (pid, start, comm, ppid, pgid), and signals
+// nothing. A ROOT already gone lists nothing (0); a ROOT that --tree
+// refuses (PID 1, one containing stopbounded) is refused alike (2).
+//
+// --within ROOT[@START] stops a TARGET only if it is ROOT or a descendant
+// of ROOT: the ancestry is read from /proc while a pidfd holds the TARGET,
+// before anything is signalled and again right before its first signal,
+// which then goes through that pidfd. A TARGET outside ROOT's tree — a
+// recycled PID, a sibling, an orphan re-parented to init — is refused with
+// one line and exit 2 (SPEC §1: a refused target is bad input, and
+// nothing is signalled); one re-parented out of the tree between that
+// check and its first signal is refused alike (2), while the other
+// targets are stopped. Ancestry is the kernel's: a descendant whose
+// parent exited belongs to its new parent (init, or the nearest child
+// subreaper), so run a supervisor under reap to keep double-forked
+// workers inside its launch.
 //
 // --pidfile F reads a small regular file: it is opened without following
 // a symlink or blocking (O_NOFOLLOW|O_NONBLOCK), a FIFO, device or
@@ -72,6 +94,13 @@ Examples:
   stopbounded --grace 2 "$helper_pid"
   stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
   stopbounded --group --name "stall watch for $t" "$pgid"
+  stopbounded --tree --list "$supervisor"
+  stopbounded --within "$supervisor" "$worker"
+
+--tree --list prints the members --tree would stop, one per line as
+PID@START COMM (--json: pid, start, comm, ppid, pgid), and signals nothing.
+--within ROOT[@START] stops a TARGET only if it is ROOT or a descendant of
+ROOT, checked through a pidfd on the TARGET; any other is refused (2).
 
 --pidfile F must be a small regular file (no FIFO, device or symlink); as
 root, one owned by another user or writable by its group or others is
@@ -93,6 +122,8 @@ type grammar struct {
 	Schedule schedule     `placeholder:"SCHED" help:"Full schedule SIG/WAIT[/SIG/WAIT...], e.g. TERM/5/KILL/5; overrides --signal and --grace."`
 	Group    bool         `help:"Each TARGET is a process group id; done when no member is left."`
 	Tree     bool         `help:"Stop each TARGET and all its descendants, wherever they moved."`
+	List     bool         `help:"With --tree: print the members --tree would stop (PID@START COMM), signal nothing."`
+	Within   string       `placeholder:"ROOT[@START]" help:"Stop a TARGET only if it is ROOT or a descendant of ROOT; refuse any other."`
 	Name     string       `placeholder:"LABEL" help:"Name the target in messages instead of \"pid N\"."`
 	Pidfile  []string     `type:"path" placeholder:"F" help:"Read a target from file F, a small regular file (repeatable)."`
 	Quiet    bool         `short:"q" help:"Print nothing on success or escalation."`
@@ -102,7 +133,7 @@ type grammar struct {
 
 // valueFlags are the flags whose value is the next argument: a "-1" there
 // is a (bad) value for kong to refuse, not a target.
-var valueFlags = map[string]bool{"--grace": true, "--signal": true, "--schedule": true, "--name": true, "--pidfile": true}
+var valueFlags = map[string]bool{"--grace": true, "--signal": true, "--schedule": true, "--name": true, "--pidfile": true, "--within": true}
 
 // negativeArg reports "-1", "-42": a user trying kill(2)'s negative PIDs.
 func negativeArg(a string) bool {
@@ -172,13 +203,40 @@ func run(t *cli.Tool, g *grammar) int {
 	if g.Group && g.Tree {
 		return t.Fail(errors.New("--group and --tree cannot be combined"), spec.ExitUsage)
 	}
+	if g.List && !g.Tree {
+		return t.Fail(errors.New("--list needs --tree"), spec.ExitUsage)
+	}
+	var root *proc.ID
+	if g.Within != "" {
+		if g.Group || g.Tree {
+			return t.Fail(errors.New("--within cannot be combined with --group or --tree"), spec.ExitUsage)
+		}
+		id, err := proc.ParseID(g.Within)
+		if err != nil {
+			return t.Fail(fmt.Errorf("--within: %w", err), spec.ExitUsage)
+		}
+		root = &id
+	}
 	// Targets are identified through /proc: a foreign one would name
 	// other processes (and --tree would freeze them).
 	if err := proc.CheckProcNS(); err != nil {
 		return t.Fail(err, spec.ExitSystem)
 	}
+	if root != nil && root.Start == 0 {
+		// Pin ROOT to the process that holds its PID now: a ROOT that
+		// exits and whose PID is recycled must not adopt a new tree.
+		id, err := proc.Lookup(root.PID)
+		if err != nil && !errors.Is(err, proc.ErrGone) {
+			return t.Fail(err, spec.ExitSystem)
+		}
+		if err == nil {
+			root = &id
+		} else {
+			root.Start = goneStart
+		}
+	}
 	var guard *stop.ThawGuard
-	if g.Tree {
+	if g.Tree && !g.List {
 		// A --tree is frozen while it is walked: never leave it so. A
 		// TERM, INT or HUP ends the stop and continues the tree before
 		// stopbounded exits (see below); a guardian continues it if
@@ -200,8 +258,11 @@ func run(t *cli.Tool, g *grammar) int {
 	if len(args) == 0 {
 		return t.Fail(errors.New("no target given (want PID, PID@START or --pidfile F)"), spec.ExitUsage)
 	}
+	if g.List {
+		return list(t, g, args)
+	}
 	// Validate every target before signalling any.
-	targets, err := resolve(g, args)
+	targets, err := resolve(g, root, args)
 	defer func() {
 		for _, tg := range targets {
 			if c, ok := tg.Target.(interface{ Close() error }); ok {
@@ -254,7 +315,11 @@ func run(t *cli.Tool, g *grammar) int {
 	return report(t, g, targets, outcomes)
 }
 
-func resolve(g *grammar, args []string) ([]target, error) {
+// goneStart stands for the START of a --within ROOT that was already gone:
+// no process has it, so nothing is found inside that tree.
+const goneStart = 1<<62 + 1
+
+func resolve(g *grammar, root *proc.ID, args []string) ([]target, error) {
 	var out []target
 	for _, a := range args {
 		id, err := proc.ParseID(a)
@@ -276,6 +341,15 @@ func resolve(g *grammar, args []string) ([]target, error) {
 				return out, err
 			}
 			out = append(out, target{tr, a})
+		case root != nil:
+			if err := proc.CheckTarget(id.PID); err != nil {
+				return out, err
+			}
+			w, err := stop.NewWithin(*root, id, g.Name)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, target{w, a})
 		default:
 			if err := proc.CheckTarget(id.PID); err != nil {
 				return out, err
@@ -336,6 +410,11 @@ func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) 
 		label := o.Target.Label()
 		killed, last := o.Killed()
 		switch {
+		case o.Err != nil && errors.Is(o.Err, proc.ErrOutside):
+			// Re-parented out of ROOT's tree between the check and the
+			// first signal: refused, and never signalled.
+			t.Warnf("%v", o.Err)
+			code = max(code, spec.ExitUsage)
 		case o.Err != nil && errors.Is(o.Err, proc.ErrPermission):
 			t.Warnf("cannot signal %s: permission denied", label)
 			code = max(code, spec.ExitSystem)

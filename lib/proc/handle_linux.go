@@ -6,78 +6,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// procRoot is where /proc is mounted.
-const procRoot = "/proc"
-
-// ReadStat reads and parses /proc/PID/stat. A missing process is ErrGone.
-func ReadStat(pid int) (Stat, error) {
-	if pid < 1 || pid > MaxPID {
-		return Stat{}, fmt.Errorf("%w: %d", ErrBadID, pid)
-	}
-	b, err := os.ReadFile(procRoot + "/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
-			return Stat{}, fmt.Errorf("pid %d: %w", pid, ErrGone)
-		}
-		return Stat{}, err
-	}
-	return ParseStat(b)
-}
-
-// Lookup returns the current identity of pid, or ErrGone if no process has
-// that PID or it has already exited.
-func Lookup(pid int) (ID, error) {
-	st, err := ReadStat(pid)
-	if err != nil {
-		return ID{}, err
-	}
-	if st.exited() {
-		return ID{}, fmt.Errorf("pid %d: %w", pid, ErrGone)
-	}
-	return ID{PID: pid, Start: st.Start}, nil
-}
-
-// Self returns the identity of the calling process.
-func Self() ID {
-	id, err := Lookup(os.Getpid())
-	if err != nil {
-		return ID{PID: os.Getpid()}
-	}
-	return id
-}
-
-// Alive reports whether the process id names still exists and has at least
-// one running thread. A different start time means a different process, so
-// not alive. Errors other than "gone" (e.g. an unreadable /proc) are returned.
-func Alive(id ID) (bool, error) {
-	st, err := ReadStat(id.PID)
-	if errors.Is(err, ErrGone) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if id.Start != 0 && st.Start != id.Start {
-		return false, nil
-	}
-	return !st.exited(), nil
-}
-
-// BootID returns this boot's random id from /proc/sys/kernel/random/boot_id.
-func BootID() (string, error) {
-	b, err := os.ReadFile(procRoot + "/sys/kernel/random/boot_id")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
-}
 
 // Handle watches and signals one process. It is safe for use by several
 // goroutines.
@@ -97,8 +30,8 @@ var (
 	pidfdUnsupported bool
 )
 
-// HavePidfd reports whether the kernel supports pidfd_open.
-func HavePidfd() bool {
+// havePidfd reports whether the kernel supports pidfd_open.
+func havePidfd() bool {
 	pidfdOnce.Do(func() {
 		fd, err := unix.PidfdOpen(os.Getpid(), unix.PIDFD_NONBLOCK)
 		if err != nil {
@@ -117,7 +50,7 @@ func Open(id ID) (*Handle, error) {
 	if id.PID < 1 || id.PID > MaxPID {
 		return nil, fmt.Errorf("%w: %d", ErrBadID, id.PID)
 	}
-	if !HavePidfd() {
+	if !havePidfd() {
 		cur, err := Lookup(id.PID)
 		if err != nil {
 			return nil, err
@@ -143,7 +76,7 @@ func Open(id ID) (*Handle, error) {
 	// start time, then prove it is still that process: if it is alive now,
 	// it held the PID throughout, so the stat we read was its own.
 	st, serr := ReadStat(id.PID)
-	if serr == nil && PidfdAlive(fd) {
+	if serr == nil && pidfdAlive(fd) {
 		if id.Start != 0 && st.Start != id.Start {
 			unix.Close(fd)
 			return nil, fmt.Errorf("pid %d: start time %d differs from %d: %w", id.PID, st.Start, id.Start, ErrGone)
@@ -163,11 +96,11 @@ func Open(id ID) (*Handle, error) {
 	return nil, fmt.Errorf("pid %d: %w", id.PID, ErrGone)
 }
 
-// PidfdAlive reports whether the process pidfd fd refers to has not
+// pidfdAlive reports whether the process pidfd fd refers to has not
 // exited, by sending it signal 0. A process the caller may not signal
 // answers EPERM, which proves it alive just as well (an exited one
 // answers ESRCH): it must not be taken for gone.
-func PidfdAlive(fd int) bool {
+func pidfdAlive(fd int) bool {
 	err := unix.PidfdSendSignal(fd, 0, nil, 0)
 	return err == nil || errors.Is(err, unix.EPERM)
 }
@@ -328,9 +261,9 @@ func (h *Handle) Wait(ctx context.Context) error {
 	return nil
 }
 
-// WaitAll blocks until every handle is gone (nil) or ctx is done. With any
-// set, it returns as soon as one is gone.
-func WaitAll(ctx context.Context, hs []*Handle, any bool) error {
+// WaitAll blocks until every handle is gone (nil) or ctx is done. With
+// anyOne set, it returns as soon as one is gone.
+func WaitAll(ctx context.Context, hs []*Handle, anyOne bool) error {
 	if len(hs) == 0 {
 		return nil
 	}
@@ -348,7 +281,7 @@ func WaitAll(ctx context.Context, hs []*Handle, any bool) error {
 	for remaining > 0 {
 		err := <-done
 		remaining--
-		if err == nil && any {
+		if err == nil && anyOne {
 			return nil
 		}
 		if err != nil && firstErr == nil {
@@ -357,184 +290,6 @@ func WaitAll(ctx context.Context, hs []*Handle, any bool) error {
 		}
 	}
 	return firstErr
-}
-
-// checkSafePID refuses the PIDs tether never signals: 1 and below, and the
-// calling process itself.
-func checkSafePID(pid int) error {
-	if pid <= 1 {
-		return fmt.Errorf("%w pid %d", ErrUnsafe, pid)
-	}
-	if pid == os.Getpid() {
-		return fmt.Errorf("%w pid %d: it is this process", ErrUnsafe, pid)
-	}
-	return nil
-}
-
-// CheckTarget refuses a PID that must never be signalled (≤ 1, or the
-// calling process). A plain PID in the caller's own group or session is
-// allowed: that is how a wrapper stops its own background helper.
-func CheckTarget(pid int) error { return checkSafePID(pid) }
-
-// CheckGroup refuses a process group that must never be signalled: ≤ 1, or
-// the caller's own group.
-func CheckGroup(pgid int) error {
-	if pgid <= 1 {
-		return fmt.Errorf("%w process group %d", ErrUnsafe, pgid)
-	}
-	if pgid > MaxPID {
-		return fmt.Errorf("%w: process group %d", ErrBadID, pgid)
-	}
-	if pgid == unix.Getpgrp() {
-		return fmt.Errorf("%w process group %d: it is this process's own group", ErrUnsafe, pgid)
-	}
-	return nil
-}
-
-// SignalGroup sends sig to every process in group pgid. ESRCH (no member
-// left) is ErrGone.
-func SignalGroup(pgid int, sig unix.Signal) error {
-	if err := CheckGroup(pgid); err != nil {
-		return err
-	}
-	err := unix.Kill(-pgid, sig)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, unix.ESRCH):
-		return fmt.Errorf("process group %d: %w", pgid, ErrGone)
-	case errors.Is(err, unix.EPERM):
-		return fmt.Errorf("process group %d: %w", pgid, ErrPermission)
-	}
-	return fmt.Errorf("signal process group %d: %w", pgid, err)
-}
-
-// Scan calls fn for every process in /proc whose stat could be read.
-// Processes that vanish during the scan are skipped.
-func Scan(fn func(Stat)) error {
-	d, err := os.Open(procRoot)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	for {
-		names, err := d.Readdirnames(512)
-		for _, n := range names {
-			if n[0] < '0' || n[0] > '9' {
-				continue
-			}
-			pid, perr := strconv.Atoi(n)
-			if perr != nil {
-				continue
-			}
-			st, serr := ReadStat(pid)
-			if serr != nil {
-				continue
-			}
-			fn(st)
-		}
-		if err != nil {
-			break
-		}
-	}
-	return nil
-}
-
-// GroupMembers returns the live (not yet exited) members of process group
-// pgid.
-//
-// A scan of /proc is no snapshot: it lists PIDs a few hundred at a time
-// and reads each one's stat afterwards, so a member that joins after its
-// PID's batch was listed, while the only other member exits before its
-// stat is read, is missed by the same scan — the group looks empty while
-// it is not (seen under load, a setpgid'd member next to a dying one). An
-// empty answer is therefore confirmed: kill(-pgid, 0) failing with ESRCH
-// proves that no process at all is in the group; otherwise (zombies count
-// for kill, not for us) a second, later scan must find no live member
-// either.
-func GroupMembers(pgid int) ([]ID, error) {
-	ids, err := scanGroup(pgid)
-	if err != nil || len(ids) > 0 || pgid <= 1 {
-		return ids, err
-	}
-	if errors.Is(unix.Kill(-pgid, 0), unix.ESRCH) {
-		return nil, nil
-	}
-	return scanGroup(pgid)
-}
-
-// scanGroup is one scan for the live members of group pgid.
-func scanGroup(pgid int) ([]ID, error) {
-	var ids []ID
-	err := Scan(func(st Stat) {
-		if st.PGID == pgid && !st.exited() {
-			ids = append(ids, ID{PID: st.PID, Start: st.Start})
-		}
-	})
-	return ids, err
-}
-
-// GroupOutlives reports whether process group leader.PID still has a live
-// member although its leader — the process leader names — is gone: the
-// leader's children and helpers in its group running on. A group id cannot
-// be reused while any member of the group exists, so members found while
-// no other process holds the leader's PID are the leader's own; if another
-// process holds that PID now, the number was recycled after the old group
-// emptied, and the old group is gone.
-func GroupOutlives(leader ID) (bool, error) {
-	if leader.PID <= 1 {
-		return false, nil
-	}
-	if st, err := ReadStat(leader.PID); err == nil && leader.Start != 0 && st.Start != leader.Start {
-		return false, nil
-	}
-	members, err := GroupMembers(leader.PID)
-	if err != nil {
-		return false, err
-	}
-	for _, m := range members {
-		if m.PID != leader.PID {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// WaitGroupGone blocks until nothing is left of the process group that
-// leader led — the leader is gone and GroupOutlives finds no member — or
-// ctx is done. Members started meanwhile are waited for too. It waits on
-// pidfds, rescanning /proc only when a round of members has exited.
-func WaitGroupGone(ctx context.Context, leader ID) error {
-	if h, err := Open(leader); err == nil {
-		err = h.Wait(ctx)
-		h.Close()
-		if err != nil {
-			return err
-		}
-	}
-	for {
-		outlives, err := GroupOutlives(leader)
-		if err != nil || !outlives {
-			return err
-		}
-		members, err := GroupMembers(leader.PID)
-		if err != nil {
-			return err
-		}
-		var hs []*Handle
-		for _, m := range members {
-			if h, err := Open(m); err == nil {
-				hs = append(hs, h)
-			}
-		}
-		err = WaitAll(ctx, hs, false)
-		for _, h := range hs {
-			h.Close()
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // PollEach blocks the calling thread in poll(2) on the handles' pidfds and
