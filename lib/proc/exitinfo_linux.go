@@ -218,7 +218,7 @@ func sameCreds(status []byte, uid, gid int) bool {
 // handle is Gone at once. A process already reaped is ErrGone, as in Open.
 func OpenUnreaped(id ID) (*Handle, error) {
 	h, err := Open(id)
-	if err == nil || !errors.Is(err, ErrGone) || !HavePidfd() {
+	if err == nil || !errors.Is(err, ErrGone) || !havePidfd() {
 		return h, err
 	}
 	fd, oerr := unix.PidfdOpen(id.PID, unix.PIDFD_NONBLOCK)
@@ -228,7 +228,7 @@ func OpenUnreaped(id ID) (*Handle, error) {
 	// As in Open: the stat read is the pidfd's process's own if that
 	// process is still unreaped after it (a zombie answers signal 0).
 	st, serr := ReadStat(id.PID)
-	if serr != nil || !PidfdAlive(fd) || (id.Start != 0 && st.Start != id.Start) {
+	if serr != nil || !pidfdAlive(fd) || (id.Start != 0 && st.Start != id.Start) {
 		unix.Close(fd)
 		return nil, err
 	}
