@@ -61,17 +61,9 @@ type Spawned struct {
 // *spec.ExitError ready to return (125 when the payload did not run);
 // an execution that never reached a worker is recorded as failed.
 func Spawn(warn func(format string, args ...any), st *ledger.Store, id string, o SpawnOptions) (*Spawned, error) {
-	scope := false
-	if o.Scope != ScopeNever {
-		perr := handoff.Probe(context.Background())
-		switch {
-		case perr == nil:
-			scope = true
-		case o.Scope == ScopeRequire:
-			return nil, giveUp(warn, st, id, fmt.Sprintf("%v; not running it without one (--scope require)", perr))
-		default:
-			warn("warning: %v; running %s without restart-safe cgroup isolation", perr, id)
-		}
+	scope, err := scopeWorks(warn, st, id, o.Scope)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := st.Fence(id); err != nil {
 		return nil, giveUp(warn, st, id, "cannot fence: "+err.Error())
@@ -90,6 +82,42 @@ func Spawn(warn func(format string, args ...any), st *ledger.Store, id string, o
 		Adopt: o.Adopt, Ledger: st.Dir(), ID: id, AckFile: filepath.Join(hdir, id+".ack"),
 		Argv: o.Argv, Scope: scope, Log: o.Log,
 	})
+}
+
+// scopeNote is the boot note holding the probe's answer: "yes", or "no: "
+// and why not.
+const scopeNote = "scope"
+
+// scopeWorks says whether the worker is to run in a systemd scope. The
+// probe takes up to 3 s and its answer holds until the next boot, so with
+// --scope auto it runs (and its warning is said) once per boot: later
+// spawns read its answer from the store and are silent about it. --scope
+// require always probes afresh, so that a user manager mended since is
+// seen at once, and notes the answer too.
+func scopeWorks(warn func(format string, args ...any), st *ledger.Store, id string, scope Scope) (bool, error) {
+	if scope == ScopeNever {
+		return false, nil
+	}
+	if scope == ScopeAuto {
+		if v, ok, err := st.BootNote(scopeNote); err == nil && ok {
+			return v == "yes", nil
+		}
+	}
+	perr := handoff.Probe(context.Background())
+	note := "yes"
+	if perr != nil {
+		note = "no: " + perr.Error()
+	}
+	// Unnoted, the next spawn probes again: what every spawn did before.
+	_ = st.SetBootNote(scopeNote, note)
+	switch {
+	case perr == nil:
+		return true, nil
+	case scope == ScopeRequire:
+		return false, giveUp(warn, st, id, fmt.Sprintf("%v; not running it without one (--scope require)", perr))
+	}
+	warn("warning: %v; running %s without restart-safe cgroup isolation", perr, id)
+	return false, nil
 }
 
 // giveUp records a dispatch that never reached a worker as failed, then

@@ -18,7 +18,7 @@ import (
 // spawnCmd is `ledger spawn JOB ... -- CMD...`: the restart-safe handoff.
 type spawnCmd struct {
 	jobClaim
-	Scope      string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works), require, never."`
+	Scope      string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never."`
 	AckTimeout cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
 	Wait       bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
 	Log        string       `type:"path" placeholder:"F" help:"Append the worker's output to F (default: discard)."`
