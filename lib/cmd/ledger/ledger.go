@@ -3,6 +3,13 @@
 //
 // Each subcommand lives in its own file and is one field of commands; a
 // new subcommand is a new file plus one field there.
+//
+// Two accelerators spare the hot command lines (claim, start, finish...)
+// most of kong's cost: a kong-free parse (fast.go) and a grammar narrowed
+// to one subcommand (narrow.go), both entered only through shortcuts.go.
+// TETHER_NO_SHORTCUTS=1 turns them off, with every other accelerator of
+// tether (lib/internal/shortcut): a debugging and verification switch
+// under which every command line goes through kong's full grammar.
 package ledger
 
 import (
@@ -86,22 +93,16 @@ func Main(args []string) int {
 }
 
 func run(t *cli.Tool, args []string) int {
+	if code, done := fastRun(t, args); done {
+		return code
+	}
 	var g grammar
-	if cmd, runCmd := fastParse(&g, args); cmd != "" {
-		return result(t, runCmd(&env{tool: t, g: &g}))
-	}
-	g = grammar{}
-	target, copyBack, narrowed := narrowGrammar(&g, args)
-	if !narrowed {
-		target = &g
-	}
+	target, copyBack := parseTarget(&g, args)
 	ctx, code, done := t.Parse(target, args)
 	if done {
 		return code
 	}
-	if narrowed {
-		copyBack()
-	}
+	copyBack()
 	return result(t, ctx.Run(&env{tool: t, g: &g}))
 }
 

@@ -3,6 +3,8 @@ package ledger
 import (
 	"reflect"
 	"strings"
+
+	"github.com/tether-sh/tether/lib/internal/shortcut"
 )
 
 // Building kong's model of every subcommand (reflection over each struct
@@ -18,6 +20,7 @@ import (
 // copies the parsed values back into g. ok is false when args do not name
 // exactly one known subcommand.
 func narrowGrammar(g *grammar, args []string) (target any, copyBack func(), ok bool) {
+	shortcut.Ran(shortcut.NarrowGrammar)
 	name := commandName(args)
 	if name == "" {
 		return nil, nil, false
