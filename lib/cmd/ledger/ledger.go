@@ -4,12 +4,11 @@
 // Each subcommand lives in its own file and is one field of commands; a
 // new subcommand is a new file plus one field there.
 //
-// Two accelerators spare the hot command lines (claim, start, finish...)
-// most of kong's cost: a kong-free parse (fast.go) and a grammar narrowed
-// to one subcommand (narrow.go), both entered only through shortcuts.go.
-// TETHER_NO_SHORTCUTS=1 turns them off, with every other accelerator of
-// tether (lib/internal/shortcut): a debugging and verification switch
-// under which every command line goes through kong's full grammar.
+// One accelerator spares the hot command lines (claim, start, finish...)
+// most of kong's cost: a kong-free parse (fast.go), entered only through
+// shortcuts.go. TETHER_NO_SHORTCUTS=1 turns it off, with every other
+// accelerator of tether (lib/internal/shortcut): a debugging and
+// verification switch under which every command line goes through kong.
 package ledger
 
 import (
@@ -97,12 +96,10 @@ func run(t *cli.Tool, args []string) int {
 		return code
 	}
 	var g grammar
-	target, copyBack := parseTarget(&g, args)
-	ctx, code, done := t.Parse(target, args)
+	ctx, code, done := t.Parse(&g, args)
 	if done {
 		return code
 	}
-	copyBack()
 	return result(t, ctx.Run(&env{tool: t, g: &g}))
 }
 

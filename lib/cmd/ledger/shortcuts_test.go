@@ -41,7 +41,7 @@ func TestShortcutsSwitch(t *testing.T) {
 		if got := must("--ledger", dir, "show", id, "--field", "status"); got != "completed" {
 			t.Errorf("%s=%q: show %s --field status = %q; want completed", shortcut.Env, env, id, got)
 		}
-		must("--ledger", dir, "list", "--json") // narrowed, not fast
+		must("--ledger", dir, "list", "--json") // kong, not fast
 		must("--ledger", dir, "--json", "list", "--job", "job")
 		if got := must("--version"); !strings.HasPrefix(got, "ledger ") {
 			t.Errorf("%s=%q: --version = %q; want \"ledger ...\"", shortcut.Env, env, got)

@@ -4,8 +4,6 @@
 //
 //   - FastParse: ledger's kong-free parse of the command lines wrappers run
 //     on every execution (lib/cmd/ledger/fast.go);
-//   - NarrowGrammar: ledger's kong grammar narrowed to the one subcommand
-//     named (lib/cmd/ledger/narrow.go);
 //   - LoneVersion: a lone --version answered before kong's model is built
 //     (lib/cli);
 //   - CanonicalCodec: records encoded and read back without encoding/json's
@@ -46,13 +44,12 @@ type Name int
 // The accelerators.
 const (
 	FastParse Name = iota
-	NarrowGrammar
 	LoneVersion
 	CanonicalCodec
 	numNames
 )
 
-var names = [numNames]string{"fast parse", "narrow grammar", "lone --version", "canonical codec"}
+var names = [numNames]string{"fast parse", "lone --version", "canonical codec"}
 
 func (n Name) String() string { return names[n] }
 
