@@ -19,6 +19,24 @@ func TestMain(m *testing.M) {
 
 func TestScripts(t *testing.T) {
 	t.Parallel()
+	runScripts(t, "")
+}
+
+// TestScriptsNoShortcuts runs every scenario again with every accelerator
+// off (TETHER_NO_SHORTCUTS=1, see lib/internal/shortcut), so that each one
+// proves the shortcuts change nothing. It runs when asked, as .ci/run
+// does: TETHER_TEST_NO_SHORTCUTS=1 go test -run TestScriptsNoShortcuts .
+func TestScriptsNoShortcuts(t *testing.T) {
+	if os.Getenv("TETHER_TEST_NO_SHORTCUTS") != "1" {
+		t.Skip("set TETHER_TEST_NO_SHORTCUTS=1 to run the scenarios without shortcuts")
+	}
+	t.Parallel()
+	runScripts(t, "1")
+}
+
+// runScripts runs the scenarios of testdata/scripts with
+// TETHER_NO_SHORTCUTS set to noShortcuts in each one's environment.
+func runScripts(t *testing.T, noShortcuts string) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/scripts",
 		Cmds:                scripttest.Cmds(),
@@ -40,6 +58,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("TETHER_LEDGER", "")
+			env.Setenv("TETHER_NO_SHORTCUTS", noShortcuts) // shortcut.Env, internal to lib
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
 		},
 	})

@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/tether-sh/tether/lib/internal/shortcut"
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/alecthomas/kong"
@@ -76,7 +77,8 @@ type exitPanic struct{ code int }
 func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *kong.Context, code int, done bool) {
 	// Answering a lone --version before building kong's model saves a
 	// third of a millisecond: a third of what the tool costs to start.
-	if len(args) == 1 && args[0] == "--version" {
+	if len(args) == 1 && args[0] == "--version" && shortcut.Take(shortcut.LoneVersion) {
+		shortcut.Ran(shortcut.LoneVersion)
 		fmt.Fprintln(t.Stdout, t.Name+" "+VersionString())
 		return nil, t.Done(0), true
 	}

@@ -1,7 +1,8 @@
 // Package execution runs the payload of one ledger execution and records
 // what happened: the child's identity as soon as it runs, then its result.
 // It is the part shared by adopt and ledger run, which differ only in how
-// the execution came to be running.
+// the execution came to be running. Spawn and WaitSpawned (spawn.go) are
+// ledger spawn's side of a handoff to a detached adopt worker.
 //
 //	code := execution.Run(tool.Warnf, st, rec.ID, execution.Options{Argv: argv})
 //	return code // the payload's status, 128+N, 124, 126/127, or 125

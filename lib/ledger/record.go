@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tether-sh/tether/lib/internal/shortcut"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -193,8 +194,10 @@ func (r Record) toJSON() recordJSON {
 // MarshalJSON encodes the record as the object `ledger show --json` prints.
 func (r Record) MarshalJSON() ([]byte, error) {
 	j := r.toJSON()
-	if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
-		return b, nil
+	if shortcut.Take(shortcut.CanonicalCodec) {
+		if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
+			return b, nil
+		}
 	}
 	return json.Marshal(j)
 }
@@ -203,8 +206,10 @@ func (r Record) MarshalJSON() ([]byte, error) {
 func (r Record) encode() []byte {
 	j := r.toJSON()
 	j.V = recordFormat
-	if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
-		return append(b, '\n')
+	if shortcut.Take(shortcut.CanonicalCodec) {
+		if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
+			return append(b, '\n')
+		}
 	}
 	b, err := json.Marshal(j)
 	if err != nil {
@@ -217,8 +222,10 @@ func (r Record) encode() []byte {
 // parseRecordJSON reads the JSON of one record: the canonical form
 // directly, anything else with encoding/json.
 func parseRecordJSON(b []byte) (recordJSON, error) {
-	if j, ok := readCanonical(b); ok {
-		return j, nil
+	if shortcut.Take(shortcut.CanonicalCodec) {
+		if j, ok := readCanonical(b); ok {
+			return j, nil
+		}
 	}
 	var j recordJSON
 	dec := json.NewDecoder(bytes.NewReader(b))

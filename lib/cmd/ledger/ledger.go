@@ -3,6 +3,12 @@
 //
 // Each subcommand lives in its own file and is one field of commands; a
 // new subcommand is a new file plus one field there.
+//
+// One accelerator spares the hot command lines (claim, start, finish...)
+// most of kong's cost: a kong-free parse (fast.go), entered only through
+// shortcuts.go. TETHER_NO_SHORTCUTS=1 turns it off, with every other
+// accelerator of tether (lib/internal/shortcut): a debugging and
+// verification switch under which every command line goes through kong.
 package ledger
 
 import (
@@ -86,21 +92,13 @@ func Main(args []string) int {
 }
 
 func run(t *cli.Tool, args []string) int {
-	var g grammar
-	if cmd, runCmd := fastParse(&g, args); cmd != "" {
-		return result(t, runCmd(&env{tool: t, g: &g}))
-	}
-	g = grammar{}
-	target, copyBack, narrowed := narrowGrammar(&g, args)
-	if !narrowed {
-		target = &g
-	}
-	ctx, code, done := t.Parse(target, args)
-	if done {
+	if code, done := fastRun(t, args); done {
 		return code
 	}
-	if narrowed {
-		copyBack()
+	var g grammar
+	ctx, code, done := t.Parse(&g, args)
+	if done {
+		return code
 	}
 	return result(t, ctx.Run(&env{tool: t, g: &g}))
 }
