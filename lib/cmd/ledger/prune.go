@@ -12,7 +12,11 @@ type pruneCmd struct {
 }
 
 func (c *pruneCmd) Run(e *env) error {
-	st, err := e.open()
+	open := e.open
+	if c.DryRun {
+		open = e.openExisting
+	}
+	st, err := open()
 	if err != nil {
 		return err
 	}
