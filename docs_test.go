@@ -2,7 +2,9 @@ package tether_test
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -33,4 +35,36 @@ func mustRead(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestCrontabLines checks every crontab line in the README and the tools'
+// help: cron runs it with PATH=/usr/bin:/bin, where tether is not (and
+// Debian's accounting ledger may be), so its command is an absolute path
+// or its crontab sets PATH. .ci/cron runs the README's lines under cron.
+func TestCrontabLines(t *testing.T) {
+	files, err := filepath.Glob("lib/cmd/*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cronLine := regexp.MustCompile(`^\s*(?://\s*)?((?:[*0-9/,-]+\s+){5})(\S+)`)
+	found := 0
+	for _, f := range append(files, "README.md") {
+		pathSet := false
+		for i, line := range strings.Split(mustRead(t, f), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "PATH=/") {
+				pathSet = true
+			}
+			m := cronLine.FindStringSubmatch(line)
+			if m == nil || strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			found++
+			if !strings.HasPrefix(m[2], "/") && !pathSet {
+				t.Errorf("%s:%d: crontab line runs %q by name with no PATH= line before it; cron's PATH is /usr/bin:/bin", f, i+1, m[2])
+			}
+		}
+	}
+	if found < 2 {
+		t.Errorf("found %d crontab lines; want the README's and reap --help's at least", found)
+	}
 }
