@@ -22,7 +22,7 @@ if ! command -v go >/dev/null 2>&1; then
 	done
 fi
 if ! command -v go >/dev/null 2>&1; then
-	echo "install.sh: go not found; install Go 1.26 or newer (https://go.dev/dl/)" >&2
+	echo "install.sh: go not found; install Go 1.26.0 or newer (https://go.dev/dl/)" >&2
 	exit 1
 fi
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -12,6 +13,14 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Under -race every process sleeps 1s at exit unless GORACE says
+	// otherwise, and the scenarios start hundreds of short-lived tool
+	// processes (copies of this binary): minutes of sleeping. testscript
+	// passes GORACE on to them; it is read at start, so this binary itself
+	// still sleeps once.
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
 	cmds := lib.ScriptCommands()
 	maps.Copy(cmds, scripttest.Programs())
 	testscript.Main(m, cmds)

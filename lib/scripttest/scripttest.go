@@ -51,20 +51,25 @@ const waitLimit = 60 * time.Second
 //	                            and keep it so only if MEMBER still is: the
 //	                            STOPPER is caught holding MEMBER frozen; tries
 //	                            again at each freeze until it succeeds
+//	startsleeper [-ignore SIG]... [-setsid] FILE [VAR]
+//	                            start a sleeper writing FILE, wait until it
+//	                            has, and set $VAR to its PID; it is reaped when
+//	                            it ends and killed when the scenario ends
 func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"exitcode":    cmdExitcode,
-		"waitfile":    cmdWaitfile,
-		"signal":      cmdSignal,
-		"alive":       cmdAlive,
-		"readpid":     cmdReadpid,
-		"capture":     cmdCapture,
-		"parked":      cmdParked,
-		"childpid":    cmdChildpid,
-		"pidns":       cmdPidns,
-		"nsalive":     cmdNsalive,
-		"stopped":     cmdStopped,
-		"catchfreeze": cmdCatchfreeze,
+		"exitcode":     cmdExitcode,
+		"waitfile":     cmdWaitfile,
+		"signal":       cmdSignal,
+		"alive":        cmdAlive,
+		"readpid":      cmdReadpid,
+		"capture":      cmdCapture,
+		"parked":       cmdParked,
+		"childpid":     cmdChildpid,
+		"pidns":        cmdPidns,
+		"nsalive":      cmdNsalive,
+		"stopped":      cmdStopped,
+		"catchfreeze":  cmdCatchfreeze,
+		"startsleeper": cmdStartsleeper,
 	}
 }
 

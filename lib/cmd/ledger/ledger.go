@@ -36,6 +36,7 @@ jobs, crash-safely, with one winner per claim.
   ledger list --job backup --json
 
   # the cron one-liner: at most once per 5-minute slot, stopped after 4m
+  # (in a crontab: PATH= and TETHER_LEDGER= lines, and \% for %; see README)
   ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
   # hand off to a detached worker that survives this caller; prints ID WORKER_PID
   ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh

@@ -34,7 +34,7 @@ func (e *env) printOne(field string, argErr error, get func(*ledger.Store) (ledg
 	if argErr != nil {
 		return argErr
 	}
-	st, err := e.open()
+	st, err := e.openExisting()
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (c *listCmd) Run(e *env) error {
 			return err
 		}
 	}
-	st, err := e.open()
+	st, err := e.openExisting()
 	if err != nil {
 		return err
 	}

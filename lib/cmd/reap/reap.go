@@ -15,7 +15,7 @@
 //
 //	reap -- ./build.sh
 //	reap --grace 2 --deadline 10m -- make -j8 test
-//	*/5 * * * * reap --deadline 4m -- /usr/local/bin/sync-job
+//	*/5 * * * * /home/me/.local/bin/reap --deadline 4m -- /home/me/bin/sync-job
 //
 // Exit status: CMD's (128+N when it died of signal N), 124 when the
 // deadline stopped it, 125 when reap failed before CMD started (among
@@ -45,7 +45,8 @@ TERM/INT/HUP/QUIT/USR1/USR2 are forwarded to CMD's process group.
 Examples:
   reap -- ./build.sh
   reap --grace 2 --deadline 10m -- make -j8 test
-  */5 * * * * reap --deadline 4m -- /usr/local/bin/sync-job
+  # a crontab line: full paths, cron's PATH is /usr/bin:/bin
+  */5 * * * * /home/me/.local/bin/reap --deadline 4m -- /home/me/bin/sync-job
   reap --pidns -- ./supervisor.sh    # nothing survives, even a SIGKILL of reap
 
 Exit: CMD's status (128+N for signal N), 124 deadline, 125 reap failed
