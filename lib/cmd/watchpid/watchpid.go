@@ -1,28 +1,3 @@
-// Package watchpid is the watchpid tool: exit the moment a process is gone,
-// or run a command that must not outlive it.
-//
-// Synopsis:
-//
-//	watchpid [--timeout D] [--any] [--quiet] TARGET...
-//	watchpid [--any] [--grace D] [--quiet] TARGET... -- CMD [ARGS...]
-//	watchpid --id PID...
-//
-// TARGET is PID, PID@START, or --parent (the caller's parent). Waiting is
-// event-driven through pidfd, so watchpid returns within milliseconds of the
-// death. With CMD, watchpid runs CMD in its own process group and, when the
-// target is gone, stops that group within a bound — so a helper started as
-//
-//	watchpid --parent -- stall-watch "$job" &
-//
-// never outlives its wrapper, even when the wrapper is SIGKILLed.
-//
-// Exit status without CMD: 0 gone, 124 --timeout expired, 2 bad input, 3
-// system error (among them a /proc mounted for another PID namespace,
-// through which watchpid judges no process).
-// With CMD: 0 when the target went and CMD was stopped, CMD's own status
-// when CMD ended first, 128+N after forwarding signal N, 125 when CMD could
-// not be started or stopped (or was not started: a foreign /proc), 126/127
-// when CMD is not executable / not found.
 package watchpid
 
 import (
@@ -47,21 +22,6 @@ import (
 	"github.com/tether-sh/tether/lib/stop"
 )
 
-const description = `Exit the moment a process is gone, or run a command that must not outlive it.
-
-TARGET is PID, PID@START (START is field 22 of /proc/PID/stat; a different
-START means the process is already gone) or --parent for the caller's parent.
-
-Examples:
-  watchpid "$pid"                              # wait until pid is gone
-  watchpid --timeout 30s "$pid" || echo still running
-  watchpid --parent -- stall-watch "$job" &    # helper dies with its wrapper
-  token=$(watchpid --id "$pid")                # PID@START for later use
-
-Exit: 0 gone (or CMD stopped because it was), 124 timeout, 2 bad input,
-3 system error (e.g. /proc is another PID namespace's); with CMD, CMD's
-status when it ends first, 128+N after signal N, 125 CMD not started.`
-
 type grammar struct {
 	cli.VersionFlag
 	Timeout string       `placeholder:"D" help:"Give up after D and exit 124 (Go duration or seconds); with CMD, stop CMD first."`
@@ -76,7 +36,7 @@ type grammar struct {
 
 // Main runs watchpid with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("watchpid", description)
+	t := cli.New("watchpid", Page.Description())
 	return t.Done(main(t, args))
 }
 
