@@ -106,7 +106,10 @@
 //
 // Start a claim in-process (claimed → running).
 //
-// ledger start "$id"
+// Refused (1) unless the execution is claimed (not fenced); the owner stays
+// the claimer unless --owner names another process.
+//
+//	ledger start "$id"
 //
 // Arguments of start:
 //
@@ -120,7 +123,10 @@
 //
 // Record the result (running → completed|failed, claimed → failed).
 //
-// ledger finish "$id" --status failed --exit-code 3 --error "disk full"
+// Refused (1) for a terminal record, a fenced claim (its adopter finishes
+// it), or --status completed of a claim that never started.
+//
+//	ledger finish "$id" --status failed --exit-code 3 --error "disk full"
 //
 // Arguments of finish:
 //
@@ -153,8 +159,9 @@
 //
 // Print one execution.
 //
-// ledger show "$id"
+// Exit 1 when there is no such execution.
 //
+//	ledger show "$id"
 //	ledger show "$id" --field owner.pid
 //
 // Arguments of show:
@@ -185,8 +192,10 @@
 //
 // Print executions, oldest first.
 //
-// ledger list --job backup --status failed
+// Records that cannot be read are reported on stderr, one line each (exit
+// 3), after the others are printed.
 //
+//	ledger list --job backup --status failed
 //	ledger list --json --field id
 //
 // Options of list:

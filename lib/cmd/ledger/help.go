@@ -2,7 +2,8 @@ package ledger
 
 // Each subcommand's detail for its --help, the man page and the package
 // doc: kong calls Help on every command node (kong.HelpProvider). The text
-// is in lib/internal/manual's markup and is not interpolated: $ is $.
+// is in lib/internal/manual's markup and is not interpolated: $ is $. It
+// starts with a sentence: kong trims the first line's indentation.
 
 func (*claimCmd) Help() string {
 	return `Prints the new execution's id (or its record with --json). Refused (1)
@@ -26,11 +27,17 @@ func (*adoptCmd) Help() string {
 }
 
 func (*startCmd) Help() string {
-	return `  ledger start "$id"`
+	return `Refused (1) unless the execution is claimed (not fenced); the owner stays
+the claimer unless --owner names another process.
+
+  ledger start "$id"`
 }
 
 func (*finishCmd) Help() string {
-	return `  ledger finish "$id" --status failed --exit-code 3 --error "disk full"`
+	return `Refused (1) for a terminal record, a fenced claim (its adopter finishes
+it), or --status completed of a claim that never started.
+
+  ledger finish "$id" --status failed --exit-code 3 --error "disk full"`
 }
 
 func (*recoverCmd) Help() string {
@@ -43,7 +50,9 @@ or in another PID namespace, is left alone.
 }
 
 func (*showCmd) Help() string {
-	return `  ledger show "$id"
+	return `Exit 1 when there is no such execution.
+
+  ledger show "$id"
   ledger show "$id" --field owner.pid`
 }
 
@@ -54,7 +63,10 @@ func (*latestCmd) Help() string {
 }
 
 func (*listCmd) Help() string {
-	return `  ledger list --job backup --status failed
+	return `Records that cannot be read are reported on stderr, one line each (exit
+3), after the others are printed.
+
+  ledger list --job backup --status failed
   ledger list --json --field id`
 }
 

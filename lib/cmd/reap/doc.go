@@ -26,7 +26,7 @@
 //   - -h, --help: Show context-sensitive help.
 //   - --version: Print the version and exit.
 //   - --grace=D: Wait at most D after SIG before KILL (Go duration or seconds) (default: 5s).
-//   - --deadline=D: Stop CMD's group once it has run D and exit 124 (0: no deadline) (default: 0).
+//   - --deadline=D: Stop CMD's group once it has run D and exit 124 (default 0: no deadline).
 //   - --signal=SIG: First signal of every stop (name or number) (default: TERM).
 //   - --pidns: Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even if reap is SIGKILLed (needs root; CMD gets only the signals it handles).
 //
