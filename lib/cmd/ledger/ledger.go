@@ -1,14 +1,3 @@
-// Package ledger is the ledger tool: a durable execution ledger for cron
-// entries, wrappers and schedulers, on flock'd files (see lib/ledger).
-//
-// Each subcommand lives in its own file and is one field of commands; a
-// new subcommand is a new file plus one field there.
-//
-// One accelerator spares the hot command lines (claim, start, finish...)
-// most of kong's cost: a kong-free parse (fast.go), entered only through
-// shortcuts.go. TETHER_NO_SHORTCUTS=1 turns it off, with every other
-// accelerator of tether (lib/internal/shortcut): a debugging and
-// verification switch under which every command line goes through kong.
 package ledger
 
 import (
@@ -24,26 +13,8 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-const description = `Durable execution ledger: claim, fence, adopt, start and finish executions of
-jobs, crash-safely, with one winner per claim.
-
-  id=$(ledger claim backup --owner $$$$ --instant "$(date -u +%FT%TZ)") || exit 0
-  ledger start "$id"
-  backup.sh; rc=$?
-  ledger finish "$id" --status $([ $rc = 0 ] && echo completed || echo failed) --exit-code $rc
-  ledger recover                  # dead owners: never started → abandoned, started → unknown
-  ledger latest backup --field status
-  ledger list --job backup --json
-
-  # the cron one-liner: at most once per 5-minute slot, stopped after 4m
-  # (in a crontab: PATH= and TETHER_LEDGER= lines, and \% for %; see README)
-  ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
-  # hand off to a detached worker that survives this caller; prints ID WORKER_PID
-  ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
-
-Exit: 0 done, 1 refused or no such execution, 2 bad input, 3 system error
-(permission, I/O, corrupt or unsafe store; claim, adopt and recover where
-/proc is another PID namespace's).`
+// description is --help's text, made from Page.
+var description = Page.Description()
 
 // grammar is the command line: global flags, then one subcommand.
 type grammar struct {
@@ -55,7 +26,9 @@ type grammar struct {
 	commands
 }
 
-// commands holds one field per subcommand.
+// commands holds one field per subcommand. Each subcommand lives in its
+// own file; a new subcommand is a new file plus one field here (and its
+// Help in help.go).
 type commands struct {
 	Claim   claimCmd   `cmd:"" help:"Record a new execution of JOB and print its id."`
 	Fence   fenceCmd   `cmd:"" help:"Mark a claim as handed off (claimed → claimed+fenced)."`
@@ -93,6 +66,13 @@ func Main(args []string) int {
 }
 
 func run(t *cli.Tool, args []string) int {
+	if cli.Completing() {
+		// A shell completing a line: kong's full model answers.
+		var g grammar
+		t.Predictors = predictors()
+		_, code, _ := t.Parse(&g, args)
+		return code
+	}
 	if code, done := fastRun(t, args); done {
 		return code
 	}

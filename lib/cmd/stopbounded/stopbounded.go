@@ -1,66 +1,3 @@
-// Package stopbounded is the stopbounded tool: stop processes within a
-// bound.
-//
-// Synopsis:
-//
-//	stopbounded [--grace D] [--signal SIG] [--schedule SCHED] [--group] [--tree]
-//	            [--within ROOT[@START]] [--name LABEL] [--pidfile F] [--quiet] [--json] TARGET...
-//	stopbounded --tree --list [--json] ROOT...
-//
-// It sends SIG (TERM), waits at most GRACE (5s) for the targets to be gone,
-// sends KILL, waits at most 5s more, and returns the moment every target is
-// gone. Examples:
-//
-//	stopbounded --grace 2 "$helper_pid"
-//	stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
-//	stopbounded --group --name "stall watch for $t" "$pgid"
-//	stopbounded --tree --list "$supervisor"
-//	stopbounded --within "$supervisor" "$worker"
-//
-// --tree --list ROOT prints the processes --tree would stop now, one per
-// line as PID@START COMM (control characters in COMM escaped), or with
-// --json one object each (pid, start, comm, ppid, pgid), and signals
-// nothing. A ROOT already gone lists nothing (0); a ROOT that --tree
-// refuses (PID 1, one containing stopbounded) is refused alike (2).
-//
-// --within ROOT[@START] stops a TARGET only if it is ROOT or a descendant
-// of ROOT: the ancestry is read from /proc while a pidfd holds the TARGET,
-// before anything is signalled and again right before its first signal,
-// which then goes through that pidfd. A TARGET outside ROOT's tree — a
-// recycled PID, a sibling, an orphan re-parented to init — is refused with
-// one line and exit 2 (SPEC §1: a refused target is bad input, and
-// nothing is signalled); one re-parented out of the tree between that
-// check and its first signal is refused alike (2), while the other
-// targets are stopped. Ancestry is the kernel's: a descendant whose
-// parent exited belongs to its new parent (init, or the nearest child
-// subreaper), so run a supervisor under reap to keep double-forked
-// workers inside its launch.
-//
-// --pidfile F reads a small regular file: it is opened without following
-// a symlink or blocking (O_NOFOLLOW|O_NONBLOCK), a FIFO, device or
-// directory is bad input, and at most 4 KiB is read. As root, a pidfile
-// owned by a user other than root, or writable by its group or others, is
-// refused (3): its writer could choose which process root signals.
-//
-// --tree freezes the tree (SIGSTOP) while it walks and signals it, and
-// never leaves it frozen: TERM, INT or HUP to stopbounded end the stop,
-// continue every member and exit 128+N; a guardian process (stop.ThawGuard,
-// a child of stopbounded in its own process group) holds every frozen
-// member's pidfd and continues them if stopbounded is SIGKILLed.
-//
-// --json prints one object per target: target, label, gone, signals (sent),
-// killed, elapsed_ms, error, and how a single process actually ended —
-// status (as a shell reports it), exit_code or signal (the one that ended
-// it: TERM, or KILL when it ignored TERM), reaped (false for a zombie its
-// parent has not collected yet) — from the kernel (PIDFD_INFO_EXIT, Linux
-// ≥ 6.15, or the zombie's /proc entry); null for a group or tree, a target
-// already gone, or where the kernel cannot say.
-//
-// Exit status: 0 every target is gone, 1 a target survived the schedule,
-// 2 bad input or a refused target (nothing is signalled), 3 permission
-// denied, an unsafe pidfile, output that could not be written, or /proc
-// mounted for another PID namespace (nothing is signalled through it);
-// 128+N when signal N interrupted a --tree stop.
 package stopbounded
 
 import (
@@ -83,37 +20,6 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
 )
-
-const description = `Stop processes within a bound: send SIG, wait at most GRACE, send KILL,
-and return the moment every target is gone.
-
-A TARGET is PID or PID@START (START is field 22 of /proc/PID/stat; a process
-whose START differs is a different process and is never signalled).
-
-Examples:
-  stopbounded --grace 2 "$helper_pid"
-  stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
-  stopbounded --group --name "stall watch for $t" "$pgid"
-  stopbounded --tree --list "$supervisor"
-  stopbounded --within "$supervisor" "$worker"
-
---tree --list prints the members --tree would stop, one per line as
-PID@START COMM (--json: pid, start, comm, ppid, pgid), and signals nothing.
---within ROOT[@START] stops a TARGET only if it is ROOT or a descendant of
-ROOT, checked through a pidfd on the TARGET; any other is refused (2).
-
---pidfile F must be a small regular file (no FIFO, device or symlink); as
-root, one owned by another user or writable by its group or others is
-refused (3). --json prints one object per target, with how a single
-process ended as the kernel tells it: status, exit_code or signal (TERM,
-or KILL when it ignored TERM), reaped; null where it cannot say.
---tree freezes the tree while it walks it and never leaves it
-frozen: TERM, INT or HUP continue every member before stopbounded exits
-128+N, and a guardian process continues them if stopbounded is killed.
-
-Exit: 0 all gone, 1 a target survived, 2 bad input or refused target,
-3 permission denied, unsafe pidfile, lost output or /proc of another PID
-namespace; 128+N interrupted.`
 
 type grammar struct {
 	cli.VersionFlag
@@ -150,7 +56,7 @@ func negativeArg(a string) bool {
 
 // Main runs stopbounded with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("stopbounded", description)
+	t := cli.New("stopbounded", Page.Description())
 	return t.Done(main(t, args))
 }
 

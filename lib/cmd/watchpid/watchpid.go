@@ -1,57 +1,3 @@
-// Package watchpid is the watchpid tool: exit the moment a process is gone,
-// or run a command that must not outlive it.
-//
-// Synopsis:
-//
-//	watchpid [--timeout D] [--any] [--quiet] [--json] TARGET...
-//	watchpid --status [--timeout D] [--quiet] [--json] TARGET
-//	watchpid [--any] [--grace D] [--quiet] TARGET... -- CMD [ARGS...]
-//	watchpid --id PID...
-//
-// TARGET is PID, PID@START, or --parent (the caller's parent). Waiting is
-// event-driven through pidfd, so watchpid returns within milliseconds of the
-// death. With CMD, watchpid runs CMD in its own process group and, when the
-// target is gone, stops that group within a bound — so a helper started as
-//
-//	watchpid --parent -- stall-watch "$job" &
-//
-// never outlives its wrapper, even when the wrapper is SIGKILLed.
-//
-// --status waits for its one TARGET and then exits with the target's own
-// status as a shell would report it: N when it exited N, 128+N when signal
-// N killed it, with the line "pid P exited N" or "pid P was killed by SIG".
-// The status comes from the kernel through the pidfd watchpid holds: from
-// PIDFD_INFO_EXIT (Linux ≥ 6.15) once the target's parent has reaped it,
-// and from the zombie's /proc/PID/stat before that. watchpid returns at
-// the death, as always: a zombie is gone, so its parent need not reap it
-// first (--json then says "reaped":false). Where the status cannot be
-// known, watchpid exits 193 and says why in one line: a kernel without
-// PIDFD_INFO_EXIT, a target already gone before watchpid held a pidfd on
-// it (it is not our child: nobody keeps its status for us), or another
-// user's zombie (the kernel hides its status until it is reaped). 193 is
-// 128+65, one past the last signal (64): no death by signal reads as 193,
-// no tether tool or shell convention uses it, and it is never 0; a target
-// may still exit 193 by itself, which the message line and --json's
-// exit_code tell apart.
-//
-// --json (without CMD) prints one object per target on stdout as it goes,
-// then one for each target still running when watchpid returns:
-//
-//	{"pid":42,"id":"42@98765","gone":true,"status":3,"exit_code":3,"signal":null,"reaped":false}
-//
-// id is null for a target gone before watchpid held it; status is the
-// shell's number for how it ended; exit_code is set when it exited, signal
-// (a name, "KILL") when a signal killed it; reaped is false for a zombie
-// nobody has collected yet. Each is null where it is not known.
-//
-// Exit status without CMD: 0 gone, 124 --timeout expired, 2 bad input, 3
-// system error (among them a /proc mounted for another PID namespace,
-// through which watchpid judges no process). With --status: the target's
-// status, or 193 when it cannot be known.
-// With CMD: 0 when the target went and CMD was stopped, CMD's own status
-// when CMD ended first, 128+N after forwarding signal N, 125 when CMD could
-// not be started or stopped (or was not started: a foreign /proc), 126/127
-// when CMD is not executable / not found.
 package watchpid
 
 import (
@@ -76,31 +22,6 @@ import (
 	"github.com/tether-sh/tether/lib/stop"
 )
 
-const description = `Exit the moment a process is gone, or run a command that must not outlive it.
-
-TARGET is PID, PID@START (START is field 22 of /proc/PID/stat; a different
-START means the process is already gone) or --parent for the caller's parent.
-
---status waits for one TARGET that need not be your child and exits with
-its status as the shell would report it (N, or 128+SIG), saying "pid P
-exited N" or "pid P was killed by SIG"; it returns at the death (a zombie
-counts), and exits 193 with a line saying why when the kernel cannot tell
-(Linux < 6.15, a target gone before watchpid held it, another user's zombie).
---json prints one object per target: pid, id, gone, status, exit_code,
-signal, reaped (false for a zombie not yet collected); null where unknown.
-
-Examples:
-  watchpid "$pid"                              # wait until pid is gone
-  watchpid --status "$pid"; echo "it ended $?" # a sibling's exit status
-  watchpid --timeout 30s "$pid" || echo still running
-  watchpid --parent -- stall-watch "$job" &    # helper dies with its wrapper
-  token=$(watchpid --id "$pid")                # PID@START for later use
-
-Exit: 0 gone (or CMD stopped because it was), 124 timeout, 2 bad input,
-3 system error (e.g. /proc is another PID namespace's); with --status,
-TARGET's status, or 193 when it cannot be known; with CMD, CMD's status
-when it ends first, 128+N after signal N, 125 CMD not started.`
-
 // exitStatusUnknown is watchpid --status's exit code when the target's
 // status cannot be known: 128+65, past the last signal (64), so no death by
 // signal reads as it, and no tether tool or shell convention uses it. (3,
@@ -122,7 +43,7 @@ type grammar struct {
 
 // Main runs watchpid with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("watchpid", description)
+	t := cli.New("watchpid", Page.Description())
 	return t.Done(main(t, args))
 }
 
