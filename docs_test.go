@@ -51,7 +51,7 @@ func TestCrontabLines(t *testing.T) {
 	for _, f := range append(files, "README.md") {
 		pathSet := false
 		for i, line := range strings.Split(mustRead(t, f), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "PATH=/") {
+			if text := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "//")); strings.HasPrefix(text, "PATH=/") {
 				pathSet = true
 			}
 			m := cronLine.FindStringSubmatch(line)

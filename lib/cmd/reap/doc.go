@@ -45,8 +45,8 @@
 //	reap --grace 2 --deadline 10m -- make -j8 test
 //	reap --pidns -- ./supervisor.sh    # nothing survives, even a SIGKILL of reap
 //
-//	# in a crontab: cron's PATH is /usr/bin:/bin
-//	*/5 * * * * $HOME/.local/bin/reap --deadline 4m -- /usr/local/bin/sync-job
+//	# in a crontab, full paths: cron's PATH is /usr/bin:/bin
+//	*/5 * * * * /home/me/.local/bin/reap --deadline 4m -- /home/me/bin/sync-job
 //
 // # See also
 //

@@ -27,8 +27,8 @@ path (cron's PATH is /usr/bin:/bin) or set PATH in the crontab.`,
 reap --grace 2 --deadline 10m -- make -j8 test
 reap --pidns -- ./supervisor.sh    # nothing survives, even a SIGKILL of reap
 
-# in a crontab: cron's PATH is /usr/bin:/bin
-*/5 * * * * $HOME/.local/bin/reap --deadline 4m -- /usr/local/bin/sync-job`,
+# in a crontab, full paths: cron's PATH is /usr/bin:/bin
+*/5 * * * * /home/me/.local/bin/reap --deadline 4m -- /home/me/bin/sync-job`,
 	Exit: `CMD's status (128+N when it died of signal N); 124 when the deadline
 stopped it; 125 when reap failed before CMD started (among other reasons
 where /proc belongs to another PID namespace, through which reap would
