@@ -60,11 +60,11 @@ type Options struct {
 	// TERM that it does not handle is ignored, and stops escalate to KILL.
 	PIDNamespace bool
 
-	// Signals, when set, replaces Forward: a channel the caller registered
-	// with signal.Notify earlier — before claiming the work Run will do —
-	// so that a signal arriving before the command exists is not lost nor
+	// Signals, when set, replaces Forward: the channel of a Catcher the
+	// caller started earlier — before claiming the work Run will do — so
+	// that a signal arriving before the command exists is not lost nor
 	// fatal, but forwarded to the command as soon as it runs. The caller
-	// stops the registration. Catch makes such a channel.
+	// stops the Catcher.
 	Signals chan os.Signal
 
 	// Stop, when set, stops the command boundedly the moment it delivers a

@@ -532,11 +532,11 @@ type reason struct {
 	target  int
 }
 
-// watch waits, while CMD runs, for the watch to be over (left more
-// targets gone, or one with --any), a signal from sigs or the timeout
-// (none when negative), and then asks the runner to stop CMD through
-// stopNow: with the signal caught, else with TERM. It returns why, or the
-// zero reason once ctx is done.
+// watch waits, while CMD runs, for the watch to be over (the last of the
+// left targets still there gone, or any one with --any), a signal from
+// sigs or the timeout (none when negative); then it asks the runner to stop
+// CMD through stopNow, with the signal caught, else TERM. It returns why,
+// or the zero reason once ctx is done.
 func watch(ctx context.Context, g *grammar, events <-chan int, left int, sigs <-chan os.Signal, timeout time.Duration, stopNow chan<- unix.Signal) reason {
 	// --timeout with CMD is a deadline: CMD is stopped like at the
 	// target's death, and watchpid exits 124.
