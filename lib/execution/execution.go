@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"time"
@@ -55,12 +54,8 @@ type Options struct {
 // (leaving a started execution that never ran) nor is lost: the runner
 // forwards it once the payload runs. Call stop when done.
 func CatchSignals() (sigs chan os.Signal, stop func()) {
-	sigs = make(chan os.Signal, 16)
-	forward := slices.DeleteFunc(slices.Clone(runner.DefaultForward), signal.Ignored)
-	if len(forward) > 0 {
-		signal.Notify(sigs, forward...)
-	}
-	return sigs, func() { signal.Stop(sigs) }
+	c := runner.Catch(runner.Forwardable(runner.DefaultForward)...)
+	return c.C(), c.Stop
 }
 
 // Run runs argv for execution id (none yet with o.Claim) and finishes its

@@ -1,45 +1,13 @@
-// Package runner runs a command as a child the way every tether runner
-// does (reap, ledger run): in its own process group, with the runner as
-// child subreaper, signals forwarded to the group, an optional deadline,
-// and — once the command has ended — every process it left behind stopped
-// with the bounded schedule and reaped.
-//
-// Synopsis:
-//
-//	res, err := runner.Run(ctx, runner.Options{
-//		Argv:     []string{"backup.sh", "--full"},
-//		Grace:    5 * time.Second,
-//		Deadline: time.Hour,
-//		OnStart:  func(child proc.ID) { record(child) },
-//	})
-//	if err != nil { // the command never ran: 125, 126 or 127
-//		return tool.Fail(err, spec.ExitNotRun)
-//	}
-//	report(res.Leftovers, res.Survivors)
-//	return res.Code()
-//
-// One owner of wait4. While Run runs it is the only code in the process that
-// may wait for children: it starts the command with os/exec but never calls
-// exec.Cmd.Wait; one goroutine calls wait4(-1) in a loop, records the
-// command's status and reaps every orphan re-parented to the runner. Any
-// other child started meanwhile (exec.Cmd.Run elsewhere in the process)
-// would be reaped by that loop and its own Wait would fail. Only one Run may
-// run at a time in a process.
 package runner
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/tether-sh/tether/lib/spec"
 
@@ -48,11 +16,6 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
 )
-
-// DefaultForward are the signals a runner forwards to the command's group.
-var DefaultForward = []os.Signal{
-	unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
-}
 
 // ErrBusy is returned when Run is called while another Run is running in
 // the same process: there can be only one owner of wait4.
@@ -97,12 +60,21 @@ type Options struct {
 	// TERM that it does not handle is ignored, and stops escalate to KILL.
 	PIDNamespace bool
 
-	// Signals, when set, replaces Forward: a channel the caller registered
-	// with signal.Notify earlier — before claiming the work Run will do —
-	// so that a signal arriving before the command exists is not lost nor
+	// Signals, when set, replaces Forward: the channel of a Catcher the
+	// caller started earlier — before claiming the work Run will do — so
+	// that a signal arriving before the command exists is not lost nor
 	// fatal, but forwarded to the command as soon as it runs. The caller
-	// stops the registration.
+	// stops the Catcher.
 	Signals chan os.Signal
+
+	// Stop, when set, stops the command boundedly the moment it delivers a
+	// signal, as the deadline and ctx do: its process group (and the
+	// command, should it have left the group) with the schedule, the
+	// signal received replacing the schedule's first (zero, or a closed
+	// channel, keeps it). Result.Stopped then reports it; ExitCode is the
+	// command's own status. Only the first of the deadline, ctx and Stop
+	// stops the command.
+	Stop <-chan unix.Signal
 
 	// OnStart, when set, is called once with the command's identity while
 	// the command is held (gate.go): its process exists, its PID@START and
@@ -129,6 +101,12 @@ type Result struct {
 	// Canceled that ctx did (ExitCode is then the command's own status).
 	DeadlineHit bool
 	Canceled    bool
+	// Stopped reports that Options.Stop stopped the command.
+	Stopped bool
+	// StopIgnored, when the command was stopped (deadline, ctx or Stop)
+	// and its group outlived the first signal, is the signal it ignored:
+	// the one sent just before KILL. Zero when no KILL was needed.
+	StopIgnored unix.Signal
 	// Leftovers are the processes the command left behind when it ended
 	// (zombies included), every one stopped and reaped unless listed in
 	// Survivors. Sorted by PID; START is 0 for one reaped before it was seen.
@@ -174,132 +152,106 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, spec.Errorf(spec.ExitNotRun, "%w", ErrBusy)
 	}
 	defer running.Store(false)
-	sched := o.Schedule
-	if len(sched) == 0 {
-		sig := o.Signal
-		if sig == 0 {
-			sig = unix.SIGTERM
-		}
-		sched = stop.Default(sig, o.Grace)
-	}
-	if o.Dir != "" {
-		if fi, err := os.Stat(o.Dir); err != nil || !fi.IsDir() {
-			if err == nil {
-				err = fmt.Errorf("not a directory")
-			}
-			return Result{}, spec.Errorf(spec.ExitNotRun, "working directory %s: %w", o.Dir, proc.UnwrapPath(err))
-		}
-	}
-
-	// Subreaper before the child exists, so that nothing it forks can be
-	// re-parented past us. The flag is per process; restore it afterwards.
-	var was int32
-	unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&was)), 0, 0, 0)
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return Result{}, spec.Errorf(spec.ExitNotRun, "become child subreaper: %w", err)
-	}
-	if was == 0 {
-		defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-	}
-
-	// Catch the forwarded signals before the child exists: one arriving
-	// between fork and the forwarding loop waits in sigs instead of
-	// killing the runner with its default action.
-	forward := o.Forward
-	if forward == nil {
-		forward = DefaultForward
-	}
-	forward = slices.DeleteFunc(slices.Clone(forward), signal.Ignored)
-	sigs := o.Signals
-	if sigs == nil {
-		sigs = make(chan os.Signal, 16)
-		if len(forward) > 0 {
-			signal.Notify(sigs, forward...)
-			defer signal.Stop(sigs)
-		}
-	}
-
-	// A command that is recorded, or must get a /proc of its own PID
-	// namespace, starts held (gate.go).
-	cmd, h, err := startCommand(o)
+	r, err := start(o)
 	if err != nil {
 		return Result{}, err
 	}
-	pid := cmd.Process.Pid
-	// The reaping loop owns the child from here; os.Process must never
-	// wait for it. Release only drops the pidfd os/exec keeps.
-	defer cmd.Process.Release()
-	res := Result{Child: proc.ID{PID: pid}, Schedule: sched}
-	if st, err := proc.ReadStat(pid); err == nil {
-		// Unreaped, the child keeps its PID even as a zombie.
-		res.Child.Start = st.Start
-	}
-	if t, ok := h.(*traced); ok {
-		// A traced command is released before the reaping loop starts:
-		// the loop must never see its stop.
-		if err := t.open(res.Child, o.OnStart); err != nil {
-			return Result{}, err
-		}
-	}
-	r := startReaper(pid)
-	if g, ok := h.(*gated); ok {
-		if err := openGate(g, r, pid, res.Child, o.OnStart); err != nil {
-			return Result{}, err
-		}
-	}
+	defer r.close()
+	ws, exited := r.waitLoop(ctx)
+	return r.finish(ws, exited), nil
+}
 
+// run is one Run, from the command's start to Run's return.
+type run struct {
+	o     Options
+	sched stop.Schedule
+	sigs  <-chan os.Signal // forwarded to the command's group
+	pid   int              // the command's PID, also its process group id
+	reap  *reaper
+	res   Result
+	// stoppedWith are the members of the command's group stopped with it
+	// (deadline, ctx, Stop): part of the command, not leftovers, even if
+	// reaped after it.
+	stoppedWith map[int]bool
+	undo        []func() // run by close, last first
+}
+
+// close undoes what start did to the runner's process.
+func (r *run) close() {
+	for i := len(r.undo) - 1; i >= 0; i-- {
+		r.undo[i]()
+	}
+}
+
+// waitLoop forwards the caught signals to the command's group until the
+// command ends, and stops the group boundedly once the deadline passes,
+// ctx is done or Stop delivers: the first of them, once. exited is false
+// when the command outlived even KILL.
+func (r *run) waitLoop(ctx context.Context) (ws syscall.WaitStatus, exited bool) {
 	var deadline <-chan time.Time
-	if o.Deadline > 0 {
-		tm := time.NewTimer(o.Deadline)
+	if r.o.Deadline > 0 {
+		tm := time.NewTimer(r.o.Deadline)
 		defer tm.Stop()
 		deadline = tm.C
 	}
-	done := ctx.Done()
-	// Members of the command's group stopped with it on a deadline are
-	// part of the command, not leftovers, even if reaped after it.
-	stoppedWith := map[int]bool{}
-	status, ok := r.childStatus, false
-	var ws syscall.WaitStatus
-wait:
+	done, stopNow := ctx.Done(), r.o.Stop
 	for {
+		sched := r.sched
 		select {
-		case ws = <-status:
-			ok = true
-			break wait
-		case s := <-sigs:
+		case ws := <-r.reap.childStatus:
+			return ws, true
+		case s := <-r.sigs:
 			// The child is unreaped, so its PID, hence its group id, is
 			// still ours: the group cannot be a recycled one.
-			unix.Kill(-pid, s.(unix.Signal))
+			unix.Kill(-r.pid, s.(unix.Signal))
+			continue
 		case <-deadline:
-			deadline, done = nil, nil
-			res.DeadlineHit = true
-			if !stopCommand(pid, res.Child, sched, stoppedWith) {
-				break wait
-			}
+			r.res.DeadlineHit = true
 		case <-done:
-			deadline, done = nil, nil
-			res.Canceled = true
-			if !stopCommand(pid, res.Child, sched, stoppedWith) {
-				break wait
-			}
+			r.res.Canceled = true
+		case sig := <-stopNow:
+			r.res.Stopped = true
+			sched = withFirst(sched, sig)
+		}
+		deadline, done, stopNow = nil, nil, nil
+		if !r.stopCommand(sched) {
+			return 0, false
 		}
 	}
-	if !ok {
+}
+
+// withFirst returns sched starting with sig instead of its own first
+// signal; as it is when sig is zero or sched starts with KILL, which no
+// signal softens.
+func withFirst(sched stop.Schedule, sig unix.Signal) stop.Schedule {
+	if sig == 0 || len(sched) == 0 || sched[0].Signal == unix.SIGKILL {
+		return sched
+	}
+	sched = slices.Clone(sched)
+	sched[0].Signal = sig
+	return sched
+}
+
+// finish completes the result once the command has ended (exited) or
+// outlived KILL: it stops and reaps what the command left behind.
+func (r *run) finish(ws syscall.WaitStatus, exited bool) Result {
+	res := r.res
+	if !exited {
 		// The command outlived KILL: nothing more can be done for it.
 		res.ExitCode = spec.ExitNotRun
 		if res.DeadlineHit {
 			res.ExitCode = spec.ExitDeadline
 		}
 		res.Survivors = append(res.Survivors, res.Child)
-		tr := stop.NewDescendants("", &r.hold)
+		tr := stop.NewDescendants("", &r.reap.hold)
 		live, _ := tr.Sweep()
 		tr.Close()
 		for _, id := range live {
-			if id.PID != pid {
+			if id.PID != r.pid {
 				res.Survivors = append(res.Survivors, id)
 			}
 		}
-		return res, nil
+		return res
 	}
 	res.Status = ws
 	res.Signaled = ws.Signaled()
@@ -307,249 +259,32 @@ wait:
 	if res.DeadlineHit {
 		res.ExitCode = spec.ExitDeadline
 	}
-	exited := time.Now()
-	cleanup(r, sched, stoppedWith, &res)
-	res.Cleanup = time.Since(exited)
-	return res, nil
-}
-
-// openGate records the gated command through onStart, if set, and then
-// lets it run. On error the command never ran and the gate has been
-// reaped: nothing of it is left.
-func openGate(g *gated, r *reaper, pid int, child proc.ID, onStart func(proc.ID) error) error {
-	var err error
-	if onStart != nil {
-		if err = onStart(child); err != nil {
-			g.shut()
-			// Our unreaped child: its PID cannot be a recycled one.
-			unix.Kill(pid, unix.SIGKILL)
-			err = &spec.ExitError{Code: spec.Code(err, spec.ExitNotRun), Err: err}
-		}
-	}
-	if err == nil {
-		err = g.open()
-	}
-	if err != nil {
-		<-r.childStatus
-		<-r.done
-	}
-	return err
+	exitedAt := time.Now()
+	cleanup(r.reap, r.sched, r.stoppedWith, &res)
+	res.Cleanup = time.Since(exitedAt)
+	return res
 }
 
 // stopCommand stops the command's process group (and the command, should
-// it have left the group) with the schedule. It reports whether the
-// command is gone.
-func stopCommand(pid int, child proc.ID, sched stop.Schedule, members map[int]bool) bool {
-	if ids, err := proc.GroupMembers(pid); err == nil {
+// it have left the group) with sched. It reports whether the command is
+// gone.
+func (r *run) stopCommand(sched stop.Schedule) bool {
+	if ids, err := proc.GroupMembers(r.pid); err == nil {
 		for _, id := range ids {
-			members[id.PID] = true
+			r.stoppedWith[id.PID] = true
 		}
 	}
-	targets := []stop.Target{&stop.Group{PGID: pid}}
-	if p, err := stop.NewProcess(child, ""); err == nil {
+	targets := []stop.Target{&stop.Group{PGID: r.pid}}
+	if p, err := stop.NewProcess(r.res.Child, ""); err == nil {
 		defer p.Close()
 		targets = append(targets, p)
 	}
 	out := stop.Run(context.Background(), targets, sched)
+	for _, o := range out {
+		if killed, last := o.Killed(); killed {
+			r.res.StopIgnored = last
+			break
+		}
+	}
 	return out[len(out)-1].Gone
-}
-
-// cleanup stops and reaps everything the command left behind.
-func cleanup(r *reaper, sched stop.Schedule, stoppedWith map[int]bool, res *Result) {
-	r.countFromNow()
-	tree := stop.NewDescendants("leftover processes", &r.hold)
-	defer tree.Close()
-	if !r.isDone() {
-		lt := &leftovers{Tree: tree, done: r.done}
-		out := stop.Run(context.Background(), []stop.Target{lt}, sched)
-		if !out[0].Gone {
-			live, _ := tree.Sweep()
-			res.Survivors = live
-			if len(live) == 0 {
-				// Only zombies are left between two wait4 calls.
-				select {
-				case <-r.done:
-				case <-time.After(time.Second):
-				}
-			}
-		}
-	}
-	res.Killed = tree.Killed()
-	// Leftovers: what the walks found plus what was reaped since the
-	// cleanup began (a zombie re-parented to us when a walk was not looking).
-	byPID := map[int]proc.ID{}
-	for _, pid := range r.reapedAfter() {
-		if !stoppedWith[pid] {
-			byPID[pid] = proc.ID{PID: pid}
-		}
-	}
-	for _, id := range tree.Found() {
-		byPID[id.PID] = id
-	}
-	for _, id := range byPID {
-		res.Leftovers = append(res.Leftovers, id)
-	}
-	slices.SortFunc(res.Leftovers, func(a, b proc.ID) int { return a.PID - b.PID })
-}
-
-// leftovers is the Target for everything left behind: the caller's
-// descendants, gone exactly when the reaping loop finds no child left. A
-// subreaper's descendants cannot escape it, so that is both exact and
-// event-driven; the walk only serves to signal them.
-type leftovers struct {
-	*stop.Tree
-	done <-chan struct{}
-	sig  unix.Signal
-}
-
-func (l *leftovers) Gone() bool {
-	select {
-	case <-l.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (l *leftovers) Signal(sig unix.Signal) error {
-	l.sig = sig
-	err := l.Tree.Signal(sig)
-	if errors.Is(err, proc.ErrGone) && !l.Gone() {
-		// Nothing runs, but zombies wait to be reaped: not gone yet.
-		return nil
-	}
-	return err
-}
-
-// Wait waits for the reaping loop to run out of children. During a KILL
-// step it also kills, every few milliseconds, any descendant that appeared
-// after the freeze (one that could not be stopped in time).
-func (l *leftovers) Wait(ctx context.Context) error {
-	var tick <-chan time.Time
-	if l.sig == unix.SIGKILL {
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-l.done:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick:
-			l.Tree.Sweep()
-		}
-	}
-}
-
-func orFile(f, def *os.File) *os.File {
-	if f != nil {
-		return f
-	}
-	return def
-}
-
-// StartError turns an error from starting command name into a one-line
-// *spec.ExitError in a shell's words, carrying 127 (not found), 126 (not
-// executable) or 125.
-func StartError(name string, err error) error {
-	code := spec.StartStatus(err)
-	var ee *exec.Error
-	switch {
-	case code == spec.ExitNotFound:
-		return spec.Errorf(code, "%s: command not found", name)
-	case errors.As(err, &ee) && errors.Is(err, exec.ErrDot):
-		return spec.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", name, err)
-	case code == spec.ExitNoExec:
-		return spec.Errorf(code, "%s: cannot execute: %w", name, proc.UnwrapPath(err))
-	}
-	return spec.Errorf(code, "%s: cannot start: %w", name, proc.UnwrapPath(err))
-}
-
-// reaper is the one owner of wait4 in the process.
-type reaper struct {
-	child       int
-	childStatus chan syscall.WaitStatus // receives the command's status once
-	done        chan struct{}           // closed when no child is left
-
-	// hold is taken around each reap; the leftover walk holds it to
-	// signal our children by PID without a pidfd (see stop.NewDescendants).
-	hold sync.Mutex
-
-	mu       sync.Mutex
-	counting bool  // the leftover cleanup has begun
-	after    []int // PIDs reaped since
-}
-
-func startReaper(child int) *reaper {
-	r := &reaper{child: child, childStatus: make(chan syscall.WaitStatus, 1), done: make(chan struct{})}
-	go r.loop()
-	return r
-}
-
-func (r *reaper) loop() {
-	defer close(r.done)
-	for {
-		// Learn which child is a zombie without reaping it, then reap it
-		// under hold. __WALL: also children whose exit signal is not
-		// SIGCHLD (clone).
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT|unix.WALL, nil)
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
-			// ECHILD: as subreaper, no child means no descendant at all.
-			return
-		}
-		r.hold.Lock()
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(siginfoPID(&info), &ws, unix.WNOHANG|unix.WALL, nil)
-		r.hold.Unlock()
-		if err != nil || pid <= 0 {
-			continue
-		}
-		r.mu.Lock()
-		if pid == r.child {
-			r.childStatus <- syscall.WaitStatus(ws)
-		} else if r.counting {
-			r.after = append(r.after, pid)
-		}
-		r.mu.Unlock()
-	}
-}
-
-func (r *reaper) isDone() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// countFromNow starts recording what is reaped: the leftovers that one
-// walk or another never saw alive.
-func (r *reaper) countFromNow() {
-	r.mu.Lock()
-	r.counting = true
-	r.mu.Unlock()
-}
-
-func (r *reaper) reapedAfter() []int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.after)
-}
-
-// siginfoPID returns si_pid from a waitid result: the first field of the
-// union that follows three ints (si_signo, si_errno, si_code), which the
-// kernel aligns to a pointer: offset 16 on 64-bit, 12 on 32-bit.
-func siginfoPID(info *unix.Siginfo) int {
-	off := uintptr(12)
-	if unsafe.Sizeof(uintptr(0)) == 8 {
-		off = 16
-	}
-	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
 }

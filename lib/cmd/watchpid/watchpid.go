@@ -1,15 +1,13 @@
 package watchpid
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tether-sh/tether/lib/spec"
@@ -19,7 +17,6 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
-	"github.com/tether-sh/tether/lib/stop"
 )
 
 // exitStatusUnknown is watchpid --status's exit code when the target's
@@ -383,9 +380,16 @@ func openID(want proc.ID) (proc.ID, error) {
 	return h.ID(), nil
 }
 
-// forwarded are the signals watchpid passes on to CMD's group, boundedly.
+// forwarded are the signals with which watchpid stops CMD's group,
+// boundedly (the signal first, KILL after --grace), before it exits 128+N.
+// They are caught even when watchpid was started with them ignored (a
+// shell's background job ignores INT and QUIT), as they always were.
 var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT}
 
+// runCommand runs CMD on the runner until it ends, or until the watch is
+// over, a forwarded signal arrives or --timeout passes: then the runner
+// stops CMD's group boundedly, and whatever CMD left behind, and watchpid
+// says why.
 func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeout time.Duration) int {
 	name := argv[0]
 	ctx, cancel := context.WithCancel(context.Background())
@@ -400,25 +404,61 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 		return spec.ExitOK
 	}
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
-
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	// Own group, so the whole of CMD can be stopped; KILL if watchpid itself
-	// is killed, so not even a SIGKILL of watchpid leaves CMD behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return t.Fail(runner.StartError(name, err), spec.ExitNotRun)
-	}
-	pgid := cmd.Process.Pid
-	exited := make(chan int, 1)
+	sigs := runner.Catch(forwarded...)
+	defer sigs.Stop()
+	stopNow := make(chan unix.Signal, 1)
+	why := make(chan reason, 1)
 	go func() {
-		cmd.Wait() // the only wait4 in this process
-		exited <- spec.StateStatus(cmd.ProcessState)
+		why <- watch(ctx, g, events, len(targets)-n, sigs.C(), timeout, stopNow)
 	}()
+	res, err := runner.Run(context.Background(), runner.Options{
+		Argv:  argv,
+		Grace: g.Grace.D(),
+		// Not forwarded as they are: each signal stops CMD (stopNow).
+		Forward: []os.Signal{},
+		Stop:    stopNow,
+	})
+	cancel()
+	r := <-why
+	if err != nil {
+		return t.Fail(err, spec.ExitNotRun)
+	}
+	code := reportStop(t, g, name, res)
+	if !res.Stopped {
+		// CMD ended first; what it left behind went with it.
+		return res.ExitCode
+	}
+	if code != spec.ExitOK {
+		return code
+	}
+	switch {
+	case r.timeout:
+		t.Warnf("timed out after %v; stopped %s", timeout, name)
+		return spec.ExitDeadline
+	case r.sig != 0:
+		return spec.SignalExit(r.sig)
+	}
+	if !g.Quiet {
+		t.Warnf("%s is gone; stopped %s", targets[r.target].label(), name)
+	}
+	return spec.ExitOK
+}
 
+// reason is why watch asked the runner to stop CMD: --timeout passed, a
+// forwarded signal sig arrived, or targets[target] was the one whose death
+// ended the watch.
+type reason struct {
+	timeout bool
+	sig     unix.Signal
+	target  int
+}
+
+// watch waits, while CMD runs, for the watch to be over (the last of the
+// left targets still there gone, or any one with --any), a signal from
+// sigs or the timeout (none when negative); then it asks the runner to stop
+// CMD through stopNow, with the signal caught, else TERM. It returns why,
+// or the zero reason once ctx is done.
+func watch(ctx context.Context, g *grammar, events <-chan int, left int, sigs <-chan os.Signal, timeout time.Duration, stopNow chan<- unix.Signal) reason {
 	// --timeout with CMD is a deadline: CMD is stopped like at the
 	// target's death, and watchpid exits 124.
 	var deadline <-chan time.Time
@@ -427,51 +467,30 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 		defer timer.Stop()
 		deadline = timer.C
 	}
-	left := len(targets) - n
 	for {
+		var r reason
 		select {
+		case <-ctx.Done():
+			return reason{}
 		case <-deadline:
-			code := stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
-			<-exited
-			if code != spec.ExitOK {
-				return code
-			}
-			t.Warnf("timed out after %v; stopped %s", timeout, name)
-			return spec.ExitDeadline
-		case status := <-exited:
-			// CMD ended first; what it left in its group goes with it.
-			stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
-			return status
+			r.timeout = true
 		case sig := <-sigs:
-			s := sig.(syscall.Signal)
-			code := stopGroup(t, g, pgid, name, stop.Default(s, g.Grace.D()))
-			<-exited
-			if code != spec.ExitOK {
-				return code
-			}
-			return spec.SignalExit(s)
+			r.sig = sig.(unix.Signal)
 		case i := <-events:
-			left--
-			if left > 0 && !g.Any {
+			if left--; left > 0 && !g.Any {
 				continue
 			}
-			code := stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
-			<-exited
-			if code != spec.ExitOK {
-				return code
-			}
-			if !g.Quiet {
-				t.Warnf("%s is gone; stopped %s", targets[i].label(), name)
-			}
-			return spec.ExitOK
+			r.target = i
 		}
+		stopNow <- cmp.Or(r.sig, unix.SIGTERM)
+		return r
 	}
 }
 
 // alreadyGone drains the events of targets that were gone before CMD
 // started: n of them, the first at index first. done reports whether that
 // already satisfies the watch.
-func alreadyGone(events <-chan int, targets []watched, any bool) (first int, done bool, n int) {
+func alreadyGone(events <-chan int, targets []watched, anyGone bool) (first int, done bool, n int) {
 	first = -1
 	for _, w := range targets {
 		if w.h == nil {
@@ -483,21 +502,23 @@ func alreadyGone(events <-chan int, targets []watched, any bool) (first int, don
 			first = i
 		}
 	}
-	return first, n > 0 && (any || n == len(targets)), n
+	return first, n > 0 && (anyGone || n == len(targets)), n
 }
 
-// stopGroup stops what is left of CMD's process group with sched.
-func stopGroup(t *cli.Tool, g *grammar, pgid int, name string, sched stop.Schedule) int {
-	grp := &stop.Group{PGID: pgid, Name: name}
-	if grp.Gone() {
-		return spec.ExitOK
+// reportStop says what stopping CMD, or what CMD left behind, took: a
+// KILL after the first signal was ignored, or something that outlived
+// even KILL (then it returns 125).
+func reportStop(t *cli.Tool, g *grammar, name string, res runner.Result) int {
+	if !g.Quiet {
+		switch {
+		case res.StopIgnored != 0:
+			t.Warnf("%s ignored %s; killed", name, spec.SignalName(res.StopIgnored))
+		case len(res.Killed) > 0:
+			t.Warnf("%s ignored %s; killed", name, spec.SignalName(res.Schedule[0].Signal))
+		}
 	}
-	o := stop.Run(context.Background(), []stop.Target{grp}, sched)[0]
-	if killed, last := o.Killed(); killed && !g.Quiet {
-		t.Warnf("%s ignored %s; killed", name, spec.SignalName(last))
-	}
-	if !o.Gone {
-		t.Warnf("could not stop %s (process group %d survived KILL)", name, pgid)
+	if len(res.Survivors) > 0 {
+		t.Warnf("could not stop %s (process group %d survived KILL)", name, res.Child.PID)
 		return spec.ExitNotRun
 	}
 	return spec.ExitOK
