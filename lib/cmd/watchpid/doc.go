@@ -20,7 +20,10 @@
 //
 //	watchpid --parent -- stall-watch "$job" &
 //
-// never outlives its wrapper, even when the wrapper is SIGKILLed.
+// never outlives its wrapper, even when the wrapper is SIGKILLed. watchpid
+// is CMD's child subreaper: what CMD leaves behind when it is stopped or
+// ends, even outside its process group (setsid, double fork), is stopped
+// within the same bound and reaped.
 //
 // --status waits for its one TARGET, which need not be the caller's child,
 // and exits with the target's own status as a shell would report it: N when
