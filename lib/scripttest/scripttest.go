@@ -229,15 +229,6 @@ func resolveID(ts *testscript.TestScript, target string) proc.ID {
 // tick is a clock tick of /proc/PID/stat's start time (USER_HZ).
 const tick = 10 * time.Millisecond
 
-// startedAt turns a start time in clock ticks since boot into wall time.
-func startedAt(start uint64) time.Time {
-	var boot, real unix.Timespec
-	unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot)
-	unix.ClockGettime(unix.CLOCK_REALTIME, &real)
-	bootedAt := time.Unix(real.Unix()).Add(-time.Duration(boot.Nano()))
-	return bootedAt.Add(time.Duration(start) * tick)
-}
-
 func cmdReadpid(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: readpid VAR FILE")

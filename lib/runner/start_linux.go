@@ -3,10 +3,8 @@ package runner
 // Starting the command: the first of Run's three parts.
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -150,21 +148,4 @@ func orFile(f, def *os.File) *os.File {
 		return f
 	}
 	return def
-}
-
-// StartError turns an error from starting command name into a one-line
-// *spec.ExitError in a shell's words, carrying 127 (not found), 126 (not
-// executable) or 125.
-func StartError(name string, err error) error {
-	code := spec.StartStatus(err)
-	var ee *exec.Error
-	switch {
-	case code == spec.ExitNotFound:
-		return spec.Errorf(code, "%s: command not found", name)
-	case errors.As(err, &ee) && errors.Is(err, exec.ErrDot):
-		return spec.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", name, err)
-	case code == spec.ExitNoExec:
-		return spec.Errorf(code, "%s: cannot execute: %w", name, proc.UnwrapPath(err))
-	}
-	return spec.Errorf(code, "%s: cannot start: %w", name, proc.UnwrapPath(err))
 }
