@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -69,14 +70,14 @@ func (s *Store) readRecord(id string) (Record, error) {
 			if errors.Is(err, ErrCorrupt) {
 				return Record{}, err
 			}
-			return Record{}, fmt.Errorf("reading %s: %w", s.exec.show(id), err)
+			return Record{}, fmt.Errorf("reading %s: %w", s.exec.Show(id), err)
 		}
 		var r Record
 		if r, err = Decode(b, id); err == nil {
 			return r, nil
 		}
 	}
-	return Record{}, fmt.Errorf("%s: %w", s.exec.show(id), err)
+	return Record{}, fmt.Errorf("%s: %w", s.exec.Show(id), err)
 }
 
 // writeRecord durably replaces exec/ID with r.
@@ -84,7 +85,7 @@ func (s *Store) writeRecord(r Record) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
 	}
-	if err := s.replaceFile(s.exec, r.ID, r.encode()); err != nil {
+	if err := s.rep.Replace(s.exec, r.ID, r.encode()); err != nil {
 		return fmt.Errorf("writing record %s: %w", r.ID, err)
 	}
 	return nil
@@ -97,7 +98,7 @@ func activeName(id, job string) string { return id + "." + job }
 // No fsync: a marker resurrected by a crash names a terminal record and is
 // dropped again by the next reader.
 func (s *Store) dropActive(id, job string) {
-	unix.Unlinkat(s.active.fd, activeName(id, job), 0)
+	unix.Unlinkat(s.active.FD, activeName(id, job), 0)
 }
 
 // now returns the store clock in UTC.
@@ -132,7 +133,7 @@ func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (
 	if ok {
 		cur, err := readSmall(s.exec, id, maxRecordSize)
 		if err == nil && bytes.Equal(cur, before) {
-			if err := s.replaceFile(s.exec, id, data); err != nil {
+			if err := s.rep.Replace(s.exec, id, data); err != nil {
 				return Record{}, fmt.Errorf("writing record %s: %w", id, err)
 			}
 			if next.Status.Terminal() {
@@ -308,18 +309,18 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	defer unlock()
 
 	newJob := false
-	if err := unix.Mkdirat(s.jobs.fd, job, 0o700); err == nil {
+	if err := unix.Mkdirat(s.jobs.FD, job, 0o700); err == nil {
 		newJob = true
 	} else if !errors.Is(err, unix.EEXIST) {
-		return Record{}, fmt.Errorf("cannot claim %s: creating %s: %w", job, s.jobs.show(job), err)
+		return Record{}, fmt.Errorf("cannot claim %s: creating %s: %w", job, s.jobs.Show(job), err)
 	}
 	jobDir, err := openSubdir(s.jobs, job)
 	if err != nil {
 		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
 	}
-	defer unix.Close(jobDir.fd)
+	defer unix.Close(jobDir.FD)
 	if newJob {
-		unix.Fchmod(jobDir.fd, 0o700) // the umask may have cleared bits
+		unix.Fchmod(jobDir.FD, 0o700) // the umask may have cleared bits
 	}
 
 	if !o.Instant.IsZero() {
@@ -351,13 +352,13 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	if err := r.Validate(); err != nil {
 		return fail(fmt.Errorf("internal error: refusing to write an illegal record: %w", err))
 	}
-	rec, fd, err := stageOpen(s.exec, r.ID, r.encode())
+	rec, fd, err := durable.StageOpen(s.exec, r.ID, r.encode())
 	if err != nil {
 		return fail(err)
 	}
 	abort := func(err error) (Record, error) {
 		unix.Close(fd)
-		rec.abort()
+		rec.Abort()
 		return fail(err)
 	}
 	if err := linkMarker(rec, jobDir, r.ID); err != nil {
@@ -378,7 +379,7 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	go func() {
 		defer wg.Done()
 		if !o.Instant.IsZero() {
-			if jobErr = writeFile(jobDir, instantKey(o.Instant), []byte(r.ID+"\n"), true); jobErr != nil {
+			if jobErr = durable.Write(jobDir, instantKey(o.Instant), []byte(r.ID+"\n"), true); jobErr != nil {
 				return
 			}
 		}
@@ -386,31 +387,31 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 		// claim, and the old one's deletion, would make the file system
 		// search ever longer past recently deleted inodes (ext4 without a
 		// journal). It fsyncs jobDir, the markers' and the key's too.
-		jobErr = s.replaceFile(jobDir, latestName, []byte(r.ID+" "+head+"\n"))
+		jobErr = s.rep.Replace(jobDir, latestName, []byte(r.ID+" "+head+"\n"))
 	}()
 	go func() {
 		defer wg.Done()
-		if activeErr = fsyncDir(s.active); activeErr == nil && newJob {
-			activeErr = fsyncDir(s.jobs)
+		if activeErr = s.active.Sync(); activeErr == nil && newJob {
+			activeErr = s.jobs.Sync()
 		}
 	}()
-	dataErr := fdatasync(fd)
+	dataErr := durable.Fdatasync(fd)
 	if dataErr != nil {
-		dataErr = &os.PathError{Op: "fdatasync", Path: s.exec.show(rec.tmp), Err: dataErr}
+		dataErr = &os.PathError{Op: "fdatasync", Path: s.exec.Show(rec.Temp), Err: dataErr}
 	}
 	wg.Wait()
 	if err := errors.Join(dataErr, jobErr, activeErr); err != nil {
 		return abort(err)
 	}
 	if err := unix.Close(fd); err != nil {
-		rec.abort()
-		return fail(&os.PathError{Op: "close", Path: s.exec.show(rec.tmp), Err: err})
+		rec.Abort()
+		return fail(&os.PathError{Op: "close", Path: s.exec.Show(rec.Temp), Err: err})
 	}
 	reached("claim-synced")
-	if err := rec.commit(); err != nil {
+	if err := rec.Commit(); err != nil {
 		return fail(err)
 	}
-	if err := fsyncDir(s.exec); err != nil {
+	if err := s.exec.Sync(); err != nil {
 		return fail(err)
 	}
 	return r, nil
@@ -529,7 +530,7 @@ func (s *Store) scanActive(fn func(id, job string) error) error {
 // readNames returns the names in d, sorted.
 func readNames(d dirh) ([]string, error) {
 	if readNamesHook != nil {
-		readNamesHook(d.path)
+		readNamesHook(d.Path)
 	}
 	f, err := openListing(d)
 	if err != nil {
@@ -538,7 +539,7 @@ func readNames(d dirh) ([]string, error) {
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", d.path, err)
+		return nil, fmt.Errorf("reading %s: %w", d.Path, err)
 	}
 	sort.Strings(names)
 	return names, nil
@@ -554,7 +555,7 @@ func (s *Store) jobIDs(job string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(jd.fd)
+	defer unix.Close(jd.FD)
 	return jobIDsIn(jd)
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/internal/durable"
 )
 
 // pointer reads job's _latest pointer: the newest claim and the one before
@@ -22,7 +24,7 @@ func (s *Store) pointer(job string) (head, prev string, ok bool, err error) {
 	if err != nil {
 		return "", "", false, err
 	}
-	defer unix.Close(jd.fd)
+	defer unix.Close(jd.FD)
 	return pointerIn(jd)
 }
 
@@ -83,13 +85,13 @@ func (s *Store) latestIn(jd dirh) (string, error) {
 // stored reports whether exec/ID exists.
 func (s *Store) stored(id string) bool {
 	var st unix.Stat_t
-	return unix.Fstatat(s.exec.fd, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	return unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 }
 
 // missing reports whether exec/ID does not exist.
 func (s *Store) missing(id string) bool {
 	var st unix.Stat_t
-	return unix.Fstatat(s.exec.fd, id, &st, unix.AT_SYMLINK_NOFOLLOW) == unix.ENOENT
+	return unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == unix.ENOENT
 }
 
 // Latest returns job's newest execution (the last one claimed). It reads
@@ -228,7 +230,7 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 	byJob := map[string][]Record{} // every readable record, oldest first
 	for _, n := range names {
 		if strings.HasPrefix(n, tmpPrefix) {
-			unix.Unlinkat(s.exec.fd, n, 0) // no writer runs: we hold the lock
+			unix.Unlinkat(s.exec.FD, n, 0) // no writer runs: we hold the lock
 			continue
 		}
 		if ValidID(n) != nil {
@@ -269,7 +271,7 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 	touched := map[string]dirh{}
 	defer func() {
 		for _, jd := range touched {
-			unix.Close(jd.fd)
+			unix.Close(jd.FD)
 		}
 	}()
 	for _, r := range drop {
@@ -289,22 +291,22 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 				continue // the slot names another execution
 			}
 		}
-		if err := writeFile(jobDir, key, []byte(r.ID+" "+string(r.Status)+"\n"), true); err != nil {
+		if err := durable.Write(jobDir, key, []byte(r.ID+" "+string(r.Status)+"\n"), true); err != nil {
 			return nil, fmt.Errorf("pruning %s: %w", r.ID, err)
 		}
 	}
 	for _, jobDir := range touched {
-		if err := fsyncDir(jobDir); err != nil {
+		if err := jobDir.Sync(); err != nil {
 			return nil, fmt.Errorf("pruning: %w", err)
 		}
 	}
 	// 2. The records.
 	for _, r := range drop {
-		if err := unix.Unlinkat(s.exec.fd, r.ID, 0); err != nil && err != unix.ENOENT {
+		if err := unix.Unlinkat(s.exec.FD, r.ID, 0); err != nil && err != unix.ENOENT {
 			return nil, fmt.Errorf("pruning %s: %w", r.ID, err)
 		}
 	}
-	if err := fsyncDir(s.exec); err != nil {
+	if err := s.exec.Sync(); err != nil {
 		return nil, fmt.Errorf("pruning: %w", err)
 	}
 	// 3. Membership markers, free slots, pointers and stale files.
@@ -323,20 +325,20 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 		var err error
 		switch len(remain) {
 		case 0:
-			err = unix.Unlinkat(jobDir.fd, latestName, 0)
+			err = unix.Unlinkat(jobDir.FD, latestName, 0)
 			if err == unix.ENOENT {
 				err = nil
 			}
 		case 1:
-			err = writeFile(jobDir, latestName, []byte(remain[0]+"\n"), false)
+			err = durable.Write(jobDir, latestName, []byte(remain[0]+"\n"), false)
 		default:
-			err = writeFile(jobDir, latestName, []byte(remain[len(remain)-1]+" "+remain[len(remain)-2]+"\n"), false)
+			err = durable.Write(jobDir, latestName, []byte(remain[len(remain)-1]+" "+remain[len(remain)-2]+"\n"), false)
 		}
 		if err == nil {
-			err = fsyncDir(jobDir)
+			err = jobDir.Sync()
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("pruning %s: %w", jobDir.path, err))
+			errs = append(errs, fmt.Errorf("pruning %s: %w", jobDir.Path, err))
 		}
 	}
 	return drop, errors.Join(errs...)
@@ -374,7 +376,7 @@ func (s *Store) pruneLeftovers(byJob map[string][]Record, dropped map[string]boo
 		names, _ := readNames(d)
 		for _, n := range names {
 			if strings.HasPrefix(n, tmpPrefix) {
-				unix.Unlinkat(d.fd, n, 0)
+				unix.Unlinkat(d.FD, n, 0)
 			}
 		}
 	}
@@ -386,7 +388,7 @@ func (s *Store) pruneJobLeftovers(job string, stored map[string]Record, dropped 
 	if err != nil {
 		return
 	}
-	defer unix.Close(jobDir.fd)
+	defer unix.Close(jobDir.FD)
 	names, err := readNames(jobDir)
 	if err != nil {
 		return
@@ -394,7 +396,7 @@ func (s *Store) pruneJobLeftovers(job string, stored map[string]Record, dropped 
 	for _, n := range names {
 		switch {
 		case strings.HasPrefix(n, tmpPrefix):
-			unix.Unlinkat(jobDir.fd, n, 0)
+			unix.Unlinkat(jobDir.FD, n, 0)
 		case strings.HasPrefix(n, "@"):
 			b, err := readSmall(jobDir, n, 256)
 			if err != nil {
@@ -402,12 +404,12 @@ func (s *Store) pruneJobLeftovers(job string, stored map[string]Record, dropped 
 			}
 			f := strings.Fields(string(b))
 			if len(f) == 1 && dropped[f[0]] {
-				unix.Unlinkat(jobDir.fd, n, 0) // a failed/abandoned holder: free anyway
+				unix.Unlinkat(jobDir.FD, n, 0) // a failed/abandoned holder: free anyway
 			}
 		case ValidID(n) == nil:
 			if r, ok := stored[n]; !ok || r.Job != job {
 				if s.missing(n) {
-					unix.Unlinkat(jobDir.fd, n, 0)
+					unix.Unlinkat(jobDir.FD, n, 0)
 				}
 			}
 		}
