@@ -3,10 +3,11 @@ package ledger
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tether-sh/tether/lib/proc"
 )
@@ -455,12 +456,21 @@ func (r Record) Field(name string) (string, error) {
 const fieldNames = "id, job, source, instant, status, fenced, fenced_at, owner, owner.host, owner.boot_id, " +
 	"owner.pidns, owner.pid, owner.start, child, child.pid, child.start, claimed_at, started_at, finished_at, exit_code, error"
 
-// errorsIsAny reports whether err wraps any of targets.
-func errorsIsAny(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
+// ErrorText makes msg fit a record's error field: valid UTF-8 (invalid
+// bytes become U+FFFD, as JSON would make them) and at most the field's
+// limit in bytes, cut on a character boundary and marked with "...". A
+// result message must never be refused for its length: the record would
+// then stay running, and recovery would call a payload that never ran
+// unknown.
+func ErrorText(msg string) string {
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if len(msg) <= maxErrorLen {
+		return msg
 	}
-	return false
+	const more = "..."
+	cut := maxErrorLen - len(more)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + more
 }
