@@ -42,6 +42,10 @@
 //	    @INSTANT               "ID" of the execution holding (JOB, INSTANT), or
 //	                           "ID STATUS" once that record was pruned (tombstone)
 //	  active/ID.JOB            marker: ID may still be claimed or running
+//	  handoff/                 0700, made by the first spawn (HandoffDir)
+//	    ID.ack                 a spawned worker's acknowledgement, read and
+//	                           removed by its spawn; one left by a killed
+//	                           spawn is swept a minute later
 //	  */.tmp.NAME              a write in progress (or left by a crash)
 //
 // Markers are hard links to the inode of their record's first version (an

@@ -21,6 +21,7 @@ const (
 	jobsDir    = "jobs"
 	activeDir  = "active"
 	latestName = "_latest"
+	handoffDir = "handoff"
 	tmpPrefix  = durable.TempPrefix
 	// spareName is the spare file of exec/ and of each jobs/JOB/: the next
 	// version of a record (or of _latest) is written into it in place and
@@ -505,20 +506,6 @@ func mkdirPrivate(d dirh, name string) error {
 	}
 	defer unix.Close(fd)
 	return unix.Fchmod(fd, 0o700)
-}
-
-// CheckPrivateDir refuses path unless it is a directory (not a symbolic
-// link) owned by the effective uid and not writable by group or others:
-// what every folder of a store must be (ErrUnsafeStore otherwise).
-func CheckPrivateDir(path string) error {
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
-		return &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return fmt.Errorf("%w: %s is not a directory", ErrUnsafeStore, path)
-	}
-	return checkOwned(path, &st)
 }
 
 // checkOwned refuses a file or directory not owned by the effective uid, or

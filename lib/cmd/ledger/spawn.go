@@ -68,12 +68,8 @@ func (c *spawnCmd) Run(e *env) error {
 	if _, err := st.Fence(id); err != nil {
 		return giveUp(e, st, id, "cannot fence: "+err.Error())
 	}
-	hdir := filepath.Join(st.Dir(), "handoff")
-	if err := os.MkdirAll(hdir, 0o700); err != nil {
-		return giveUp(e, st, id, "cannot create handoff directory: "+err.Error())
-	}
-	// Another user who could write here could plant the acknowledgement.
-	if err := ledger.CheckPrivateDir(hdir); err != nil {
+	hdir, err := st.HandoffDir()
+	if err != nil {
 		return giveUp(e, st, id, err.Error())
 	}
 	sweepHandoff(st, hdir)
