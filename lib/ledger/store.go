@@ -636,3 +636,6 @@ func (s *Store) Gone() bool {
 	}
 	return unix.Fstatat(s.root.FD, lockName, &st, unix.AT_SYMLINK_NOFOLLOW) == unix.ENOENT
 }
+
+// Location returns the store's directory: where it is, for messages.
+func (s *Store) Location() string { return s.dir }
