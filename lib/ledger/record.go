@@ -96,10 +96,10 @@ type Record struct {
 }
 
 // State describes the record's state for messages: "claimed",
-// "claimed and fenced", "running", "completed", ...
+// "claimed+fenced", "running", "completed", ...
 func (r Record) State() string {
 	if r.Status == Claimed && r.Fenced {
-		return "claimed and fenced"
+		return "claimed+fenced"
 	}
 	return string(r.Status)
 }

@@ -93,7 +93,7 @@ func (s *Store) Fence(id string) (Record, error) {
 	return s.update("fence", id, func(r *Record, now time.Time) error {
 		switch {
 		case r.Status == Claimed && r.Fenced:
-			return refusedf("execution is claimed and already fenced")
+			return refusedf("execution is already claimed+fenced")
 		case r.Status != Claimed:
 			return refusedf("execution is %s, not claimed", r.State())
 		}
@@ -133,7 +133,7 @@ func (s *Store) Start(id string, owner *Owner) (Record, error) {
 	return s.update("start", id, func(r *Record, now time.Time) error {
 		switch {
 		case r.Status == Claimed && r.Fenced:
-			return refusedf("execution is claimed and fenced: it was handed off, only adopt may start it")
+			return refusedf("execution is claimed+fenced: it was handed off, only adopt may start it")
 		case r.Status != Claimed:
 			return refusedf("execution is %s, not claimed", r.State())
 		}
@@ -181,7 +181,7 @@ func (s *Store) Finish(id string, status Status, exitCode *int, errMsg string) (
 		switch {
 		case r.Status == Running:
 		case r.Status == Claimed && r.Fenced:
-			return refusedf("execution is claimed and fenced: its adopter finishes it, or recover abandons it")
+			return refusedf("execution is claimed+fenced: its adopter finishes it, or recover abandons it")
 		case r.Status == Claimed && status == Completed:
 			return refusedf("execution is claimed and never started: it can only finish as failed")
 		case r.Status == Claimed:
