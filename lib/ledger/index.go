@@ -185,3 +185,17 @@ func (s *Store) execIDs() ([]string, error) {
 	}
 	return validIDs(names), nil
 }
+
+// newestOf returns the id of job's newest stored execution ("" if none),
+// through its _latest pointer. Called with the lock held.
+func (s *Store) newestOf(job string) (string, error) {
+	jd, err := openSubdir(s.jobs, job)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(jd.FD)
+	return s.latestIn(jd)
+}

@@ -34,6 +34,11 @@ type Ledger interface {
 	Finish(id string, status Status, exitCode *int, errMsg string) (Record, error)
 	// AbortHandoff: claimed or claimed+fenced → failed, with why.
 	AbortHandoff(id, why string) (Record, error)
+	// Beat records that a claimed, claimed+fenced or running execution is
+	// alive (beat_at) with an optional note; refused once terminal, or
+	// with o.IfLatest when its job has a newer execution. (A store with
+	// leases renews the lease here.)
+	Beat(id string, o BeatOptions) (Record, error)
 	// Recover judges every claimed or running execution by its owner
 	// (dead: abandoned or unknown) and returns those it changed.
 	Recover(grace time.Duration) ([]Record, error)

@@ -323,7 +323,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 	empty.ID, empty.Job, empty.Status, empty.ClaimedAt, empty.Owner.PID = "a", "j", Claimed, time.Unix(1, 0), 1
 	b, _ = empty.MarshalJSON()
 	for _, k := range []string{"id", "job", "source", "instant", "status", "fenced", "fenced_at", "owner", "child",
-		"claimed_at", "started_at", "finished_at", "exit_code", "error", "host", "boot_id", "pid", "start"} {
+		"claimed_at", "started_at", "finished_at", "exit_code", "error", "beat_at", "note", "host", "boot_id", "pid", "start"} {
 		if !strings.Contains(string(b), `"`+k+`":`) {
 			t.Errorf("MarshalJSON = %s; missing key %q", b, k)
 		}

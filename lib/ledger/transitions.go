@@ -209,3 +209,58 @@ func (s *Store) AbortHandoff(id, why string) (Record, error) {
 		return nil
 	})
 }
+
+// BeatOptions are the optional parts of a beat.
+type BeatOptions struct {
+	// Note, if not nil, replaces the execution's progress note ("" clears
+	// it); nil keeps the note of the last beat.
+	Note *string
+	// IfLatest refuses the beat when the execution's job has a newer
+	// execution: the beat is about an attempt that is no longer current.
+	IfLatest bool
+}
+
+// Beat records that execution id is alive now, and its progress note
+// (claimed, claimed+fenced or running: the state is kept, beat_at is
+// set). It is refused once the execution is terminal, and with IfLatest
+// when a newer execution of its job exists, so that a watcher records a
+// stall only against the attempt that is still current. Like every
+// update it is one durable write under the lock; the IfLatest check is
+// made under the same lock, so a claim cannot slip in between.
+func (s *Store) Beat(id string, o BeatOptions) (Record, error) {
+	if err := ValidID(id); err != nil {
+		return Record{}, err
+	}
+	if o.Note != nil && len(*o.Note) > maxNoteLen {
+		return Record{}, badInputf("note longer than %d bytes", maxNoteLen)
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return Record{}, err
+	}
+	defer unlock()
+	r, err := s.readRecord(id)
+	if err != nil {
+		return Record{}, fmt.Errorf("cannot beat %s: %w", id, err)
+	}
+	if r.Status.Terminal() {
+		return r, fmt.Errorf("cannot beat %s: %w", id, refusedf("execution is already %s", r.State()))
+	}
+	if o.IfLatest {
+		newest, err := s.newestOf(r.Job)
+		if err != nil {
+			return Record{}, fmt.Errorf("cannot beat %s: %w", id, err)
+		}
+		if newest > id {
+			return r, fmt.Errorf("cannot beat %s: %w", id, refusedf("execution %s of %s is newer", newest, r.Job))
+		}
+	}
+	r.BeatAt = s.clock()
+	if o.Note != nil {
+		r.Note = *o.Note
+	}
+	if err := s.writeRecord(r); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}

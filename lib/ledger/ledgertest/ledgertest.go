@@ -55,6 +55,9 @@ func RunConformance(t *testing.T, h Harness) {
 		{"Latest", testLatest},
 		{"Prune", testPrune},
 		{"RaceGoroutines", testRaceGoroutines},
+		{"Beat", testBeat},
+		{"BeatIfLatest", testBeatIfLatest},
+		{"BeatRace", testBeatRace},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
