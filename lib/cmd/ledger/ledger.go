@@ -2,7 +2,14 @@
 // entries, wrappers and schedulers, on flock'd files (see lib/ledger).
 //
 // Each subcommand lives in its own file and is one field of commands; a
-// new subcommand is a new file plus one field there.
+// new subcommand is a new file plus one field there. The transitions
+// (claim, fence, adopt, start, finish) move an execution through SPEC's
+// state machine; beat records proof of life and a progress note on a
+// claimed or running execution without moving it (beat_at and note in
+// show and --json), refused once it ended or, with --if-latest, once a
+// newer execution of its job exists:
+//
+//	ledger beat "$id" --note "step 2 of 5" --if-latest || stop_stale_attempt
 package ledger
 
 import (
@@ -23,7 +30,7 @@ jobs, crash-safely, with one winner per claim.
 
   id=$(ledger claim backup --owner $$$$ --instant "$(date -u +%FT%TZ)") || exit 0
   ledger start "$id"
-  backup.sh; rc=$?
+  backup.sh; rc=$?               # meanwhile: ledger beat "$id" --note "step 2 of 5"
   ledger finish "$id" --status $([ $rc = 0 ] && echo completed || echo failed) --exit-code $rc
   ledger recover                  # dead owners: never started → abandoned, started → unknown
   ledger latest backup --field status
