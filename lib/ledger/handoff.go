@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,9 +18,6 @@ func (s *Store) HandoffDir() (string, error) {
 	}
 	h, err := openSubdir(s.root, handoffDir)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			return "", fmt.Errorf("cannot create handoff directory: %w", pe)
-		}
 		return "", err
 	}
 	unix.Close(h.FD)
