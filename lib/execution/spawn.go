@@ -68,12 +68,10 @@ func Spawn(warn func(format string, args ...any), st *ledger.Store, id string, o
 	if _, err := st.Fence(id); err != nil {
 		return nil, giveUp(warn, st, id, "cannot fence: "+err.Error())
 	}
-	hdir := filepath.Join(st.Dir(), "handoff")
-	if err := os.MkdirAll(hdir, 0o700); err != nil {
-		return nil, giveUp(warn, st, id, "cannot create handoff directory: "+err.Error())
-	}
-	// Another user who could write here could plant the acknowledgement.
-	if err := ledger.CheckPrivateDir(hdir); err != nil {
+	// The store checks that the directory is its own and private: another
+	// user who could write there could plant the acknowledgement.
+	hdir, err := st.HandoffDir()
+	if err != nil {
 		return nil, giveUp(warn, st, id, err.Error())
 	}
 	sweepHandoff(st, hdir)

@@ -8,6 +8,10 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
+// DefaultGrace is how long a fenced claim is left alone after its fence
+// before recovery may judge its claimer.
+const DefaultGrace = 30 * time.Second
+
 // UnknownSideEffects is part of every error recorded for an execution that
 // recovery marks unknown.
 const UnknownSideEffects = "whether side effects ran is unknown"
@@ -63,6 +67,33 @@ func (s *Store) Recover(grace time.Duration) ([]Record, error) {
 		errs = append(errs, err)
 	}
 	return out, errors.Join(errs...)
+}
+
+// RecoverOne judges execution id alone, as Recover judges every execution
+// but with no fence grace: its caller knows the adopter is gone. It returns
+// the record, changed or not; where /proc is not this PID namespace's, an
+// error wrapping proc.ErrForeignProc.
+func (s *Store) RecoverOne(id string) (Record, error) {
+	if err := ValidID(id); err != nil {
+		return Record{}, err
+	}
+	if err := localIdentity().procErr; err != nil {
+		return Record{}, err
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return Record{}, err
+	}
+	defer unlock()
+	r, err := s.readRecord(id)
+	if err != nil {
+		return Record{}, err
+	}
+	r, _, err = s.recoverOne(r, 0)
+	if err != nil && !errors.Is(err, ErrRefused) {
+		return Record{}, err
+	}
+	return r, nil
 }
 
 // recoverOne judges one record with the lock held. If its owner is dead it

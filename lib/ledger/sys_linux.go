@@ -12,15 +12,6 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-// renameExchange atomically swaps the names a and b in the directory dirfd
-// (renameat2 RENAME_EXCHANGE).
-func renameExchange(dirfd int, a, b string) error {
-	return unix.Renameat2(dirfd, a, dirfd, b, unix.RENAME_EXCHANGE)
-}
-
-// syncData is fdatasync(2): the data and what is needed to read it back.
-func syncData(fd int) error { return unix.Fdatasync(fd) }
-
 // randomBytes fills b from getrandom(2), reporting false if it could not
 // (kernels older than 3.17). getrandom directly: crypto/rand's FIPS
 // machinery costs a noticeable share of a short-lived process's start-up.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -236,14 +237,11 @@ func cmdReadpid(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], strconv.Itoa(resolvePID(ts, "@"+args[1])))
 }
 
-// WriteFileAtomic writes data to path through a temporary file and rename,
-// so a reader waiting for path never sees it half written.
+// WriteFileAtomic writes data to path (0644) through a temporary file and
+// rename (durable.WriteFile), so a reader waiting for path never sees it
+// half written.
 func WriteFileAtomic(path string, data []byte) error {
-	tmp := fmt.Sprintf("%s.tmp%d", path, os.Getpid())
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return durable.WriteFile(path, data, 0o644)
 }
 
 func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {

@@ -35,6 +35,7 @@ type commands struct {
 	Adopt   adoptCmd   `cmd:"" help:"Take over a fenced claim (claimed+fenced → running)."`
 	Start   startCmd   `cmd:"" help:"Start a claim in-process (claimed → running)."`
 	Finish  finishCmd  `cmd:"" help:"Record the result (running → completed|failed, claimed → failed)."`
+	Beat    beatCmd    `cmd:"" help:"Record that a claimed or running execution is alive, with an optional note (refused once it ended)."`
 	Recover recoverCmd `cmd:"" help:"Mark executions whose owner is gone abandoned (never started) or unknown (started)."`
 	Show    showCmd    `cmd:"" help:"Print one execution."`
 	Latest  latestCmd  `cmd:"" help:"Print the newest execution of JOB."`

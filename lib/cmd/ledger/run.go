@@ -116,7 +116,7 @@ func openAsOwner(e *env) (*ledger.Store, ledger.Owner, error) {
 
 // claimJob claims job, wording a refusal with verb. Errors are ready to
 // return.
-func claimJob(st *ledger.Store, verb, job string, o ledger.ClaimOptions) (ledger.Record, error) {
+func claimJob(st ledger.Ledger, verb, job string, o ledger.ClaimOptions) (ledger.Record, error) {
 	rec, err := st.Claim(job, o)
 	if err != nil {
 		if errors.Is(err, ledger.ErrRefused) {
