@@ -154,3 +154,39 @@ func BeatTransition(o BeatOptions) (Transition, error) {
 func NewerRefusal(newest, job string) error {
 	return refusedf("execution %s of %s is newer", newest, job)
 }
+
+// CheckClaim checks a claim's arguments as every store does, and returns
+// o normalised: its instant in UTC, its grace DefaultGrace if unset.
+func CheckClaim(job string, o ClaimOptions) (ClaimOptions, error) {
+	if err := ValidJob(job); err != nil {
+		return o, err
+	}
+	if o.Owner.PID < 1 || o.Owner.PID > proc.MaxPID {
+		return o, badInputf("claim needs an owner")
+	}
+	if len(o.Source) > maxSourceLen {
+		return o, badInputf("source longer than %d bytes", maxSourceLen)
+	}
+	if !o.Instant.IsZero() {
+		o.Instant = o.Instant.UTC()
+		if err := checkInstantRange(o.Instant); err != nil {
+			return o, badInputf("invalid instant: %v", err)
+		}
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.Child.PID < 0 || o.Child.PID > proc.MaxPID {
+		return o, badInputf("child pid %d", o.Child.PID)
+	}
+	return o, nil
+}
+
+// BlocksInstant reports whether an execution in status st keeps its
+// (job, instant) from being claimed again: claimed, running, completed and
+// unknown do; failed and abandoned may retry.
+func BlocksInstant(st Status) bool { return blocksInstant(st) }
+
+// Refusedf returns an ErrRefused whose message is the format's alone, as
+// the store's own refusals read ("execution X is running and ...").
+func Refusedf(format string, args ...any) error { return refusedf(format, args...) }
