@@ -14,28 +14,62 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
-	"github.com/tether-sh/tether/lib/spec"
-
 	"github.com/alecthomas/kong"
+	"github.com/posener/complete"
+	"github.com/willabides/kongplete"
+
+	"github.com/tether-sh/tether/lib/internal/manual"
+	"github.com/tether-sh/tether/lib/internal/shortcut"
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 // Version is stamped at build time with
-// -ldflags "-X github.com/tether-sh/tether/lib/cli.Version=v1.2.3".
+// -ldflags "-X github.com/tether-sh/tether/lib/cli.Version=v1.2.3";
+// install.sh stamps 0.1.0-dev+COMMIT (COMMIT-dirty for a modified tree)
+// until there is a release tag.
 var Version = ""
 
 // VersionString reports the version stamped into the binary, falling back
-// to the module version recorded by the go tool, then "devel".
+// to the module version recorded by the go tool, then "devel" (with the
+// commit, when the go tool recorded one).
 func VersionString() string {
 	if Version != "" {
 		return Version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
 	}
-	return "devel"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	v := "devel"
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if rev != "" {
+		v += "+" + rev[:min(len(rev), 7)] + dirty
+	}
+	return v
+}
+
+// VersionText is what --version prints: "TOOL VERSION" on the first line
+// (scripts read that one), then the Go release and platform it was built
+// with, which a bug report needs as much as the version.
+func VersionText(tool string) string {
+	return tool + " " + VersionString() + "\n" + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 }
 
 // Tool is one command's identity and I/O.
@@ -44,6 +78,11 @@ type Tool struct {
 	Description string // first line of --help
 	Stdout      io.Writer
 	Stderr      io.Writer
+
+	// Predictors complete the values of flags and arguments tagged
+	// predictor:"NAME" when the tool is run by a shell's completion
+	// (see Parse).
+	Predictors map[string]complete.Predictor
 }
 
 // New returns a Tool writing to the process's stdout, through an *Output
@@ -69,26 +108,40 @@ func (t *Tool) Fail(err error, fallback int) int {
 // process, so Main stays testable and only cmd/*/main.go calls os.Exit.
 type exitPanic struct{ code int }
 
-// Parse parses args into grammar. done reports that the caller should return
-// code at once: --help and --version were served (0), or the arguments did
-// not parse (2, after one line on stderr). Usage errors are always 2, never
-// kong's default 80.
-func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *kong.Context, code int, done bool) {
-	// Answering a lone --version before building kong's model saves a
-	// third of a millisecond: a third of what the tool costs to start.
-	if len(args) == 1 && args[0] == "--version" {
-		fmt.Fprintln(t.Stdout, t.Name+" "+VersionString())
-		return nil, t.Done(0), true
-	}
+// Model returns kong's parser for grammar as Parse builds it: the model
+// --help prints, which the man page and the package doc are made from.
+func (t *Tool) Model(grammar any, options ...kong.Option) (*kong.Kong, error) {
 	opts := []kong.Option{
 		kong.Name(t.Name),
 		kong.Description(t.Description),
 		kong.Writers(t.Stdout, t.Stderr),
-		kong.Vars{"version": t.Name + " " + VersionString()},
+		kong.Vars{"version": VersionText(t.Name)},
 		kong.Exit(func(code int) { panic(exitPanic{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: false}),
+		kong.ValueFormatter(manual.FlagHelp),
 	}
-	opts = append(opts, options...)
+	return kong.New(grammar, append(opts, options...)...)
+}
+
+// Completing reports whether the tool was started by a shell to complete
+// a command line (bash's complete -C, or the zsh and fish functions
+// install.sh installs): then COMP_LINE holds the line, and Parse prints
+// the completions instead of parsing args.
+func Completing() bool { return os.Getenv("COMP_LINE") != "" }
+
+// Parse parses args into grammar. done reports that the caller should return
+// code at once: --help and --version were served (0), or the arguments did
+// not parse (2, after one line on stderr). Usage errors are always 2, never
+// kong's default 80. When Completing, Parse prints the completions of
+// $COMP_LINE, one a line, and returns done with 0.
+func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *kong.Context, code int, done bool) {
+	// Answering a lone --version before building kong's model saves a
+	// third of a millisecond: a third of what the tool costs to start.
+	if len(args) == 1 && args[0] == "--version" && !Completing() && shortcut.Take(shortcut.LoneVersion) {
+		shortcut.Ran(shortcut.LoneVersion)
+		fmt.Fprintln(t.Stdout, VersionText(t.Name))
+		return nil, t.Done(0), true
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			ep, ok := r.(exitPanic)
@@ -104,11 +157,19 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 			code = t.Done(code)
 		}
 	}()
-	parser, err := kong.New(grammar, opts...)
+	parser, err := t.Model(grammar, options...)
 	if err != nil {
 		// A grammar error is a programming error, but never a panic for the user.
 		t.Warnf("internal error: %v", err)
 		return nil, spec.ExitSystem, true
+	}
+	if Completing() {
+		// Completion errors go nowhere: stderr would garble the
+		// user's prompt.
+		kongplete.Complete(parser,
+			kongplete.WithPredictors(t.Predictors),
+			kongplete.WithErrorHandler(func(error) {}))
+		return nil, t.Done(0), true
 	}
 	ctx, err = parser.Parse(args)
 	if err != nil {

@@ -14,7 +14,7 @@ type Duration time.Duration
 
 // UnmarshalText implements encoding.TextUnmarshaler for kong.
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := spec.ParseDuration(string(b))
+	v, err := parseDuration(string(b), spec.ParseDuration)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,8 @@
 // Package execution runs the payload of one ledger execution and records
 // what happened: the child's identity as soon as it runs, then its result.
 // It is the part shared by adopt and ledger run, which differ only in how
-// the execution came to be running.
+// the execution came to be running. Spawn and WaitSpawned (spawn.go) are
+// ledger spawn's side of a handoff to a detached adopt worker.
 //
 //	code := execution.Run(tool.Warnf, st, rec.ID, execution.Options{Argv: argv})
 //	return code // the payload's status, 128+N, 124, 126/127, or 125
@@ -12,8 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tether-sh/tether/lib/spec"
@@ -37,14 +38,15 @@ type Options struct {
 	// Signals is a channel registered by CatchSignals before the execution
 	// was claimed or adopted; nil lets the runner register its own.
 	Signals chan os.Signal
-	// Claim, for ledger run, creates the execution: it claims and starts
-	// it in one update with the payload recorded, while the payload is
-	// held at its gate (ledger.ClaimOptions.Child), so that the payload's
-	// start-up overlaps the claim's writes. It is called with a zero child
+	// Claim, for ledger run, creates the execution with the given id (a
+	// fresh ledger.NewID, already in the payload's environment): it claims
+	// and starts it in one update with the payload recorded, while the
+	// payload is held before its first instruction
+	// (ledger.ClaimOptions.Child and ID). It is called with a zero child
 	// when the payload could not even be started (not found), to record
 	// that as a failed execution. Without Claim, the execution is running
 	// already (adopted) and only the payload is recorded.
-	Claim func(child proc.ID) (ledger.Record, error)
+	Claim func(id string, child proc.ID) (ledger.Record, error)
 }
 
 // CatchSignals registers the signals a runner forwards, so that one that
@@ -52,12 +54,8 @@ type Options struct {
 // (leaving a started execution that never ran) nor is lost: the runner
 // forwards it once the payload runs. Call stop when done.
 func CatchSignals() (sigs chan os.Signal, stop func()) {
-	sigs = make(chan os.Signal, 16)
-	forward := slices.DeleteFunc(slices.Clone(runner.DefaultForward), signal.Ignored)
-	if len(forward) > 0 {
-		signal.Notify(sigs, forward...)
-	}
-	return sigs, func() { signal.Stop(sigs) }
+	c := runner.Catch(runner.Forwardable(runner.DefaultForward)...)
+	return c.C(), c.Stop
 }
 
 // Run runs argv for execution id (none yet with o.Claim) and finishes its
@@ -75,42 +73,49 @@ func CatchSignals() (sigs chan os.Signal, stop func()) {
 // far as the ledger can tell. Run says so on stderr and still returns the
 // payload's status.
 func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o Options) int {
-	claimed := false
+	if o.Claim != nil {
+		id = ledger.NewID(time.Now())
+	}
+	// recorded: the execution exists in the store (an adopted one does
+	// already); tried: ledger run's claim was made, whatever its outcome.
+	recorded, tried := o.Claim == nil, false
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv:         o.Argv,
 		Grace:        o.Grace,
 		Deadline:     o.Deadline,
 		Signals:      o.Signals,
 		PIDNamespace: o.PIDNamespace,
-		OnStart: func(child proc.ID) ([]string, error) {
+		// The id replaces an outer execution's.
+		Env: append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+			return strings.HasPrefix(kv, EnvVar+"=")
+		}), EnvVar+"="+id),
+		OnStart: func(child proc.ID) error {
 			if o.Claim != nil {
-				claimed = true
-				rec, err := o.Claim(child)
-				if err != nil {
-					return nil, err
+				tried = true
+				if _, err := o.Claim(id, child); err != nil {
+					return err
 				}
-				id = rec.ID
-			} else if _, err := st.SetChild(id, child); err != nil {
-				return nil, fmt.Errorf("not running %s: could not record its payload %s: %w", id, child, err)
+				recorded = true
+				return nil
 			}
-			// The id is known for certain only now (ledger run claims
-			// here); it replaces an outer execution's.
-			return []string{EnvVar + "=" + id}, nil
+			if _, err := st.SetChild(id, child); err != nil {
+				return fmt.Errorf("not running %s: could not record its payload %s: %w", id, child, err)
+			}
+			return nil
 		},
 	})
 	if err != nil {
 		code := spec.Code(err, spec.ExitNotRun)
-		if o.Claim != nil && !claimed {
+		if o.Claim != nil && !tried {
 			// The payload could not be started at all: record that.
-			rec, cerr := o.Claim(proc.ID{})
-			if cerr != nil {
+			if _, cerr := o.Claim(id, proc.ID{}); cerr != nil {
 				warn("%v", cerr)
 				return spec.Code(cerr, spec.ExitNotRun)
 			}
-			id = rec.ID
+			recorded = true
 		}
 		warn("%v", err)
-		if id != "" {
+		if recorded {
 			finish(warn, st, id, ledger.Failed, code, err.Error())
 		}
 		return code

@@ -32,10 +32,31 @@ type ClaimOptions struct {
 	Exclusive bool
 	// Grace is the recovery grace for fenced claims (0: DefaultGrace).
 	Grace time.Duration
-	// Child, if set, is the payload of ledger run, forked and held at its
-	// gate: the execution is claimed and started in one update, with the
-	// child recorded (claimed_at = started_at).
+	// Child, if set, is the payload of ledger run, forked and held before
+	// its first instruction: the execution is claimed and started in one
+	// update, with the child recorded (claimed_at = started_at).
 	Child proc.ID
+	// ID, if set, is the id to give the execution instead of a fresh one:
+	// ledger run puts it in the payload's environment before the fork. It
+	// must come from NewID; an id already in the store is refused
+	// (ErrBadInput). Ids sort like claim times only to within the time
+	// between NewID and the claim.
+	ID string
+}
+
+// freshID checks that a chosen id is well-formed and not in the store yet.
+func (s *Store) freshID(id string) error {
+	if err := ValidID(id); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	switch err := unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == nil:
+		return badInputf("execution %s exists already", id)
+	case !errors.Is(err, unix.ENOENT):
+		return &os.PathError{Op: "stat", Path: s.exec.Show(id), Err: err}
+	}
+	return nil
 }
 
 // Claim records a new execution of job owned by o.Owner and returns it.
@@ -77,8 +98,14 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	}
 
 	now := s.clock()
+	id := o.ID
+	if id == "" {
+		id = NewID(now)
+	} else if err := s.freshID(id); err != nil {
+		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
+	}
 	r := Record{
-		ID: NewID(now), Job: job, Source: o.Source, Instant: o.Instant,
+		ID: id, Job: job, Source: o.Source, Instant: o.Instant,
 		Status: Claimed, Owner: o.Owner, ClaimedAt: now,
 	}
 	if o.Child.PID != 0 {
@@ -150,7 +177,14 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 		return fail(&os.PathError{Op: "close", Path: s.exec.Show(rec.Temp), Err: err})
 	}
 	reached("claim-synced")
-	if err := rec.Commit(); err != nil {
+	commit := rec.Commit
+	if o.ID != "" {
+		commit = rec.CommitNew
+	}
+	if err := commit(); err != nil {
+		if errors.Is(err, durable.ErrExists) {
+			err = badInputf("execution %s exists already", r.ID)
+		}
 		return fail(err)
 	}
 	if err := s.exec.Sync(); err != nil {

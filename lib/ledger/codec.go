@@ -1,6 +1,10 @@
 package ledger
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/tether-sh/tether/lib/internal/shortcut"
+)
 
 // Every ledger call reads a record and most write one, in a process that
 // lives a few milliseconds: encoding/json's reflection (building its type
@@ -29,6 +33,7 @@ func plain(s string) bool {
 // appendCanonical appends json.Marshal(j) to b, or reports false if a
 // string in j is not plain.
 func appendCanonical(b []byte, j *recordJSON) ([]byte, bool) {
+	shortcut.Ran(shortcut.CanonicalCodec)
 	ok := true
 	str := func(key, s string) {
 		b = append(b, key...)
@@ -199,6 +204,7 @@ func (r *canonicalReader) u64p() *uint64 {
 // "v", and one trailing newline or none) into what encoding/json would
 // decode from it; ok is false otherwise.
 func readCanonical(b []byte) (j recordJSON, ok bool) {
+	shortcut.Ran(shortcut.CanonicalCodec)
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
 	}

@@ -20,6 +20,9 @@ type PruneOptions struct {
 	// OlderThan, if not zero, drops only records finished more than
 	// OlderThan ago.
 	OlderThan time.Duration
+	// DryRun selects and returns the records as Prune would, and deletes
+	// nothing (not even the leftovers of interrupted writes).
+	DryRun bool
 }
 
 // Prune deletes terminal records (never claimed or running ones) selected
@@ -46,7 +49,9 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 	byJob := map[string][]Record{} // every readable record, oldest first
 	for _, n := range names {
 		if strings.HasPrefix(n, tmpPrefix) {
-			unix.Unlinkat(s.exec.FD, n, 0) // no writer runs: we hold the lock
+			if !o.DryRun {
+				unix.Unlinkat(s.exec.FD, n, 0) // no writer runs: we hold the lock
+			}
 			continue
 		}
 		if ValidID(n) != nil {
@@ -78,6 +83,9 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 		}
 	}
 	sort.Slice(drop, func(i, j int) bool { return drop[i].ID < drop[j].ID })
+	if o.DryRun {
+		return drop, errors.Join(errs...)
+	}
 	if len(drop) == 0 {
 		s.pruneLeftovers(byJob, nil)
 		return nil, errors.Join(errs...)

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tether-sh/tether/lib/internal/shortcut"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -217,7 +218,11 @@ func (r Record) toJSON() recordJSON {
 // the file store, which keeps neither and does not write them).
 func (r Record) MarshalJSON() ([]byte, error) {
 	j := r.toJSON()
-	b, ok := appendCanonical(make([]byte, 0, 512), &j)
+	var b []byte
+	ok := false
+	if shortcut.Take(shortcut.CanonicalCodec) {
+		b, ok = appendCanonical(make([]byte, 0, 512), &j)
+	}
 	if !ok {
 		var err error
 		if b, err = json.Marshal(j); err != nil {
@@ -254,8 +259,10 @@ type lateJSON struct {
 func (r Record) encode() []byte {
 	j := r.toJSON()
 	j.V = recordFormat
-	if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
-		return append(b, '\n')
+	if shortcut.Take(shortcut.CanonicalCodec) {
+		if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
+			return append(b, '\n')
+		}
 	}
 	b, err := json.Marshal(j)
 	if err != nil {
@@ -268,8 +275,10 @@ func (r Record) encode() []byte {
 // parseRecordJSON reads the JSON of one record: the canonical form
 // directly, anything else with encoding/json.
 func parseRecordJSON(b []byte) (recordJSON, error) {
-	if j, ok := readCanonical(b); ok {
-		return j, nil
+	if shortcut.Take(shortcut.CanonicalCodec) {
+		if j, ok := readCanonical(b); ok {
+			return j, nil
+		}
 	}
 	var j recordJSON
 	dec := json.NewDecoder(bytes.NewReader(b))

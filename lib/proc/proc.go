@@ -15,6 +15,17 @@
 // pidfd_send_signal, so they reach the process the handle was opened for or
 // nobody. Where the kernel has no pidfd, a Handle falls back to polling /proc
 // and to kill(2) after re-checking the identity.
+//
+// proc is the only package of tether that reads /proc. Its files:
+//
+//	stat.go      the one /proc/PID/stat parser, and the State constants
+//	identity     ReadStat, Lookup, Alive: what process holds a PID now
+//	handle       Handle: one process watched and signalled through a pidfd
+//	member       Member: a lightweight identity-checked pidfd for sets of processes
+//	group        process groups: members, signals, outliving the leader
+//	scan         Scanner and Snapshot: every process, children by PPID
+//	ancestry     whether a process descends from another
+//	procns       whether /proc is this PID namespace's
 package proc
 
 import (

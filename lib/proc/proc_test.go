@@ -1,3 +1,5 @@
+//go:build linux
+
 package proc
 
 import (
@@ -201,7 +203,7 @@ func TestOpenMissing(t *testing.T) {
 // TestFallbackWithoutPidfd runs a handle's life on the /proc-polling path
 // that kernels without pidfd_open take.
 func TestFallbackWithoutPidfd(t *testing.T) {
-	HavePidfd() // settle the probe, then pretend it failed
+	havePidfd() // settle the probe, then pretend it failed
 	saved := pidfdUnsupported
 	pidfdUnsupported = true
 	defer func() { pidfdUnsupported = saved }()
@@ -356,7 +358,7 @@ func TestWaitGroupGone(t *testing.T) {
 // TestOpenThread: the id of a thread that is not its group's leader is
 // bad input, said as such, not a process that is gone.
 func TestOpenThread(t *testing.T) {
-	if !HavePidfd() {
+	if !havePidfd() {
 		t.Skip("no pidfd_open here")
 	}
 	// Three goroutines each hold a thread of their own; at most one of

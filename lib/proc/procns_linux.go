@@ -121,7 +121,7 @@ func pidNamespaceGone(root string, ns uint64) (bool, error) {
 				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 					continue
 				}
-				if st, perr := ParseStat(b); err == nil && perr == nil && st.exited() {
+				if st, perr := ParseStat(b); err == nil && perr == nil && st.Exited() {
 					continue
 				}
 				return false, nil

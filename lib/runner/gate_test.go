@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner_test
 
 import (
@@ -16,64 +18,77 @@ import (
 
 // TestRunGateHoldsCommand: while OnStart runs, the command's process
 // exists under its final PID@START but has not run one instruction; it
-// runs once OnStart returns nil, under that same identity.
+// runs once OnStart returns nil, under that same identity, with the
+// environment it was given. Both ways of holding it.
 func TestRunGateHoldsCommand(t *testing.T) {
-	dir := t.TempDir()
-	marker := filepath.Join(dir, "ran")
-	var held proc.ID
-	var ranEarly bool
-	res, err := runner.Run(context.Background(), runner.Options{
-		Argv: sh(`echo $$ > ` + marker + `; echo "$TETHER_GATE_TEST,$HOME" > ` + marker + `.env`),
-		OnStart: func(id proc.ID) ([]string, error) {
-			held = id
-			_, err := os.Stat(marker)
-			ranEarly = err == nil
-			if st, err := proc.ReadStat(id.PID); err != nil || st.Start != id.Start || st.PGID != id.PID {
-				t.Errorf("held child %v: stat %+v, %v; want that start and its own group", id, st, err)
+	for _, hold := range runner.Holds {
+		t.Run(hold.Name, func(t *testing.T) {
+			defer hold.Set()()
+			dir := t.TempDir()
+			marker := filepath.Join(dir, "ran")
+			var held proc.ID
+			var ranEarly bool
+			res, err := runner.Run(context.Background(), runner.Options{
+				Argv: sh(`echo $$ > ` + marker + `; echo "$TETHER_GATE_TEST,$TETHER_GATE" > ` + marker + `.env`),
+				Env:  []string{"TETHER_GATE_TEST=set before the fork", "PATH=" + os.Getenv("PATH")},
+				OnStart: func(id proc.ID) error {
+					held = id
+					_, err := os.Stat(marker)
+					ranEarly = err == nil
+					if st, err := proc.ReadStat(id.PID); err != nil || st.Start != id.Start || st.PGID != id.PID {
+						t.Errorf("held child %v: stat %+v, %v; want that start and its own group", id, st, err)
+					}
+					return nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-			return []string{"TETHER_GATE_TEST=known at release", "HOME=/replaced"}, nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
+			if ranEarly {
+				t.Errorf("Run: the command ran before OnStart returned")
+			}
+			b, err := os.ReadFile(marker)
+			if err != nil || string(b) != strconv.Itoa(held.PID)+"\n" {
+				t.Errorf("command wrote %q, %v; want its PID %d (the held process exec'd it)", b, err, held.PID)
+			}
+			if b, err := os.ReadFile(marker + ".env"); err != nil || string(b) != "set before the fork,\n" {
+				t.Errorf("command's environment: %q, %v; want Options.Env, without the gate's marker", b, err)
+			}
+			if res.Child != held || res.Code() != 0 {
+				t.Errorf("Run = child %v code %d; want %v 0", res.Child, res.Code(), held)
+			}
+			noChildren(t)
+		})
 	}
-	if ranEarly {
-		t.Errorf("Run: the command ran before OnStart returned")
-	}
-	b, err := os.ReadFile(marker)
-	if err != nil || string(b) != strconv.Itoa(held.PID)+"\n" {
-		t.Errorf("command wrote %q, %v; want its PID %d (the held process exec'd it)", b, err, held.PID)
-	}
-	if b, err := os.ReadFile(marker + ".env"); err != nil || string(b) != "known at release,/replaced\n" {
-		t.Errorf("command's environment: %q, %v; want OnStart's variables added, replacing", b, err)
-	}
-	if res.Child != held || res.Code() != 0 {
-		t.Errorf("Run = child %v code %d; want %v 0", res.Child, res.Code(), held)
-	}
-	noChildren(t)
 }
 
 // TestRunOnStartErrorRunsNothing: when the command cannot be recorded it
 // never runs, Run says why with 125, and nothing of it is left.
 func TestRunOnStartErrorRunsNothing(t *testing.T) {
-	dir := t.TempDir()
-	marker := filepath.Join(dir, "ran")
-	why := errors.New("store is gone")
-	_, err := runner.Run(context.Background(), runner.Options{
-		Argv:    sh(`echo ran > ` + marker),
-		OnStart: func(proc.ID) ([]string, error) { return nil, why },
-	})
-	if !errors.Is(err, why) || spec.Code(err, -1) != spec.ExitNotRun {
-		t.Errorf("Run(OnStart fails) = %v (code %d); want %v with 125", err, spec.Code(err, -1), why)
+	for _, hold := range runner.Holds {
+		t.Run(hold.Name, func(t *testing.T) {
+			defer hold.Set()()
+			dir := t.TempDir()
+			marker := filepath.Join(dir, "ran")
+			why := errors.New("store is gone")
+			_, err := runner.Run(context.Background(), runner.Options{
+				Argv:    sh(`echo ran > ` + marker),
+				OnStart: func(proc.ID) error { return why },
+			})
+			if !errors.Is(err, why) || spec.Code(err, -1) != spec.ExitNotRun {
+				t.Errorf("Run(OnStart fails) = %v (code %d); want %v with 125", err, spec.Code(err, -1), why)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("Run(OnStart fails): the command ran")
+			}
+			noChildren(t)
+		})
 	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Errorf("Run(OnStart fails): the command ran")
-	}
-	noChildren(t)
 }
 
-// TestRunGateExecErrors: a command that cannot be executed fails behind
-// the gate with a shell's status, after it was recorded.
+// TestRunGateExecErrors: a command that cannot be executed fails with a
+// shell's status: traced, before it is recorded (its exec failed in the
+// fork); behind the gate, after.
 func TestRunGateExecErrors(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain")
@@ -84,23 +99,56 @@ func TestRunGateExecErrors(t *testing.T) {
 		name     string
 		argv     []string
 		code     int
-		recorded bool
+		recorded map[string]bool // by hold
 	}{
-		{"missing path", []string{filepath.Join(dir, "missing")}, spec.ExitNotFound, true},
-		{"not executable", []string{plain}, spec.ExitNoExec, true},
-		{"not on PATH", []string{"tether-no-such-command"}, spec.ExitNotFound, false},
+		{"missing path", []string{filepath.Join(dir, "missing")}, spec.ExitNotFound, map[string]bool{"traced": true, "gate": true}}, // not stat-able: held at the gate
+		{"not executable", []string{plain}, spec.ExitNoExec, map[string]bool{"gate": true}},
+		{"not on PATH", []string{"tether-no-such-command"}, spec.ExitNotFound, nil},
+	}
+	for _, hold := range runner.Holds {
+		restore := hold.Set()
+		for _, tt := range tests {
+			t.Run(hold.Name+"/"+tt.name, func(t *testing.T) {
+				recorded := false
+				_, err := runner.Run(context.Background(), runner.Options{
+					Argv:    tt.argv,
+					OnStart: func(proc.ID) error { recorded = true; return nil },
+				})
+				if got := spec.Code(err, -1); got != tt.code || recorded != tt.recorded[hold.Name] {
+					t.Errorf("Run(%v) = %v (code %d), recorded %v; want code %d, recorded %v", tt.argv, err, got, recorded, tt.code, tt.recorded[hold.Name])
+				}
+				noChildren(t)
+			})
+		}
+		restore()
+	}
+}
+
+// TestTraceable: a program whose privileges a traced exec would drop goes
+// through the gate.
+func TestTraceable(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		mode os.FileMode
+		want bool
+	}{
+		{0o755, true},
+		{0o755 | os.ModeSetuid, false},
+		{0o755 | os.ModeSetgid, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			recorded := false
-			_, err := runner.Run(context.Background(), runner.Options{
-				Argv:    tt.argv,
-				OnStart: func(proc.ID) ([]string, error) { recorded = true; return nil, nil },
-			})
-			if got := spec.Code(err, -1); got != tt.code || recorded != tt.recorded {
-				t.Errorf("Run(%v) = %v (code %d), recorded %v; want code %d, recorded %v", tt.argv, err, got, recorded, tt.code, tt.recorded)
-			}
-			noChildren(t)
-		})
+		path := filepath.Join(dir, tt.mode.String())
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, tt.mode); err != nil {
+			t.Fatal(err)
+		}
+		if got := runner.Traceable(path); got != tt.want {
+			t.Errorf("traceable(%v) = %v; want %v", tt.mode, got, tt.want)
+		}
+	}
+	if runner.Traceable(filepath.Join(dir, "missing")) {
+		t.Errorf("traceable(missing) = true; want false")
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner_test
 
 import (
@@ -236,7 +238,7 @@ func TestRunCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	res, err := runner.Run(ctx, runner.Options{
 		Argv: sh("sleep 100"), Grace: time.Second,
-		OnStart: func(proc.ID) ([]string, error) { cancel(); return nil, nil },
+		OnStart: func(proc.ID) error { cancel(); return nil },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +262,7 @@ func TestRunOnStartAndForward(t *testing.T) {
 	script := `trap 'echo got >got' USR1; sleep 100 & sp=$!; (sleep 5; kill -KILL $sp) & echo $sp >ready; wait $sp; wait $sp; echo $? >sleepstatus; exit 7`
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv: sh(script), Dir: dir, Grace: time.Second,
-		OnStart: func(id proc.ID) ([]string, error) {
+		OnStart: func(id proc.ID) error {
 			child.Store(id)
 			go func() {
 				for {
@@ -275,7 +277,7 @@ func TestRunOnStartAndForward(t *testing.T) {
 				}
 				unix.Kill(os.Getpid(), unix.SIGUSR1)
 			}()
-			return nil, nil
+			return nil
 		},
 	})
 	if err != nil {
@@ -302,7 +304,7 @@ func TestRunBusy(t *testing.T) {
 	go func() {
 		defer close(done)
 		runner.Run(context.Background(), runner.Options{
-			Argv: sh("sleep 0.3"), OnStart: func(proc.ID) ([]string, error) { close(started); return nil, nil },
+			Argv: sh("sleep 0.3"), OnStart: func(proc.ID) error { close(started); return nil },
 		})
 	}()
 	<-started

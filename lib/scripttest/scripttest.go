@@ -52,20 +52,25 @@ const waitLimit = 60 * time.Second
 //	                            and keep it so only if MEMBER still is: the
 //	                            STOPPER is caught holding MEMBER frozen; tries
 //	                            again at each freeze until it succeeds
+//	startsleeper [-ignore SIG]... [-setsid] FILE [VAR]
+//	                            start a sleeper writing FILE, wait until it
+//	                            has, and set $VAR to its PID; it is reaped when
+//	                            it ends and killed when the scenario ends
 func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"exitcode":    cmdExitcode,
-		"waitfile":    cmdWaitfile,
-		"signal":      cmdSignal,
-		"alive":       cmdAlive,
-		"readpid":     cmdReadpid,
-		"capture":     cmdCapture,
-		"parked":      cmdParked,
-		"childpid":    cmdChildpid,
-		"pidns":       cmdPidns,
-		"nsalive":     cmdNsalive,
-		"stopped":     cmdStopped,
-		"catchfreeze": cmdCatchfreeze,
+		"exitcode":     cmdExitcode,
+		"waitfile":     cmdWaitfile,
+		"signal":       cmdSignal,
+		"alive":        cmdAlive,
+		"readpid":      cmdReadpid,
+		"capture":      cmdCapture,
+		"parked":       cmdParked,
+		"childpid":     cmdChildpid,
+		"pidns":        cmdPidns,
+		"nsalive":      cmdNsalive,
+		"stopped":      cmdStopped,
+		"catchfreeze":  cmdCatchfreeze,
+		"startsleeper": cmdStartsleeper,
 	}
 }
 
@@ -224,15 +229,6 @@ func resolveID(ts *testscript.TestScript, target string) proc.ID {
 
 // tick is a clock tick of /proc/PID/stat's start time (USER_HZ).
 const tick = 10 * time.Millisecond
-
-// startedAt turns a start time in clock ticks since boot into wall time.
-func startedAt(start uint64) time.Time {
-	var boot, real unix.Timespec
-	unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot)
-	unix.ClockGettime(unix.CLOCK_REALTIME, &real)
-	bootedAt := time.Unix(real.Unix()).Add(-time.Duration(boot.Nano()))
-	return bootedAt.Add(time.Duration(start) * tick)
-}
 
 func cmdReadpid(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {

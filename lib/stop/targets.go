@@ -136,3 +136,70 @@ func (g *Group) Wait(ctx context.Context) error {
 		}
 	}
 }
+
+// Within is a Process that is signalled only if it is Root or one of
+// Root's descendants: a harness stops one worker of the supervisor it
+// started, and never a process outside that launch that happens to have
+// the worker's PID now. Ancestry is checked through the process's pidfd
+// (proc.Handle.DescendsFrom) when Within is made, so that a refusal comes
+// before anything is signalled, and again right before the first signal.
+// Later signals of a schedule go through the same pidfd, hence to the
+// same process, even if its parent exits and it is re-parented out of
+// Root's tree meanwhile: it was inside when the stop began.
+type Within struct {
+	*Process
+	Root    proc.ID
+	checked bool
+}
+
+// NewWithin opens id for a stop that is refused unless id is root or
+// descends from it; root must carry its START. A process already gone
+// yields a Target that is gone. A process outside root's tree is refused
+// with an error wrapping proc.ErrOutside.
+func NewWithin(root, id proc.ID, name string) (*Within, error) {
+	if root.Start == 0 {
+		return nil, fmt.Errorf("%w: root %d without its START", proc.ErrBadID, root.PID)
+	}
+	p, err := NewProcess(id, name)
+	if err != nil {
+		return nil, err
+	}
+	w := &Within{Process: p, Root: root}
+	if err := w.check(); err != nil && !errors.Is(err, proc.ErrGone) {
+		p.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// check proves that the process is inside Root's tree now.
+func (w *Within) check() error {
+	if w.H == nil {
+		return fmt.Errorf("pid %d: %w", w.PID, proc.ErrGone)
+	}
+	inside, err := w.H.DescendsFrom(w.Root)
+	if err != nil {
+		return err
+	}
+	if !inside {
+		why := ""
+		if alive, err := proc.Alive(w.Root); err == nil && !alive {
+			why = " (which is gone)"
+		}
+		return fmt.Errorf("refusing %s: %w of pid %s%s", w.Label(), proc.ErrOutside, w.Root, why)
+	}
+	return nil
+}
+
+// Signal checks the ancestry again before the first signal, then signals
+// through the pidfd. A process found outside is not signalled: the error
+// wraps proc.ErrOutside.
+func (w *Within) Signal(sig unix.Signal) error {
+	if !w.checked {
+		if err := w.check(); err != nil {
+			return err
+		}
+		w.checked = true
+	}
+	return w.Process.Signal(sig)
+}

@@ -88,22 +88,15 @@ type Tree struct {
 	stopErr error           // why a member could not be frozen safely (guard lost)
 }
 
-// ErrInterrupted is returned by Signal once Interrupt was called.
-var ErrInterrupted = errors.New("interrupted")
-
-// member is one process found in the tree.
-//
-// A member holds a raw pidfd rather than a proc.Handle: a tree may have
-// thousands of members, and a Handle costs a poller registration and a
-// full stat parse each, which made opening them the bulk of a stop.
+// member is one process found in the tree: an identity-checked pidfd
+// (proc.Member) and what the walk knows of it.
 type member struct {
-	id      proc.ID
-	fd      int  // pidfd; -1 when gone at discovery, or no pidfd or descriptor was left
-	gone    bool // seen exited, or a signal found it gone
-	stopped bool // seen stopped (T or t) since the last SIGSTOP
-	child   bool // a child of the caller, signalled under Tree.hold
-	guarded bool // its pidfd was handed to Tree.Guard
-	step    int  // the last step that signalled it
+	*proc.Member
+	stat    proc.Stat // as the last walk saw it
+	gone    bool      // seen exited, or a signal found it gone
+	stopped bool      // seen stopped (T or t) since the last SIGSTOP
+	guarded bool      // its pidfd was handed to Tree.Guard
+	step    int       // the last step that signalled it
 	sent    []unix.Signal
 }
 
@@ -141,16 +134,16 @@ func NewTree(id proc.ID, name string) (*Tree, error) {
 	if err := checkNotAncestor(id); err != nil {
 		return nil, err
 	}
-	r, err := newStatReader()
+	r, err := proc.NewScanner()
 	if err != nil {
 		return nil, err
 	}
-	defer r.close()
-	st, err := r.read(id.PID)
-	if err != nil || st.start != id.Start {
+	defer r.Close()
+	st, err := r.Stat(id.PID)
+	if err != nil || st.Start != id.Start {
 		return t, nil // gone meanwhile
 	}
-	m := openMember(r, id.PID, st)
+	m := newMember(r, st)
 	t.members[id.PID] = m
 	t.all = append(t.all, m)
 	return t, nil
@@ -213,28 +206,29 @@ func (t *Tree) Label() string {
 // every new descendant of a live member (and of the caller, for
 // NewDescendants), treating each newcomer as mode says. It reports how many
 // were added and whether every live member was seen stopped. t.mu is held.
-func (t *Tree) refresh(r *statReader, snap *snapshot, mode walkMode) (added int, allStopped bool) {
+func (t *Tree) refresh(r *proc.Scanner, snap *proc.Snapshot, mode walkMode) (added int, allStopped bool) {
 	type node struct {
 		pid   int
 		start uint64
 	}
 	var queue []node
 	if t.seedSelf {
-		if st, ok := snap.stats[t.self]; ok {
-			queue = append(queue, node{t.self, st.start})
+		if st, ok := snap.Stat(t.self); ok {
+			queue = append(queue, node{t.self, st.Start})
 		}
 	}
 	for pid, m := range t.members {
 		if m.gone {
 			continue
 		}
-		st, ok := snap.stats[pid]
-		if !ok || st.start != m.id.Start || st.exited() {
+		st, ok := snap.Stat(pid)
+		if !ok || st.Start != m.ID().Start || st.Exited() {
 			m.gone = true
 			continue
 		}
-		m.stopped = st.stopped()
-		queue = append(queue, node{pid, st.start})
+		m.stopped = st.Stopped()
+		m.stat = st
+		queue = append(queue, node{pid, st.Start})
 	}
 	visited := make(map[int]bool, len(queue))
 	for len(queue) > 0 {
@@ -244,24 +238,24 @@ func (t *Tree) refresh(r *statReader, snap *snapshot, mode walkMode) (added int,
 			continue
 		}
 		visited[n.pid] = true
-		for _, c := range snap.kids[n.pid] {
+		for _, c := range snap.Children(n.pid) {
 			if c == t.self || c <= 1 || visited[c] || (t.Guard != nil && c == t.Guard.PID()) {
 				continue
 			}
-			st := snap.stats[c]
-			if st.start < n.start {
+			st, _ := snap.Stat(c)
+			if st.Start < n.start {
 				continue // a child never starts before its parent: stale PPID of a recycled PID
 			}
-			if m := t.members[c]; m != nil && m.id.Start == st.start {
+			if m := t.members[c]; m != nil && m.ID().Start == st.Start {
 				if !m.gone {
-					queue = append(queue, node{c, st.start})
+					queue = append(queue, node{c, st.Start})
 				}
 				continue
 			}
-			m := t.add(r, c, st, mode)
+			m := t.add(r, st, mode)
 			added++
 			if !m.gone {
-				queue = append(queue, node{c, st.start})
+				queue = append(queue, node{c, st.Start})
 			}
 		}
 	}
@@ -274,14 +268,16 @@ func (t *Tree) refresh(r *statReader, snap *snapshot, mode walkMode) (added int,
 	return added, allStopped
 }
 
-// add makes a member of process pid, which snap showed as st, and treats
+// add makes a member of the process that snap showed as st, and treats
 // it as mode says. t.mu is held.
-func (t *Tree) add(r *statReader, pid int, st pstat, mode walkMode) *member {
+func (t *Tree) add(r *proc.Scanner, st proc.Stat, mode walkMode) *member {
 	var m *member
-	if t.hold != nil && st.ppid == t.self && !st.exited() {
-		m = &member{id: proc.ID{PID: pid, Start: st.start}, fd: -1, child: true, stopped: st.stopped()}
+	if t.hold != nil && st.PPID == t.self && !st.Exited() {
+		// Only ever signalled with Tree.hold held, after a walk under it
+		// found the child alive with its START: the PID is still its own.
+		m = &member{Member: proc.ChildMember(proc.ID{PID: st.PID, Start: st.Start}), stat: st, stopped: st.Stopped()}
 	} else {
-		m = openMember(r, pid, st)
+		m = newMember(r, st)
 	}
 	if !m.gone {
 		switch mode {
@@ -293,85 +289,31 @@ func (t *Tree) add(r *statReader, pid int, st pstat, mode walkMode) *member {
 			}
 		}
 	}
-	if old := t.members[pid]; old != nil {
-		old.close() // its PID was recycled, so it is long gone
+	if old := t.members[st.PID]; old != nil {
+		old.Close() // its PID was recycled, so it is long gone
 		old.gone = true
 	}
-	t.members[pid] = m
+	t.members[st.PID] = m
 	t.all = append(t.all, m)
 	return m
 }
 
-// openMember opens a pidfd on the process pid that a walk saw as st.
-func openMember(r *statReader, pid int, st pstat) *member {
-	m := &member{id: proc.ID{PID: pid, Start: st.start}, fd: -1, stopped: st.stopped()}
-	if st.exited() {
-		// A zombie its parent never reaped: gone, but found (reap reports it).
-		m.gone = true
-		return m
-	}
-	fd, err := unix.PidfdOpen(pid, 0)
-	switch {
-	case err == nil:
-		// The pidfd names whoever holds the PID now. If that process is
-		// alive after its stat was read, the stat was its own: compare.
-		cur, rerr := r.read(pid)
-		if rerr != nil || cur.start != st.start || cur.exited() || !proc.PidfdAlive(fd) {
-			unix.Close(fd)
-			m.gone = true
-		} else {
-			m.fd = fd
-		}
-	case errors.Is(err, unix.ESRCH):
-		m.gone = true
-	default:
-		// No pidfd (old kernel) or no descriptor left: signal through
-		// kill(2) after an identity check instead.
-	}
-	return m
+// newMember opens the process that a walk by r saw as st.
+func newMember(r *proc.Scanner, st proc.Stat) *member {
+	pm, gone := proc.OpenMember(r, st)
+	return &member{Member: pm, stat: st, gone: gone, stopped: st.Stopped()}
 }
 
 // signal sends sig to one member, never to a process that took its PID.
 func (m *member) signal(sig unix.Signal) error {
 	if m.gone {
-		return fmt.Errorf("pid %d: %w", m.id.PID, proc.ErrGone)
+		return fmt.Errorf("pid %d: %w", m.ID().PID, proc.ErrGone)
 	}
-	var err error
-	switch {
-	case m.child:
-		// Only ever called with Tree.hold held, after a walk under it
-		// found the child alive with its START: the PID is still its own.
-		err = unix.Kill(m.id.PID, sig)
-	case m.fd >= 0:
-		err = unix.PidfdSendSignal(m.fd, sig, nil, 0)
-	default:
-		alive, aerr := proc.Alive(m.id)
-		switch {
-		case aerr != nil:
-			return aerr
-		case !alive:
-			err = unix.ESRCH
-		default:
-			err = unix.Kill(m.id.PID, sig)
-		}
-	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, unix.ESRCH):
+	err := m.Member.Signal(sig)
+	if errors.Is(err, proc.ErrGone) {
 		m.gone = true
-		return fmt.Errorf("pid %d: %w", m.id.PID, proc.ErrGone)
-	case errors.Is(err, unix.EPERM):
-		return fmt.Errorf("pid %d: %w", m.id.PID, proc.ErrPermission)
 	}
-	return fmt.Errorf("signal pid %d: %w", m.id.PID, err)
-}
-
-func (m *member) close() {
-	if m.fd >= 0 {
-		unix.Close(m.fd)
-		m.fd = -1
-	}
+	return err
 }
 
 // liveMembers returns the members not yet seen gone. t.mu is held.
@@ -383,129 +325,6 @@ func (t *Tree) liveMembers() []*member {
 		}
 	}
 	return live
-}
-
-// freeze stops every member and walks until the set is closed (see Tree):
-// a walk that starts once every member has been seen stopped, and finds no
-// new member, has seen every child any member can have. A member that
-// cannot stop (uninterruptible sleep) ends the freeze after freezeLimit; a
-// fork loop that keeps adding members is followed until freezeGiveUp.
-// t.mu is held.
-func (t *Tree) freeze() error {
-	r, err := newStatReader()
-	if err != nil {
-		return err
-	}
-	defer r.close()
-	start := time.Now()
-	// Members found by an earlier step were continued since: stop them
-	// again; the walks below stop the newcomers.
-	for _, m := range t.liveMembers() {
-		m.stopped = false
-		t.stop(m)
-	}
-	for {
-		if err := t.freezeErr(); err != nil {
-			return err
-		}
-		allStopped := t.waitStopped(r, start.Add(freezeLimit))
-		snap, err := r.snapshot()
-		if err != nil {
-			return err
-		}
-		added, _ := t.refresh(r, snap, walkStop)
-		if added == 0 && (allStopped || time.Since(start) > freezeLimit) {
-			return nil
-		}
-		if time.Since(start) > freezeGiveUp || len(t.liveMembers()) == 0 {
-			return t.freezeErr()
-		}
-	}
-}
-
-// stop freezes one member (SIGSTOP), handing its pidfd to t.Guard first.
-// A member the guard could not take is left running. t.mu is held.
-func (t *Tree) stop(m *member) {
-	if t.stopErr != nil || t.interrupted.Load() {
-		return
-	}
-	if t.Guard != nil && !m.guarded && m.fd >= 0 {
-		if err := t.Guard.Hold(m.fd); err != nil {
-			t.stopErr = err
-			return
-		}
-		m.guarded = true
-	}
-	m.signal(unix.SIGSTOP)
-}
-
-// freezeErr reports why the freeze must end now: an interruption, or a
-// member that could not be frozen safely. t.mu is held.
-func (t *Tree) freezeErr() error {
-	if t.interrupted.Load() {
-		return fmt.Errorf("%s: %w", t.Label(), ErrInterrupted)
-	}
-	if t.stopErr != nil {
-		return fmt.Errorf("%s: %w", t.Label(), t.stopErr)
-	}
-	return nil
-}
-
-// thaw continues every live member. t.mu is held.
-func (t *Tree) thaw() {
-	for _, m := range t.liveMembers() {
-		m.signal(unix.SIGCONT)
-	}
-}
-
-// Interrupt ends the stop of t: a freeze under way stops at once, the
-// step's signal is not sent, what was frozen is continued, and later
-// Signal calls return ErrInterrupted. It does not block; call Thaw after
-// the engine has returned to make sure nothing is left stopped.
-func (t *Tree) Interrupt() { t.interrupted.Store(true) }
-
-// Thaw continues (SIGCONT through its pidfd) every member not seen gone.
-// It waits for a Signal under way, which ends at once after Interrupt.
-func (t *Tree) Thaw() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.thaw()
-}
-
-// waitStopped polls each live member not yet seen stopped until it is
-// stopped or gone, or until deadline. It reports whether all are. t.mu is
-// held.
-func (t *Tree) waitStopped(r *statReader, deadline time.Time) bool {
-	pause := 50 * time.Microsecond
-	for {
-		if t.interrupted.Load() {
-			return false
-		}
-		all := true
-		for _, m := range t.members {
-			if m.gone || m.stopped {
-				continue
-			}
-			st, err := r.read(m.id.PID)
-			switch {
-			case err != nil || st.start != m.id.Start || st.exited():
-				m.gone = true
-			case st.stopped():
-				m.stopped = true
-			default:
-				all = false
-			}
-		}
-		if all {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		// Leave the CPU to the processes that have to run to stop.
-		time.Sleep(pause)
-		pause = min(2*pause, 2*time.Millisecond)
-	}
 }
 
 // Signal sends sig to every member; see Tree for how each kind of tree
@@ -521,27 +340,9 @@ func (t *Tree) Signal(sig unix.Signal) error {
 	if t.seedSelf {
 		sent, firstErr = t.signalUntilStable(sig)
 	} else {
-		if t.interrupted.Load() {
-			return t.freezeErr()
-		}
-		err := t.freeze()
-		if err == nil {
-			err = t.freezeErr() // interrupted after the freeze
-		}
-		if err != nil {
-			// Never leave the tree frozen: not for an interruption, a
-			// lost guard, nor an unreadable /proc.
-			t.thaw()
+		var err error
+		if sent, firstErr, err = t.signalFrozen(sig); err != nil {
 			return err
-		}
-		live := t.liveMembers()
-		// Signal in PID order so that repeated runs behave alike.
-		slices.SortFunc(live, func(a, b *member) int { return a.id.PID - b.id.PID })
-		sent, firstErr = t.signalMembers(live, sig)
-		if needsCont(sig) {
-			for _, m := range live {
-				m.signal(unix.SIGCONT)
-			}
 		}
 	}
 	if sent == 0 {
@@ -572,53 +373,6 @@ func (t *Tree) signalMembers(ms []*member, sig unix.Signal) (sent int, firstErr 
 	return sent, firstErr
 }
 
-// signalUntilStable is Signal for NewDescendants: walk, signal everyone
-// not yet signalled, and walk again until a walk — taken after every
-// signal before it was sent — finds nobody new. A stopped member is
-// continued so that it can act on sig. A fork loop that ignores sig never
-// settles; it is left to the next step after repeatLimit. t.mu is held.
-func (t *Tree) signalUntilStable(sig unix.Signal) (sent int, firstErr error) {
-	r, err := newStatReader()
-	if err != nil {
-		return 0, err
-	}
-	defer r.close()
-	deadline := time.Now().Add(repeatLimit)
-	for round := 0; ; round++ {
-		added, n, err := t.signalPass(r, sig)
-		sent += n
-		if firstErr == nil {
-			firstErr = err
-		}
-		if (added == 0 && round > 0) || time.Now().After(deadline) || len(t.liveMembers()) == 0 {
-			return sent, firstErr
-		}
-	}
-}
-
-// signalPass is one round of signalUntilStable, under hold.
-func (t *Tree) signalPass(r *statReader, sig unix.Signal) (added, sent int, firstErr error) {
-	if t.hold != nil {
-		t.hold.Lock()
-		defer t.hold.Unlock()
-	}
-	snap, err := r.snapshot()
-	if err != nil {
-		return 0, 0, err
-	}
-	added, _ = t.refresh(r, snap, walkTrack)
-	live := t.liveMembers()
-	sent, firstErr = t.signalMembers(live, sig)
-	if needsCont(sig) {
-		for _, m := range live {
-			if m.stopped {
-				m.signal(unix.SIGCONT)
-			}
-		}
-	}
-	return added, sent, firstErr
-}
-
 // Sweep walks /proc once, tracking new descendants of live members (and
 // killing them at once during a KILL step), and returns the IDs of the
 // members still running.
@@ -626,7 +380,7 @@ func (t *Tree) Sweep() ([]proc.ID, error) {
 	live, err := t.sweep()
 	ids := make([]proc.ID, len(live))
 	for i, m := range live {
-		ids[i] = m.id
+		ids[i] = m.ID()
 	}
 	slices.SortFunc(ids, func(a, b proc.ID) int { return a.PID - b.PID })
 	return ids, err
@@ -639,12 +393,12 @@ func (t *Tree) sweep() ([]*member, error) {
 		t.hold.Lock()
 		defer t.hold.Unlock()
 	}
-	r, err := newStatReader()
+	r, err := proc.NewScanner()
 	if err != nil {
 		return nil, err
 	}
-	defer r.close()
-	snap, err := r.snapshot()
+	defer r.Close()
+	snap, err := r.Snapshot()
 	if err != nil {
 		return nil, err
 	}
@@ -654,6 +408,23 @@ func (t *Tree) sweep() ([]*member, error) {
 	}
 	t.refresh(r, snap, mode)
 	return t.liveMembers(), nil
+}
+
+// List walks /proc once, as Sweep does, and returns what the walk saw of
+// every live member, sorted by PID: the processes a Signal would reach
+// now. It signals nothing; a freeze may still find more (children forked
+// after the walk).
+func (t *Tree) List() ([]proc.Stat, error) {
+	live, err := t.sweep()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]proc.Stat, len(live))
+	for i, m := range live {
+		out[i] = m.stat
+	}
+	slices.SortFunc(out, func(a, b proc.Stat) int { return a.PID - b.PID })
+	return out, nil
 }
 
 // Gone implements Target: no member runs and no new descendant appeared.
@@ -680,8 +451,8 @@ func (t *Tree) Wait(ctx context.Context) error {
 		}
 		fds = fds[:0]
 		for _, m := range live {
-			if m.fd >= 0 { // without a pidfd the next walk notices it
-				fds = append(fds, unix.PollFd{Fd: int32(m.fd), Events: unix.POLLIN})
+			if fd := m.Pidfd(); fd >= 0 { // without a pidfd the next walk notices it
+				fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 			}
 		}
 		wait := treeRescan
@@ -705,7 +476,7 @@ func (t *Tree) Found() []proc.ID {
 	defer t.mu.Unlock()
 	ids := make([]proc.ID, len(t.all))
 	for i, m := range t.all {
-		ids[i] = m.id
+		ids[i] = m.ID()
 	}
 	slices.SortFunc(ids, func(a, b proc.ID) int { return a.PID - b.PID })
 	return slices.Compact(ids)
@@ -719,7 +490,7 @@ func (t *Tree) Killed() []proc.ID {
 	var ids []proc.ID
 	for _, m := range t.all {
 		if i := slices.Index(m.sent, unix.SIGKILL); i > 0 {
-			ids = append(ids, m.id)
+			ids = append(ids, m.ID())
 		}
 	}
 	slices.SortFunc(ids, func(a, b proc.ID) int { return a.PID - b.PID })
@@ -731,7 +502,7 @@ func (t *Tree) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, m := range t.all {
-		m.close()
+		m.Close()
 	}
 	return nil
 }

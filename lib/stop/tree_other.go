@@ -36,6 +36,7 @@ func NewDescendants(name string, hold sync.Locker) *Tree { return &Tree{Name: na
 func (t *Tree) Label() string                  { return t.Name }
 func (t *Tree) Signal(sig unix.Signal) error   { return errNoTree }
 func (t *Tree) Sweep() ([]proc.ID, error)      { return nil, errNoTree }
+func (t *Tree) List() ([]proc.Stat, error)     { return nil, errNoTree }
 func (t *Tree) Gone() bool                     { return true }
 func (t *Tree) Wait(ctx context.Context) error { return nil }
 func (t *Tree) Found() []proc.ID               { return nil }

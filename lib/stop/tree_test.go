@@ -267,3 +267,71 @@ func TestTreeForkLoop(t *testing.T) {
 		t.Errorf("live children after Run = %v; want none (escaped the tree)", left)
 	}
 }
+
+// TestTreeListAndWithin: List shows the tree without signalling it, and
+// Within stops a member but refuses a process outside the tree.
+func TestTreeListAndWithin(t *testing.T) {
+	cmd, root, dir := startTree(t, `sleep 100 & echo $! >a; sh -c 'sleep 100 & echo $! >b; wait' & wait`, "a", "b")
+	outside := exec.Command("sleep", "100")
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { outside.Process.Kill(); outside.Wait() }()
+	a, b := readPID(t, filepath.Join(dir, "a")), readPID(t, filepath.Join(dir, "b"))
+
+	tr, err := stop.NewTree(root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	stats, err := tr.List()
+	if err != nil {
+		t.Fatalf("List() = %v", err)
+	}
+	pids := map[int]string{}
+	for _, st := range stats {
+		pids[st.PID] = st.Comm
+	}
+	for _, want := range []int{root.PID, a, b} {
+		if _, ok := pids[want]; !ok {
+			t.Errorf("List() = %v; want it to hold pid %d", pids, want)
+		}
+	}
+	if _, ok := pids[outside.Process.Pid]; ok {
+		t.Errorf("List() = %v; want no pid %d (outside)", pids, outside.Process.Pid)
+	}
+	if pids[a] == "" {
+		// sh or sleep: the PID file is written before sleep's exec.
+		t.Errorf("List()[%d].Comm = %q; want its command name", a, pids[a])
+	}
+	if st, _ := proc.ReadStat(a); st.Stopped() {
+		t.Errorf("after List(), pid %d state %c; want not stopped", a, st.State)
+	}
+
+	out, err := stop.NewWithin(root, proc.ID{PID: outside.Process.Pid}, "")
+	if !errors.Is(err, proc.ErrOutside) {
+		t.Errorf("NewWithin(%v, outside %d) = %v, %v; want ErrOutside", root, outside.Process.Pid, out, err)
+	}
+	if _, err := stop.NewWithin(proc.ID{PID: root.PID}, proc.ID{PID: a}, ""); !errors.Is(err, proc.ErrBadID) {
+		t.Errorf("NewWithin(root without START) = %v; want ErrBadID", err)
+	}
+	w, err := stop.NewWithin(root, proc.ID{PID: b}, "")
+	if err != nil {
+		t.Fatalf("NewWithin(%v, grandchild %d) = %v", root, b, err)
+	}
+	defer w.Close()
+	res := stop.Run(context.Background(), []stop.Target{w}, stop.Default(unix.SIGTERM, 5*time.Second))
+	if !res[0].Gone || res[0].Err != nil {
+		t.Errorf("Run(within %d) = gone %v, err %v; want gone", b, res[0].Gone, res[0].Err)
+	}
+	if alive, _ := proc.Alive(proc.ID{PID: a}); !alive {
+		t.Errorf("pid %d alive = false after stopping only %d; want true", a, b)
+	}
+	tr2, err := stop.NewTree(root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr2.Close()
+	stop.Run(context.Background(), []stop.Target{tr2}, stop.Default(unix.SIGKILL, 0))
+	reapTree(cmd, append(tr.Found(), tr2.Found()...))
+}

@@ -1,28 +1,3 @@
-// Package adopt is the adopt tool: an external worker takes durable
-// ownership of a handed-off execution, then runs its payload exactly once.
-//
-// Synopsis:
-//
-//	adopt [--ledger DIR] [--ack-file F] [--lock-timeout D] ID -- CMD [ARGS...]
-//
-// adopt moves execution ID from claimed+fenced to running with itself as
-// owner. Only once that is durable does it write the ack file (atomically,
-// 0600) as {"execution_id","pid","start"}; then it runs CMD once in its own
-// process group with TETHER_EXECUTION=ID — CMD's first instruction runs
-// only once its PID@START is durable in the record, and never if adopt
-// dies first — forwards TERM/INT/HUP/QUIT, and finishes the record:
-// completed iff CMD exited 0.
-// If adopt is killed mid-run, ledger recover later reports the execution
-// unknown — never completed, never run twice.
-//
-//	id=$(ledger claim nightly --owner $$) && ledger fence "$id"
-//	setsid adopt --ack-file /run/nightly.ack "$id" -- ./nightly.sh &
-//
-// Exit status: CMD's status (128+N for signal N); 125 when adoption was
-// refused or failed before CMD ran (CMD did not run, no ack was written),
-// among other reasons where /proc belongs to another PID namespace, in
-// which adopt cannot identify itself as owner;
-// 126/127 when CMD is not executable / not found; 2 for usage errors.
 package adopt
 
 import (
@@ -40,15 +15,6 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-const description = `Take durable ownership of a fenced execution, then run its payload once.
-
-Examples:
-  id=$(ledger claim nightly --owner $$$$) && ledger fence "$id"
-  setsid adopt --ack-file /run/nightly.ack "$id" -- ./nightly.sh &
-
-Exit: CMD's status (128+N for signal N); 125 refused before CMD ran;
-126/127 CMD not executable / not found; 2 usage error.`
-
 type grammar struct {
 	cli.VersionFlag
 	Ledger      cli.Dir              `placeholder:"DIR" help:"Ledger store (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
@@ -61,7 +27,7 @@ type grammar struct {
 
 // Main runs adopt with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("adopt", description)
+	t := cli.New("adopt", Page.Description())
 	own, argv, hasCmd := cli.SplitCommand(args)
 	var g grammar
 	if _, code, done := t.Parse(&g, own); done {

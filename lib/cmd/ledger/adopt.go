@@ -1,7 +1,7 @@
 package ledger
 
 type adoptCmd struct {
-	ID    string    `arg:"" help:"Execution id."`
+	ID    string    `arg:"" predictor:"active" help:"Execution id."`
 	Owner ownerFlag `placeholder:"PID[@START]" help:"Adopting process (default: the caller's parent)."`
 }
 

@@ -8,7 +8,7 @@ import (
 
 // jobClaim is what every subcommand that claims takes: claim, run, spawn.
 type jobClaim struct {
-	Job       string      `arg:"" help:"Job name: 1-128 of [A-Za-z0-9._:@-]."`
+	Job       string      `arg:"" predictor:"job" help:"Job name: 1-128 of [A-Za-z0-9._:@-]."`
 	Source    string      `placeholder:"S" help:"Free text naming who dispatched it (cron, a host, a trigger)."`
 	Instant   instantFlag `placeholder:"T" help:"Scheduled instant (RFC 3339 or unix seconds): refused if JOB already has a claimed, running, completed or unknown execution for it."`
 	Exclusive bool        `help:"Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first)."`

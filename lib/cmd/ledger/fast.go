@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/internal/shortcut"
 )
 
 // A ledger call in a wrapper is one short process, and building kong's
@@ -66,6 +67,7 @@ func fastFlagOf(cmd, name string) (kind fastFlag, known bool) {
 // above and returns the subcommand's name and Run; cmd is "" when kong
 // must parse them, and g is then to be discarded.
 func fastParse(g *grammar, args []string) (cmd string, run func(*env) error) {
+	shortcut.Ran(shortcut.FastParse)
 	var pos string
 	var nPos int
 	var seen [8]string

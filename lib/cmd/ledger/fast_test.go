@@ -162,3 +162,22 @@ func FuzzFastParse(f *testing.F) {
 		checkFast(t, strings.Split(s, "\n"))
 	})
 }
+
+// kongName is the command name kong derives from a field: its name tag, or
+// the field name in kebab case.
+func kongName(f reflect.StructField) string {
+	if n := f.Tag.Get("name"); n != "" {
+		return n
+	}
+	var b strings.Builder
+	for i, r := range f.Name {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('-')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,7 +1,7 @@
 package ledger
 
 type fenceCmd struct {
-	ID string `arg:"" help:"Execution id."`
+	ID string `arg:"" predictor:"active" help:"Execution id."`
 }
 
 func (c *fenceCmd) Run(e *env) error {

@@ -3,7 +3,7 @@ package ledger
 import "github.com/tether-sh/tether/lib/ledger"
 
 type finishCmd struct {
-	ID       string `arg:"" help:"Execution id."`
+	ID       string `arg:"" predictor:"active" help:"Execution id."`
 	Status   string `required:"" enum:"completed,failed" help:"Result: completed or failed."`
 	ExitCode *int   `name:"exit-code" placeholder:"N" help:"The payload's exit code (0-255)."`
 	Error    string `placeholder:"MSG" help:"What went wrong."`

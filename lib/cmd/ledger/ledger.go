@@ -1,15 +1,3 @@
-// Package ledger is the ledger tool: a durable execution ledger for cron
-// entries, wrappers and schedulers, on flock'd files (see lib/ledger).
-//
-// Each subcommand lives in its own file and is one field of commands; a
-// new subcommand is a new file plus one field there. The transitions
-// (claim, fence, adopt, start, finish) move an execution through SPEC's
-// state machine; beat records proof of life and a progress note on a
-// claimed or running execution without moving it (beat_at and note in
-// show and --json), refused once it ended or, with --if-latest, once a
-// newer execution of its job exists:
-//
-//	ledger beat "$id" --note "step 2 of 5" --if-latest || stop_stale_attempt
 package ledger
 
 import (
@@ -25,25 +13,8 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-const description = `Durable execution ledger: claim, fence, adopt, start and finish executions of
-jobs, crash-safely, with one winner per claim.
-
-  id=$(ledger claim backup --owner $$$$ --instant "$(date -u +%FT%TZ)") || exit 0
-  ledger start "$id"
-  backup.sh; rc=$?               # meanwhile: ledger beat "$id" --note "step 2 of 5"
-  ledger finish "$id" --status $([ $rc = 0 ] && echo completed || echo failed) --exit-code $rc
-  ledger recover                  # dead owners: never started → abandoned, started → unknown
-  ledger latest backup --field status
-  ledger list --job backup --json
-
-  # the cron one-liner: at most once per 5-minute slot, stopped after 4m
-  ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
-  # hand off to a detached worker that survives this caller; prints ID WORKER_PID
-  ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
-
-Exit: 0 done, 1 refused or no such execution, 2 bad input, 3 system error
-(permission, I/O, corrupt or unsafe store; claim, adopt and recover where
-/proc is another PID namespace's).`
+// description is --help's text, made from Page.
+var description = Page.Description()
 
 // grammar is the command line: global flags, then one subcommand.
 type grammar struct {
@@ -55,7 +26,9 @@ type grammar struct {
 	commands
 }
 
-// commands holds one field per subcommand.
+// commands holds one field per subcommand. Each subcommand lives in its
+// own file; a new subcommand is a new file plus one field here (and its
+// Help in help.go).
 type commands struct {
 	Claim   claimCmd   `cmd:"" help:"Record a new execution of JOB and print its id."`
 	Fence   fenceCmd   `cmd:"" help:"Mark a claim as handed off (claimed → claimed+fenced)."`
@@ -94,21 +67,20 @@ func Main(args []string) int {
 }
 
 func run(t *cli.Tool, args []string) int {
-	var g grammar
-	if cmd, runCmd := fastParse(&g, args); cmd != "" {
-		return result(t, runCmd(&env{tool: t, g: &g}))
-	}
-	g = grammar{}
-	target, copyBack, narrowed := narrowGrammar(&g, args)
-	if !narrowed {
-		target = &g
-	}
-	ctx, code, done := t.Parse(target, args)
-	if done {
+	if cli.Completing() {
+		// A shell completing a line: kong's full model answers.
+		var g grammar
+		t.Predictors = predictors()
+		_, code, _ := t.Parse(&g, args)
 		return code
 	}
-	if narrowed {
-		copyBack()
+	if code, done := fastRun(t, args); done {
+		return code
+	}
+	var g grammar
+	ctx, code, done := t.Parse(&g, args)
+	if done {
+		return code
 	}
 	return result(t, ctx.Run(&env{tool: t, g: &g}))
 }

@@ -3,22 +3,30 @@ package ledger
 import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 type pruneCmd struct {
-	Keep      int          `placeholder:"N" help:"Keep the N newest terminal records of each job."`
-	OlderThan cli.Duration `name:"older-than" placeholder:"D" help:"Drop only records finished more than D ago."`
+	Keep      cli.Count     `placeholder:"N" help:"Keep the N newest terminal records of each job."`
+	OlderThan cli.Retention `name:"older-than" placeholder:"D" help:"Drop only records finished more than D ago (a duration, or days: 7d)."`
+	DryRun    bool          `name:"dry-run" short:"n" help:"List the records prune would delete (as list does, --json too) and delete nothing."`
 }
 
 func (c *pruneCmd) Run(e *env) error {
-	if c.Keep < 0 {
-		return spec.Errorf(spec.ExitUsage, "--keep must not be negative")
+	open := e.open
+	if c.DryRun {
+		open = e.openExisting
 	}
-	st, err := e.open()
+	st, err := open()
 	if err != nil {
 		return err
 	}
-	recs, err := st.Prune(ledger.PruneOptions{Keep: c.Keep, OlderThan: c.OlderThan.D()})
+	o := ledger.PruneOptions{Keep: int(c.Keep), OlderThan: c.OlderThan.D(), DryRun: c.DryRun}
+	recs, err := st.Prune(o)
+	if c.DryRun {
+		if perr := e.printRecords(recs, ""); perr != nil {
+			return perr
+		}
+		return err
+	}
 	return e.printAffected(recs, err)
 }

@@ -60,14 +60,13 @@ func (c *runCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	// The claim is made with the payload already forked and held at its
-	// gate: one update claims, starts and records it, while the payload's
-	// process starts up.
+	// The claim is made with the payload already forked and held before
+	// its first instruction: one update claims, starts and records it.
 	code := execution.Run(e.tool.Warnf, st, "", execution.Options{
 		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs, PIDNamespace: c.PIDNS,
-		Claim: func(child proc.ID) (ledger.Record, error) {
+		Claim: func(id string, child proc.ID) (ledger.Record, error) {
 			o := c.options()
-			o.Owner, o.Child = owner, child
+			o.Owner, o.Child, o.ID = owner, child, id
 			return claimJob(st, "running", c.Job, o)
 		},
 	})

@@ -12,23 +12,17 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 )
 
-// parseOnly parses args as run does (narrowed grammar, kong) without
+// parseOnly parses args as run does when the fast path declines (kong)
+// without
 // running anything: ok is false when parsing stopped with code and a
 // message on stderr.
 func parseOnly(args []string) (g grammar, ok bool, code int, stderr string) {
 	var errb bytes.Buffer
 	t := cli.New("ledger", description)
 	t.Stdout, t.Stderr = io.Discard, &errb
-	target, copyBack, narrowed := narrowGrammar(&g, args)
-	if !narrowed {
-		target = &g
-	}
-	_, code, done := t.Parse(target, args)
+	_, code, done := t.Parse(&g, args)
 	if done {
 		return g, false, code, errb.String()
-	}
-	if narrowed {
-		copyBack()
 	}
 	return g, true, 0, ""
 }

@@ -3,7 +3,7 @@ package ledger
 import "github.com/tether-sh/tether/lib/ledger"
 
 type showCmd struct {
-	ID    string `arg:"" help:"Execution id."`
+	ID    string `arg:"" predictor:"execution" help:"Execution id."`
 	Field string `placeholder:"F" help:"Print only this field (a --json key; owner.pid, child.start... for nested ones)."`
 }
 
@@ -14,7 +14,7 @@ func (c *showCmd) Run(e *env) error {
 }
 
 type latestCmd struct {
-	Job   string `arg:"" help:"Job name."`
+	Job   string `arg:"" predictor:"job" help:"Job name."`
 	Field string `placeholder:"F" help:"Print only this field."`
 }
 
@@ -34,7 +34,7 @@ func (e *env) printOne(field string, argErr error, get func(ledger.Ledger) (ledg
 	if argErr != nil {
 		return argErr
 	}
-	st, err := e.open()
+	st, err := e.openExisting()
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (e *env) printOne(field string, argErr error, get func(ledger.Ledger) (ledg
 }
 
 type listCmd struct {
-	Job    string `placeholder:"J" help:"Only executions of this job."`
+	Job    string `placeholder:"J" predictor:"job" help:"Only executions of this job."`
 	Status string `placeholder:"S" help:"Only executions in this status (claimed, running, completed, failed, unknown, abandoned)."`
 	Field  string `placeholder:"F" help:"Print only this field."`
 }
@@ -68,7 +68,7 @@ func (c *listCmd) Run(e *env) error {
 			return err
 		}
 	}
-	st, err := e.open()
+	st, err := e.openExisting()
 	if err != nil {
 		return err
 	}

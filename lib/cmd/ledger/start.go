@@ -7,7 +7,7 @@ import (
 )
 
 type startCmd struct {
-	ID    string    `arg:"" help:"Execution id."`
+	ID    string    `arg:"" predictor:"active" help:"Execution id."`
 	Owner ownerFlag `placeholder:"PID[@START]" help:"New owning process (default: keep the claimer)."`
 }
 

@@ -1,36 +1,3 @@
-// Package stopbounded is the stopbounded tool: stop processes within a
-// bound.
-//
-// Synopsis:
-//
-//	stopbounded [--grace D] [--signal SIG] [--schedule SCHED] [--group] [--tree]
-//	            [--name LABEL] [--pidfile F] [--quiet] [--json] TARGET...
-//
-// It sends SIG (TERM), waits at most GRACE (5s) for the targets to be gone,
-// sends KILL, waits at most 5s more, and returns the moment every target is
-// gone. Examples:
-//
-//	stopbounded --grace 2 "$helper_pid"
-//	stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
-//	stopbounded --group --name "stall watch for $t" "$pgid"
-//
-// --pidfile F reads a small regular file: it is opened without following
-// a symlink or blocking (O_NOFOLLOW|O_NONBLOCK), a FIFO, device or
-// directory is bad input, and at most 4 KiB is read. As root, a pidfile
-// owned by a user other than root, or writable by its group or others, is
-// refused (3): its writer could choose which process root signals.
-//
-// --tree freezes the tree (SIGSTOP) while it walks and signals it, and
-// never leaves it frozen: TERM, INT or HUP to stopbounded end the stop,
-// continue every member and exit 128+N; a guardian process (stop.ThawGuard,
-// a child of stopbounded in its own process group) holds every frozen
-// member's pidfd and continues them if stopbounded is SIGKILLed.
-//
-// Exit status: 0 every target is gone, 1 a target survived the schedule,
-// 2 bad input or a refused target (nothing is signalled), 3 permission
-// denied, an unsafe pidfile, output that could not be written, or /proc
-// mounted for another PID namespace (nothing is signalled through it);
-// 128+N when signal N interrupted a --tree stop.
 package stopbounded
 
 import (
@@ -54,27 +21,6 @@ import (
 	"github.com/tether-sh/tether/lib/stop"
 )
 
-const description = `Stop processes within a bound: send SIG, wait at most GRACE, send KILL,
-and return the moment every target is gone.
-
-A TARGET is PID or PID@START (START is field 22 of /proc/PID/stat; a process
-whose START differs is a different process and is never signalled).
-
-Examples:
-  stopbounded --grace 2 "$helper_pid"
-  stopbounded --schedule TERM/5/INT/2/KILL/5 --pidfile /run/job.pid
-  stopbounded --group --name "stall watch for $t" "$pgid"
-
---pidfile F must be a small regular file (no FIFO, device or symlink); as
-root, one owned by another user or writable by its group or others is
-refused (3). --tree freezes the tree while it walks it and never leaves it
-frozen: TERM, INT or HUP continue every member before stopbounded exits
-128+N, and a guardian process continues them if stopbounded is killed.
-
-Exit: 0 all gone, 1 a target survived, 2 bad input or refused target,
-3 permission denied, unsafe pidfile, lost output or /proc of another PID
-namespace; 128+N interrupted.`
-
 type grammar struct {
 	cli.VersionFlag
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after SIG before KILL (Go duration or seconds)."`
@@ -82,6 +28,8 @@ type grammar struct {
 	Schedule schedule     `placeholder:"SCHED" help:"Full schedule SIG/WAIT[/SIG/WAIT...], e.g. TERM/5/KILL/5; overrides --signal and --grace."`
 	Group    bool         `help:"Each TARGET is a process group id; done when no member is left."`
 	Tree     bool         `help:"Stop each TARGET and all its descendants, wherever they moved."`
+	List     bool         `help:"With --tree: print the members --tree would stop (PID@START COMM), signal nothing."`
+	Within   string       `placeholder:"ROOT[@START]" help:"Stop a TARGET only if it is ROOT or a descendant of ROOT; refuse any other."`
 	Name     string       `placeholder:"LABEL" help:"Name the target in messages instead of \"pid N\"."`
 	Pidfile  []string     `type:"path" placeholder:"F" help:"Read a target from file F, a small regular file (repeatable)."`
 	Quiet    bool         `short:"q" help:"Print nothing on success or escalation."`
@@ -91,7 +39,7 @@ type grammar struct {
 
 // valueFlags are the flags whose value is the next argument: a "-1" there
 // is a (bad) value for kong to refuse, not a target.
-var valueFlags = map[string]bool{"--grace": true, "--signal": true, "--schedule": true, "--name": true, "--pidfile": true}
+var valueFlags = map[string]bool{"--grace": true, "--signal": true, "--schedule": true, "--name": true, "--pidfile": true, "--within": true}
 
 // negativeArg reports "-1", "-42": a user trying kill(2)'s negative PIDs.
 func negativeArg(a string) bool {
@@ -108,7 +56,7 @@ func negativeArg(a string) bool {
 
 // Main runs stopbounded with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("stopbounded", description)
+	t := cli.New("stopbounded", Page.Description())
 	return t.Done(main(t, args))
 }
 
@@ -161,13 +109,40 @@ func run(t *cli.Tool, g *grammar) int {
 	if g.Group && g.Tree {
 		return t.Fail(errors.New("--group and --tree cannot be combined"), spec.ExitUsage)
 	}
+	if g.List && !g.Tree {
+		return t.Fail(errors.New("--list needs --tree"), spec.ExitUsage)
+	}
+	var root *proc.ID
+	if g.Within != "" {
+		if g.Group || g.Tree {
+			return t.Fail(errors.New("--within cannot be combined with --group or --tree"), spec.ExitUsage)
+		}
+		id, err := proc.ParseID(g.Within)
+		if err != nil {
+			return t.Fail(fmt.Errorf("--within: %w", err), spec.ExitUsage)
+		}
+		root = &id
+	}
 	// Targets are identified through /proc: a foreign one would name
 	// other processes (and --tree would freeze them).
 	if err := proc.CheckProcNS(); err != nil {
 		return t.Fail(err, spec.ExitSystem)
 	}
+	if root != nil && root.Start == 0 {
+		// Pin ROOT to the process that holds its PID now: a ROOT that
+		// exits and whose PID is recycled must not adopt a new tree.
+		id, err := proc.Lookup(root.PID)
+		if err != nil && !errors.Is(err, proc.ErrGone) {
+			return t.Fail(err, spec.ExitSystem)
+		}
+		if err == nil {
+			root = &id
+		} else {
+			root.Start = goneStart
+		}
+	}
 	var guard *stop.ThawGuard
-	if g.Tree {
+	if g.Tree && !g.List {
 		// A --tree is frozen while it is walked: never leave it so. A
 		// TERM, INT or HUP ends the stop and continues the tree before
 		// stopbounded exits (see below); a guardian continues it if
@@ -189,8 +164,11 @@ func run(t *cli.Tool, g *grammar) int {
 	if len(args) == 0 {
 		return t.Fail(errors.New("no target given (want PID, PID@START or --pidfile F)"), spec.ExitUsage)
 	}
+	if g.List {
+		return list(t, g, args)
+	}
 	// Validate every target before signalling any.
-	targets, err := resolve(g, args)
+	targets, err := resolve(g, root, args)
 	defer func() {
 		for _, tg := range targets {
 			if c, ok := tg.Target.(interface{ Close() error }); ok {
@@ -243,7 +221,11 @@ func run(t *cli.Tool, g *grammar) int {
 	return report(t, g, targets, outcomes)
 }
 
-func resolve(g *grammar, args []string) ([]target, error) {
+// goneStart stands for the START of a --within ROOT that was already gone:
+// no process has it, so nothing is found inside that tree.
+const goneStart = 1<<62 + 1
+
+func resolve(g *grammar, root *proc.ID, args []string) ([]target, error) {
 	var out []target
 	for _, a := range args {
 		id, err := proc.ParseID(a)
@@ -265,6 +247,15 @@ func resolve(g *grammar, args []string) ([]target, error) {
 				return out, err
 			}
 			out = append(out, target{tr, a})
+		case root != nil:
+			if err := proc.CheckTarget(id.PID); err != nil {
+				return out, err
+			}
+			w, err := stop.NewWithin(*root, id, g.Name)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, target{w, a})
 		default:
 			if err := proc.CheckTarget(id.PID); err != nil {
 				return out, err
@@ -279,7 +270,11 @@ func resolve(g *grammar, args []string) ([]target, error) {
 	return out, nil
 }
 
-// result is the --json form of one target's outcome.
+// result is the --json form of one target's outcome. Status, ExitCode,
+// Signal and Reaped say how a single process actually ended, as the
+// kernel tells it through the pidfd held since before the first signal
+// (proc.Handle.ExitInfo): null for a group or tree, for a target already
+// gone, and where the kernel cannot say.
 type result struct {
 	Target    string   `json:"target"`
 	Label     string   `json:"label"`
@@ -288,6 +283,30 @@ type result struct {
 	Killed    bool     `json:"killed"`
 	ElapsedMS float64  `json:"elapsed_ms"`
 	Error     *string  `json:"error"`
+	Status    *int     `json:"status"`
+	ExitCode  *int     `json:"exit_code"`
+	Signal    *string  `json:"signal"`
+	Reaped    *bool    `json:"reaped"`
+}
+
+// setExit fills r's exit fields for a process target that is gone.
+func (r *result) setExit(tg stop.Target) {
+	p, ok := tg.(*stop.Process)
+	if !ok || p.H == nil || !r.Gone {
+		return
+	}
+	info, err := p.H.ExitInfo()
+	if err != nil {
+		return
+	}
+	status, reaped := info.Status(), info.Reaped
+	r.Status, r.Reaped = &status, &reaped
+	if info.Signal != 0 {
+		name := spec.SignalName(info.Signal)
+		r.Signal = &name
+	} else {
+		r.ExitCode = &info.Code
+	}
 }
 
 func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) int {
@@ -297,6 +316,11 @@ func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) 
 		label := o.Target.Label()
 		killed, last := o.Killed()
 		switch {
+		case o.Err != nil && errors.Is(o.Err, proc.ErrOutside):
+			// Re-parented out of ROOT's tree between the check and the
+			// first signal: refused, and never signalled.
+			t.Warnf("%v", o.Err)
+			code = max(code, spec.ExitUsage)
 		case o.Err != nil && errors.Is(o.Err, proc.ErrPermission):
 			t.Warnf("cannot signal %s: permission denied", label)
 			code = max(code, spec.ExitSystem)
@@ -319,6 +343,7 @@ func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) 
 				msg := o.Err.Error()
 				r.Error = &msg
 			}
+			r.setExit(targets[i].Target)
 			enc.Encode(r)
 		}
 	}

@@ -1,40 +1,13 @@
-// Package watchpid is the watchpid tool: exit the moment a process is gone,
-// or run a command that must not outlive it.
-//
-// Synopsis:
-//
-//	watchpid [--timeout D] [--any] [--quiet] TARGET...
-//	watchpid [--any] [--grace D] [--quiet] TARGET... -- CMD [ARGS...]
-//	watchpid --id PID...
-//
-// TARGET is PID, PID@START, or --parent (the caller's parent). Waiting is
-// event-driven through pidfd, so watchpid returns within milliseconds of the
-// death. With CMD, watchpid runs CMD in its own process group and, when the
-// target is gone, stops that group within a bound — so a helper started as
-//
-//	watchpid --parent -- stall-watch "$job" &
-//
-// never outlives its wrapper, even when the wrapper is SIGKILLed.
-//
-// Exit status without CMD: 0 gone, 124 --timeout expired, 2 bad input, 3
-// system error (among them a /proc mounted for another PID namespace,
-// through which watchpid judges no process).
-// With CMD: 0 when the target went and CMD was stopped, CMD's own status
-// when CMD ended first, 128+N after forwarding signal N, 125 when CMD could
-// not be started or stopped (or was not started: a foreign /proc), 126/127
-// when CMD is not executable / not found.
 package watchpid
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tether-sh/tether/lib/spec"
@@ -44,23 +17,13 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
-	"github.com/tether-sh/tether/lib/stop"
 )
 
-const description = `Exit the moment a process is gone, or run a command that must not outlive it.
-
-TARGET is PID, PID@START (START is field 22 of /proc/PID/stat; a different
-START means the process is already gone) or --parent for the caller's parent.
-
-Examples:
-  watchpid "$pid"                              # wait until pid is gone
-  watchpid --timeout 30s "$pid" || echo still running
-  watchpid --parent -- stall-watch "$job" &    # helper dies with its wrapper
-  token=$(watchpid --id "$pid")                # PID@START for later use
-
-Exit: 0 gone (or CMD stopped because it was), 124 timeout, 2 bad input,
-3 system error (e.g. /proc is another PID namespace's); with CMD, CMD's
-status when it ends first, 128+N after signal N, 125 CMD not started.`
+// exitStatusUnknown is watchpid --status's exit code when the target's
+// status cannot be known: 128+65, past the last signal (64), so no death by
+// signal reads as it, and no tether tool or shell convention uses it. (3,
+// 125 or 255 would read as a real and common exit of the target.)
+const exitStatusUnknown = 193
 
 type grammar struct {
 	cli.VersionFlag
@@ -70,13 +33,14 @@ type grammar struct {
 	Quiet   bool         `short:"q" help:"Print nothing on success."`
 	Parent  bool         `help:"Watch the caller's parent process."`
 	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist or is a thread)."`
-	JSON    bool         `name:"json" help:"With --id: print one JSON object per PID."`
+	Status  bool         `help:"Exit with TARGET's own status once it is gone (N, or 128+SIG); 193 when the kernel cannot tell."`
+	JSON    bool         `name:"json" help:"Print one JSON object per PID (--id) or per target as it goes (pid, id, gone, status, exit_code, signal, reaped)."`
 	Targets []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START."`
 }
 
 // Main runs watchpid with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("watchpid", description)
+	t := cli.New("watchpid", Page.Description())
 	return t.Done(main(t, args))
 }
 
@@ -90,10 +54,18 @@ func main(t *cli.Tool, args []string) int {
 		return t.Fail(errors.New("no command after --"), spec.ExitUsage)
 	}
 	if g.ID {
-		if hasCmd || g.Parent {
+		if hasCmd || g.Parent || g.Status {
 			return t.Fail(errors.New("--id takes PIDs only"), spec.ExitUsage)
 		}
 		return printIDs(t, &g)
+	}
+	if g.Status {
+		if hasCmd {
+			return t.Fail(errors.New("--status cannot be combined with -- CMD"), spec.ExitUsage)
+		}
+		if n := len(g.Targets) + boolInt(g.Parent); n != 1 {
+			return t.Fail(fmt.Errorf("--status takes exactly one target, not %d", n), spec.ExitUsage)
+		}
 	}
 	var timeout time.Duration = -1
 	if g.Timeout != "" {
@@ -111,7 +83,9 @@ func main(t *cli.Tool, args []string) int {
 		}
 		return t.Fail(err, spec.ExitSystem)
 	}
-	targets, err := resolve(&g)
+	// Where the status is wanted, a zombie target is held too: it is
+	// gone, but its status is still there to read.
+	targets, err := resolve(&g, !hasCmd && (g.Status || g.JSON))
 	defer func() {
 		for _, w := range targets {
 			if w.h != nil {
@@ -136,7 +110,14 @@ type watched struct {
 
 func (w watched) label() string { return fmt.Sprintf("pid %d", w.pid) }
 
-func resolve(g *grammar) ([]watched, error) {
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func resolve(g *grammar, holdZombies bool) ([]watched, error) {
 	var ids []proc.ID
 	var parentGone []watched
 	if g.Parent {
@@ -162,10 +143,14 @@ func resolve(g *grammar) ([]watched, error) {
 	if len(ids)+len(parentGone) == 0 {
 		return nil, errors.New("no target given (want PID, PID@START or --parent)")
 	}
+	open := proc.Open
+	if holdZombies {
+		open = proc.OpenUnreaped
+	}
 	out := append(make([]watched, 0, len(ids)+1), parentGone...)
 	for _, id := range ids {
 		w := watched{pid: id.PID}
-		h, err := proc.Open(id)
+		h, err := open(id)
 		switch {
 		case err == nil:
 			w.h = h
@@ -199,15 +184,16 @@ func goneEvents(ctx context.Context, targets []watched) <-chan int {
 // wait blocks in poll(2) on every target from this goroutine: with nothing
 // else to do, that is the shortest path from a death to the exit.
 func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int {
+	r := &reporter{t: t, g: g, enc: json.NewEncoder(t.Stdout), done: make([]bool, len(targets))}
+	code := spec.ExitOK
 	var hs []*proc.Handle
 	var idx []int
 	for i, w := range targets {
 		if w.h == nil {
-			if !g.Quiet {
-				t.Warnf("%s is gone", w.label())
-			}
+			code = r.gone(i, w)
 			if g.Any {
-				return spec.ExitOK
+				r.running(targets)
+				return code
 			}
 			continue
 		}
@@ -216,16 +202,15 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 	gone := make([]bool, len(hs))
 	done, err := proc.PollEach(hs, timeout, func(i int) bool {
 		gone[i] = true
-		if !g.Quiet {
-			t.Warnf("%s is gone", targets[idx[i]].label())
-		}
+		code = r.gone(idx[i], targets[idx[i]])
 		return g.Any
 	})
 	if err != nil {
 		return t.Fail(err, spec.ExitSystem)
 	}
+	r.running(targets)
 	if done {
-		return spec.ExitOK
+		return code
 	}
 	var running []string
 	for i := range hs {
@@ -235,6 +220,99 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 	}
 	t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
 	return spec.ExitDeadline
+}
+
+// reporter says what became of each target: a line on stderr and, with
+// --json, an object on stdout.
+type reporter struct {
+	t    *cli.Tool
+	g    *grammar
+	enc  *json.Encoder
+	done []bool // targets already reported
+}
+
+// targetJSON is the --json form of one target; every key is always there.
+type targetJSON struct {
+	PID      int     `json:"pid"`
+	ID       *string `json:"id"`
+	Gone     bool    `json:"gone"`
+	Status   *int    `json:"status"`
+	ExitCode *int    `json:"exit_code"`
+	Signal   *string `json:"signal"`
+	Reaped   *bool   `json:"reaped"`
+}
+
+func newTargetJSON(w watched) targetJSON {
+	j := targetJSON{PID: w.pid}
+	if w.h != nil {
+		id := w.h.ID().String()
+		j.ID = &id
+	}
+	return j
+}
+
+// gone reports target i, which is gone, and returns the exit code it
+// gives watchpid: its own status with --status, else 0.
+func (r *reporter) gone(i int, w watched) int {
+	r.done[i] = true
+	if !r.g.Status && !r.g.JSON {
+		if !r.g.Quiet {
+			r.t.Warnf("%s is gone", w.label())
+		}
+		return spec.ExitOK
+	}
+	info, err := exitInfo(w)
+	if r.g.JSON {
+		j := newTargetJSON(w)
+		j.Gone = true
+		if err == nil {
+			status, reaped := info.Status(), info.Reaped
+			j.Status, j.Reaped = &status, &reaped
+			if info.Signal != 0 {
+				name := spec.SignalName(info.Signal)
+				j.Signal = &name
+			} else {
+				j.ExitCode = &info.Code
+			}
+		}
+		r.enc.Encode(j)
+	}
+	switch {
+	case !r.g.Status:
+		if !r.g.Quiet {
+			r.t.Warnf("%s is gone", w.label())
+		}
+		return spec.ExitOK
+	case err != nil:
+		// Not a success, so said even with --quiet: the 193 needs its why.
+		r.t.Warnf("%v", err)
+		return exitStatusUnknown
+	}
+	if !r.g.Quiet {
+		r.t.Warnf("%s %s", w.label(), info)
+	}
+	return info.Status()
+}
+
+// running reports, with --json, each target not reported yet: it is still
+// running as watchpid returns (--any, or --timeout).
+func (r *reporter) running(targets []watched) {
+	if !r.g.JSON {
+		return
+	}
+	for i, w := range targets {
+		if !r.done[i] {
+			r.enc.Encode(newTargetJSON(w))
+		}
+	}
+}
+
+// exitInfo is how target w ended, as far as the kernel can tell.
+func exitInfo(w watched) (proc.ExitInfo, error) {
+	if w.h == nil {
+		return proc.ExitInfo{}, fmt.Errorf("%s was gone before watchpid held a pidfd on it: %w", w.label(), proc.ErrExitUnknown)
+	}
+	return w.h.ExitInfo()
 }
 
 func printIDs(t *cli.Tool, g *grammar) int {
@@ -302,9 +380,16 @@ func openID(want proc.ID) (proc.ID, error) {
 	return h.ID(), nil
 }
 
-// forwarded are the signals watchpid passes on to CMD's group, boundedly.
+// forwarded are the signals with which watchpid stops CMD's group,
+// boundedly (the signal first, KILL after --grace), before it exits 128+N.
+// They are caught even when watchpid was started with them ignored (a
+// shell's background job ignores INT and QUIT), as they always were.
 var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT}
 
+// runCommand runs CMD on the runner until it ends, or until the watch is
+// over, a forwarded signal arrives or --timeout passes: then the runner
+// stops CMD's group boundedly, and whatever CMD left behind, and watchpid
+// says why.
 func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeout time.Duration) int {
 	name := argv[0]
 	ctx, cancel := context.WithCancel(context.Background())
@@ -319,25 +404,61 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 		return spec.ExitOK
 	}
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
-
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	// Own group, so the whole of CMD can be stopped; KILL if watchpid itself
-	// is killed, so not even a SIGKILL of watchpid leaves CMD behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return t.Fail(runner.StartError(name, err), spec.ExitNotRun)
-	}
-	pgid := cmd.Process.Pid
-	exited := make(chan int, 1)
+	sigs := runner.Catch(forwarded...)
+	defer sigs.Stop()
+	stopNow := make(chan unix.Signal, 1)
+	why := make(chan reason, 1)
 	go func() {
-		cmd.Wait() // the only wait4 in this process
-		exited <- spec.StateStatus(cmd.ProcessState)
+		why <- watch(ctx, g, events, len(targets)-n, sigs.C(), timeout, stopNow)
 	}()
+	res, err := runner.Run(context.Background(), runner.Options{
+		Argv:  argv,
+		Grace: g.Grace.D(),
+		// Not forwarded as they are: each signal stops CMD (stopNow).
+		Forward: []os.Signal{},
+		Stop:    stopNow,
+	})
+	cancel()
+	r := <-why
+	if err != nil {
+		return t.Fail(err, spec.ExitNotRun)
+	}
+	code := reportStop(t, g, name, res)
+	if !res.Stopped {
+		// CMD ended first; what it left behind went with it.
+		return res.ExitCode
+	}
+	if code != spec.ExitOK {
+		return code
+	}
+	switch {
+	case r.timeout:
+		t.Warnf("timed out after %v; stopped %s", timeout, name)
+		return spec.ExitDeadline
+	case r.sig != 0:
+		return spec.SignalExit(r.sig)
+	}
+	if !g.Quiet {
+		t.Warnf("%s is gone; stopped %s", targets[r.target].label(), name)
+	}
+	return spec.ExitOK
+}
 
+// reason is why watch asked the runner to stop CMD: --timeout passed, a
+// forwarded signal sig arrived, or targets[target] was the one whose death
+// ended the watch.
+type reason struct {
+	timeout bool
+	sig     unix.Signal
+	target  int
+}
+
+// watch waits, while CMD runs, for the watch to be over (the last of the
+// left targets still there gone, or any one with --any), a signal from
+// sigs or the timeout (none when negative); then it asks the runner to stop
+// CMD through stopNow, with the signal caught, else TERM. It returns why,
+// or the zero reason once ctx is done.
+func watch(ctx context.Context, g *grammar, events <-chan int, left int, sigs <-chan os.Signal, timeout time.Duration, stopNow chan<- unix.Signal) reason {
 	// --timeout with CMD is a deadline: CMD is stopped like at the
 	// target's death, and watchpid exits 124.
 	var deadline <-chan time.Time
@@ -346,51 +467,30 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 		defer timer.Stop()
 		deadline = timer.C
 	}
-	left := len(targets) - n
 	for {
+		var r reason
 		select {
+		case <-ctx.Done():
+			return reason{}
 		case <-deadline:
-			code := stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
-			<-exited
-			if code != spec.ExitOK {
-				return code
-			}
-			t.Warnf("timed out after %v; stopped %s", timeout, name)
-			return spec.ExitDeadline
-		case status := <-exited:
-			// CMD ended first; what it left in its group goes with it.
-			stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
-			return status
+			r.timeout = true
 		case sig := <-sigs:
-			s := sig.(syscall.Signal)
-			code := stopGroup(t, g, pgid, name, stop.Default(s, g.Grace.D()))
-			<-exited
-			if code != spec.ExitOK {
-				return code
-			}
-			return spec.SignalExit(s)
+			r.sig = sig.(unix.Signal)
 		case i := <-events:
-			left--
-			if left > 0 && !g.Any {
+			if left--; left > 0 && !g.Any {
 				continue
 			}
-			code := stopGroup(t, g, pgid, name, stop.Default(unix.SIGTERM, g.Grace.D()))
-			<-exited
-			if code != spec.ExitOK {
-				return code
-			}
-			if !g.Quiet {
-				t.Warnf("%s is gone; stopped %s", targets[i].label(), name)
-			}
-			return spec.ExitOK
+			r.target = i
 		}
+		stopNow <- cmp.Or(r.sig, unix.SIGTERM)
+		return r
 	}
 }
 
 // alreadyGone drains the events of targets that were gone before CMD
 // started: n of them, the first at index first. done reports whether that
 // already satisfies the watch.
-func alreadyGone(events <-chan int, targets []watched, any bool) (first int, done bool, n int) {
+func alreadyGone(events <-chan int, targets []watched, anyGone bool) (first int, done bool, n int) {
 	first = -1
 	for _, w := range targets {
 		if w.h == nil {
@@ -402,21 +502,23 @@ func alreadyGone(events <-chan int, targets []watched, any bool) (first int, don
 			first = i
 		}
 	}
-	return first, n > 0 && (any || n == len(targets)), n
+	return first, n > 0 && (anyGone || n == len(targets)), n
 }
 
-// stopGroup stops what is left of CMD's process group with sched.
-func stopGroup(t *cli.Tool, g *grammar, pgid int, name string, sched stop.Schedule) int {
-	grp := &stop.Group{PGID: pgid, Name: name}
-	if grp.Gone() {
-		return spec.ExitOK
+// reportStop says what stopping CMD, or what CMD left behind, took: a
+// KILL after the first signal was ignored, or something that outlived
+// even KILL (then it returns 125).
+func reportStop(t *cli.Tool, g *grammar, name string, res runner.Result) int {
+	if !g.Quiet {
+		switch {
+		case res.StopIgnored != 0:
+			t.Warnf("%s ignored %s; killed", name, spec.SignalName(res.StopIgnored))
+		case len(res.Killed) > 0:
+			t.Warnf("%s ignored %s; killed", name, spec.SignalName(res.Schedule[0].Signal))
+		}
 	}
-	o := stop.Run(context.Background(), []stop.Target{grp}, sched)[0]
-	if killed, last := o.Killed(); killed && !g.Quiet {
-		t.Warnf("%s ignored %s; killed", name, spec.SignalName(last))
-	}
-	if !o.Gone {
-		t.Warnf("could not stop %s (process group %d survived KILL)", name, pgid)
+	if len(res.Survivors) > 0 {
+		t.Warnf("could not stop %s (process group %d survived KILL)", name, res.Child.PID)
 		return spec.ExitNotRun
 	}
 	return spec.ExitOK

@@ -1,6 +1,8 @@
 package durable
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -167,6 +169,28 @@ func (p Pending) Commit() error {
 		return &os.PathError{Op: "rename", Path: p.Dir.Show(p.Temp), Err: err}
 	}
 	return nil
+}
+
+// ErrExists: CommitNew found its destination taken.
+var ErrExists = errors.New("exists already")
+
+// CommitNew is Commit for a destination that must not exist yet: it is
+// refused (ErrExists, the staged file removed), not replaced. Where the
+// file system cannot rename without replacing, it renames as Commit does,
+// and the caller's check that the destination did not exist stands.
+func (p Pending) CommitNew() error {
+	err := renameNoReplace(p.Dir.FD, p.Temp, p.Name)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EEXIST):
+		p.Abort()
+		return fmt.Errorf("%s: %w", p.Dir.Show(p.Name), ErrExists)
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		return p.Commit()
+	}
+	p.Abort()
+	return &os.PathError{Op: "rename", Path: p.Dir.Show(p.Temp), Err: err}
 }
 
 // Abort removes the staged file.

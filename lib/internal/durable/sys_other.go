@@ -10,3 +10,6 @@ func renameExchange(dirfd int, a, b string) error { return unix.ENOSYS }
 
 // syncData is fsync(2) where fdatasync(2) is not offered.
 func syncData(fd int) error { return unix.Fsync(fd) }
+
+// renameNoReplace is unsupported off Linux: CommitNew renames as Commit.
+func renameNoReplace(dirfd int, a, b string) error { return unix.ENOSYS }

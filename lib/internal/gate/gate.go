@@ -14,9 +14,8 @@
 // first argument is --tether-gate; the rest of its arguments are the mode
 // ("proc": mount a fresh /proc first, in the gate's new mount namespace;
 // "-": not), the payload's resolved path and its argv. Its descriptors 3
-// and 4 are the release pipe (a little-endian uint32 length, then
-// NUL-separated KEY=VALUE variables to add to the payload's environment)
-// and the error pipe (close-on-exec: end-of-file once the payload exec'd,
+// and 4 are the release pipe (the byte Release lets the payload run;
+// end-of-file, the runner's death, runs nothing) and the error pipe (close-on-exec: end-of-file once the payload exec'd,
 // else a kind byte and a little-endian errno).
 package gate
 
@@ -31,7 +30,6 @@ const (
 	// Failure kinds on the error pipe.
 	ExecFailed  = 'x'
 	MountFailed = 'm'
-	// MaxRelease bounds the release message after its length: one write of
-	// at most PIPE_BUF bytes is never split.
-	MaxRelease = 4096 - 4
+	// Release is the release pipe's one byte.
+	Release = 'r'
 )

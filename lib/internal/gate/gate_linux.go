@@ -17,25 +17,14 @@ func init() {
 // it runs nothing, with the gate's exit status.
 func run(mode, path string, argv []string) int {
 	syscall.CloseOnExec(ErrorFD)
-	var head [4]byte
-	if !readFull(ReleaseFD, head[:]) {
+	var release [1]byte
+	if !readFull(ReleaseFD, release[:]) || release[0] != Release {
 		// The runner is gone: it never recorded us. Run nothing.
-		return Status
-	}
-	n := uint32(head[0]) | uint32(head[1])<<8 | uint32(head[2])<<16 | uint32(head[3])<<24
-	if n > MaxRelease {
-		return Status
-	}
-	msg := make([]byte, n)
-	if !readFull(ReleaseFD, msg) {
 		return Status
 	}
 	syscall.Close(ReleaseFD)
 	syscall.Unsetenv(Env)
 	env := syscall.Environ()
-	for _, kv := range split(msg) {
-		env = setEnv(env, kv)
-	}
 	if mode == "proc" {
 		if err := mountProc(); err != nil {
 			fail(MountFailed, err)
@@ -129,22 +118,4 @@ func split(b []byte) []string {
 		}
 	}
 	return append(out, string(b[start:]))
-}
-
-// setEnv sets kv (KEY=VALUE) in env, replacing the key's earlier values.
-func setEnv(env []string, kv string) []string {
-	key := kv
-	for i := 0; i < len(kv); i++ {
-		if kv[i] == '=' {
-			key = kv[:i]
-			break
-		}
-	}
-	out := env[:0]
-	for _, e := range env {
-		if len(e) <= len(key) || e[:len(key)] != key || e[len(key)] != '=' {
-			out = append(out, e)
-		}
-	}
-	return append(out, kv)
 }

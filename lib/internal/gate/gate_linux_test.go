@@ -28,23 +28,6 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-func TestSetEnv(t *testing.T) {
-	tests := []struct {
-		env  []string
-		kv   string
-		want []string
-	}{
-		{nil, "A=1", []string{"A=1"}},
-		{[]string{"A=0", "AB=2", "B=3", "A=9"}, "A=1", []string{"AB=2", "B=3", "A=1"}},
-		{[]string{"A", "A=0"}, "A=", []string{"A", "A="}},
-	}
-	for _, tt := range tests {
-		if got := setEnv(slices.Clone(tt.env), tt.kv); !slices.Equal(got, tt.want) {
-			t.Errorf("setEnv(%q, %q) = %q; want %q", tt.env, tt.kv, got, tt.want)
-		}
-	}
-}
-
 // TestImportsOnlySyscall: the gate's init runs before the packages that
 // make a tool's start-up slow only while it imports nothing but syscall.
 func TestImportsOnlySyscall(t *testing.T) {

@@ -1,0 +1,85 @@
+package stopbounded
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/stop"
+)
+
+// member is the --json form of one process --tree --list prints.
+type member struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+	Comm  string `json:"comm"`
+	PPID  int    `json:"ppid"`
+	PGID  int    `json:"pgid"`
+}
+
+// list prints the members of each ROOT's tree as --tree would find them
+// now, and signals nothing. Every ROOT is checked before anything is
+// printed, as for a stop.
+func list(t *cli.Tool, g *grammar, args []string) int {
+	var trees []*stop.Tree
+	defer func() {
+		for _, tr := range trees {
+			tr.Close()
+		}
+	}()
+	for _, a := range args {
+		id, err := proc.ParseID(a)
+		if err != nil {
+			return t.Fail(err, spec.ExitUsage)
+		}
+		tr, err := stop.NewTree(id, g.Name)
+		if err != nil {
+			return t.Fail(err, spec.ExitUsage)
+		}
+		trees = append(trees, tr)
+	}
+	enc := json.NewEncoder(t.Stdout)
+	for _, tr := range trees {
+		stats, err := tr.List()
+		if err != nil {
+			return t.Fail(fmt.Errorf("cannot walk %s: %w", tr.Label(), err), spec.ExitSystem)
+		}
+		for _, st := range stats {
+			if g.JSON {
+				enc.Encode(member{PID: st.PID, Start: st.Start, Comm: st.Comm, PPID: st.PPID, PGID: st.PGID})
+				continue
+			}
+			id := proc.ID{PID: st.PID, Start: st.Start}
+			fmt.Fprintln(t.Stdout, id.String()+" "+escapeControl(st.Comm))
+		}
+	}
+	return spec.ExitOK
+}
+
+// escapeControl makes a command name, which its process chooses
+// (prctl(PR_SET_NAME)), safe for a terminal: control and format characters
+// and invalid UTF-8 are written as Go escapes. The --json form stays
+// exact. (lib/cmd/ledger escapes its tables the same way.)
+func escapeControl(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}

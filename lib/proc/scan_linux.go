@@ -1,0 +1,161 @@
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Scanner reads /proc/PID/stat files relative to an open /proc: one openat
+// and one read into a reused buffer per process, with no path string, no
+// *os.File and no poller registration. A tree walk reads every process of
+// the machine several times per step — thousands of them while a fork loop
+// is being stopped — so this is the only way tether reads /proc stat files
+// (ReadStat is a one-off Scanner read). A Scanner is not safe for
+// concurrent use.
+type Scanner struct {
+	dir  int
+	path [32]byte
+	// buf holds one stat line. Fields 1–22, the ones parsed, fit well
+	// within it whatever the values; a longer tail is cut off unread.
+	buf [1024]byte
+}
+
+// NewScanner opens /proc for a Scanner. Close releases it.
+func NewScanner() (*Scanner, error) {
+	fd, err := unix.Open(procRoot, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", procRoot, err)
+	}
+	return &Scanner{dir: fd}, nil
+}
+
+// Close releases the Scanner's descriptor of /proc.
+func (r *Scanner) Close() error { return unix.Close(r.dir) }
+
+// Stat reads and parses the stat of pid. A missing process, or one that
+// exited between the open and the read, is ErrGone.
+func (r *Scanner) Stat(pid int) (Stat, error) {
+	p := strconv.AppendInt(r.path[:0], int64(pid), 10)
+	p = append(p, "/stat\x00"...)
+	return readStat(r.dir, p, r.buf[:], pid)
+}
+
+// readStat opens path (NUL-terminated, relative to dir) and parses the stat
+// line it holds into buf. pid names the process in errors.
+func readStat(dir int, path []byte, buf []byte, pid int) (Stat, error) {
+	// A raw openat: unix.Openat would copy the path into a new string.
+	fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(&path[0])),
+		unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
+	if errno != 0 {
+		if errno == unix.ENOENT || errno == unix.ESRCH {
+			return Stat{}, fmt.Errorf("pid %d: %w", pid, ErrGone)
+		}
+		return Stat{}, fmt.Errorf("open %s: %w", bytes.TrimSuffix(path, []byte{0}), errno)
+	}
+	var n int
+	var err error
+	for {
+		n, err = unix.Read(int(fd), buf)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	unix.Close(int(fd))
+	if errors.Is(err, unix.ESRCH) || (err == nil && n == 0) {
+		return Stat{}, fmt.Errorf("pid %d: %w", pid, ErrGone) // exited between open and read
+	}
+	if err != nil {
+		return Stat{}, fmt.Errorf("read %s: %w", bytes.TrimSuffix(path, []byte{0}), err)
+	}
+	return ParseStat(buf[:n])
+}
+
+// Snapshot is one pass over /proc: the stat of every process that could
+// be read, and the children of each PID by their PPID links. It is no
+// atomic picture: processes are read one by one, and one that forks or
+// exits meanwhile may be seen before or after.
+type Snapshot struct {
+	stats map[int]Stat
+	kids  map[int][]int
+}
+
+// Stat returns the stat of pid as the snapshot saw it.
+func (s *Snapshot) Stat(pid int) (Stat, bool) {
+	st, ok := s.stats[pid]
+	return st, ok
+}
+
+// Children returns the PIDs whose PPID was pid, in /proc order.
+func (s *Snapshot) Children(pid int) []int { return s.kids[pid] }
+
+// Snapshot reads every process in /proc.
+func (r *Scanner) Snapshot() (*Snapshot, error) {
+	s := &Snapshot{stats: make(map[int]Stat, 512), kids: make(map[int][]int, 512)}
+	err := r.each(func(st Stat) {
+		s.stats[st.PID] = st
+		s.kids[st.PPID] = append(s.kids[st.PPID], st.PID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// each calls fn for every process in /proc whose stat could be read;
+// processes that vanish during the scan are skipped.
+func (r *Scanner) each(fn func(Stat)) error {
+	// The directory offset is rewound so that one Scanner serves many scans.
+	if _, err := unix.Seek(r.dir, 0, 0); err != nil {
+		return fmt.Errorf("rewind %s: %w", procRoot, err)
+	}
+	var dents [32 << 10]byte
+	for {
+		n, err := unix.Getdents(r.dir, dents[:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", procRoot, err)
+		}
+		if n <= 0 {
+			return nil
+		}
+		for off := 0; off < n; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+			reclen := int(*(*uint16)(unsafe.Pointer(&dents[off+16])))
+			name := dents[off+19 : off+reclen]
+			off += reclen
+			if len(name) == 0 || name[0] < '1' || name[0] > '9' {
+				continue
+			}
+			if z := bytes.IndexByte(name, 0); z >= 0 {
+				name = name[:z]
+			}
+			pid, ok := atoi(name)
+			if !ok || pid <= 0 {
+				continue
+			}
+			st, err := r.Stat(pid)
+			if err != nil {
+				continue // gone since the listing
+			}
+			fn(st)
+		}
+	}
+}
+
+// Scan calls fn for every process in /proc whose stat could be read.
+// Processes that vanish during the scan are skipped.
+func Scan(fn func(Stat)) error {
+	r, err := NewScanner()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return r.each(fn)
+}

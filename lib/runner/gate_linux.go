@@ -1,0 +1,300 @@
+package runner
+
+// Holding a recorded command. A runner that records its payload (ledger
+// run, adopt, spawn's worker) must let the payload's first instruction run
+// only once the payload's PID@START is durable, and never if the runner
+// dies first (SPEC §1, "Recorded before it runs"). os/exec cannot pause a
+// child between fork and exec, so the command is held one of two ways.
+//
+// Traced (the usual way). The child asks to be traced (PTRACE_TRACEME)
+// before its exec, so the kernel stops it at the exec: the payload's image
+// is loaded, its PID and start time are final, and not one of its
+// instructions has run. The runner records it, then detaches, and the
+// payload runs. Should the runner die first, the kernel kills the stopped
+// child: its parent-death signal is KILL, PTRACE_O_EXITKILL is set as soon
+// as the stop is seen, and before that the stop's own SIGTRAP, which a
+// detach on the tracer's death delivers, kills it. A traced exec costs
+// a few system calls, not a process start.
+//
+// The gate, where tracing cannot be used: the payload is set-user-ID,
+// set-group-ID or has file capabilities (a traced exec would drop them),
+// ptrace is refused here (Yama, seccomp, a runner that is itself traced),
+// or the payload needs a /proc of its own PID namespace. The runner starts
+// a gate instead: a fresh process of its own executable that blocks
+// reading a pipe (lib/internal/gate). Its PID and start time are the
+// payload's, since exec keeps both. The runner records them, then writes
+// the release, one byte, and the gate execs the payload. Should the runner
+// die first, the gate reads end-of-file (or is killed by its parent-death
+// signal) and exits without running anything. Exec failures after the
+// release come back over a second, close-on-exec pipe: end-of-file means
+// the exec succeeded; otherwise the gate writes a kind byte and the errno,
+// and exits. With PIDNamespace the gate is also where a fresh /proc is
+// mounted, in the new mount namespace, before the exec: a payload must
+// never judge processes through the host's /proc (SPEC §1).
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
+
+	"github.com/tether-sh/tether/lib/spec"
+
+	"github.com/tether-sh/tether/lib/internal/gate"
+)
+
+// gated is the runner's side of one gated start.
+type gated struct {
+	release *os.File // write end: the release lets the payload run
+	errors  *os.File // read end: end-of-file once the payload exec'd
+	name    string   // the command as given, for messages
+}
+
+// gateCommand returns the gate's command for o, not yet started, and the
+// runner's side of it. path is the payload's resolved path; env its
+// environment (nil: the runner's).
+func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
+	relR, relW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: %w", o.Argv[0], err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		relR.Close()
+		relW.Close()
+		return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: %w", o.Argv[0], err)
+	}
+	mode := "-"
+	if o.PIDNamespace {
+		mode = "proc"
+	}
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, gate.Env+"=") })
+	cmd := &exec.Cmd{
+		// This process's own executable, even if it was replaced on disk.
+		Path:       "/proc/self/exe",
+		Args:       append([]string{os.Args[0], gate.Arg, mode, path}, o.Argv...),
+		Env:        append(env, gate.Env+"=1"),
+		ExtraFiles: []*os.File{relR, errW}, // descriptors 3 and 4
+	}
+	return cmd, &gated{release: relW, errors: errR, name: o.Argv[0]}, nil
+}
+
+// open lets the payload run and reports whether it did: nil once it has
+// exec'd, else the start error (the gate has then exited).
+func (g *gated) open() error {
+	defer g.errors.Close()
+	_, err := g.release.Write([]byte{gate.Release})
+	g.release.Close()
+	if err != nil {
+		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate is gone: %w", g.name, err)
+	}
+	var msg [5]byte
+	n, _ := io.ReadFull(g.errors, msg[:])
+	if n == 0 {
+		return nil
+	}
+	if n < len(msg) {
+		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate failed", g.name)
+	}
+	errno := syscall.Errno(binary.LittleEndian.Uint32(msg[1:]))
+	if msg[0] == gate.MountFailed {
+		return spec.Errorf(spec.ExitNotRun, "cannot mount /proc for %s in its PID namespace: %w", g.name, errno)
+	}
+	return StartError(g.name, &os.PathError{Op: "exec", Path: g.name, Err: errno})
+}
+
+// shut keeps the payload from ever running: the gate reads end-of-file.
+func (g *gated) shut() {
+	g.release.Close()
+	g.errors.Close()
+}
+
+// holder is a started command held before its first instruction: a
+// *traced or a *gated. nil when the command was not held.
+type holder interface{ shut() }
+
+// traceRefused, when set by a test, makes a traced start fail as where
+// ptrace is refused, to prove the fall-back to the gate.
+var traceRefused bool
+
+// startCommand starts o.Argv as Run's child: in its own process group,
+// killed should the runner die, and held when o.OnStart or o.PIDNamespace
+// asks for it (traced where it can be, else behind the gate). A held
+// command is released by Run once OnStart has recorded it.
+func startCommand(o Options) (*exec.Cmd, holder, error) {
+	build := func() *exec.Cmd {
+		cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
+		cmd.Env = o.Env
+		cmd.Dir = o.Dir
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = orFile(o.Stdin, os.Stdin), orFile(o.Stdout, os.Stdout), orFile(o.Stderr, os.Stderr)
+		// Setpgid: its own group, so forwarding and the deadline reach the
+		// command and its helpers but never the runner. Pdeathsig: if the
+		// runner is SIGKILLed the child must not run on; Go's child
+		// re-checks the parent after setting it, and the runtime never ends
+		// the thread that forked (the flag is per thread) while the
+		// goroutine is unlocked.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		return cmd
+	}
+	cmd := build()
+	if o.OnStart == nil && !o.PIDNamespace {
+		if err := cmd.Start(); err != nil {
+			return nil, nil, StartError(o.Argv[0], err)
+		}
+		return cmd, nil, nil
+	}
+	if cmd.Err != nil {
+		return nil, nil, StartError(o.Argv[0], cmd.Err)
+	}
+	path := cmd.Path
+	if !o.PIDNamespace && traceable(path) {
+		t, err := startTraced(cmd)
+		if err == nil {
+			return cmd, t, nil
+		}
+		if !errors.Is(err, syscall.EPERM) {
+			return nil, nil, StartError(o.Argv[0], err)
+		}
+		// ptrace is refused here: hold it at the gate instead.
+		cmd = build()
+	}
+	gc, g, err := gateCommand(o, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	gc.Dir, gc.Stdin, gc.Stdout, gc.Stderr, gc.SysProcAttr = cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr
+	if o.PIDNamespace {
+		// A mount namespace too, where the gate mounts the fresh /proc.
+		gc.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+	}
+	err = gc.Start()
+	for _, f := range gc.ExtraFiles {
+		// The gate has its own copies; ours would hide its end-of-file.
+		f.Close()
+	}
+	if err != nil {
+		g.shut()
+		if o.PIDNamespace && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
+			return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], proc.UnwrapPath(err))
+		}
+		return nil, nil, StartError(o.Argv[0], err)
+	}
+	return gc, g, nil
+}
+
+// traceable reports whether the program at path may be exec'd traced: a
+// traced exec ignores set-user-ID and set-group-ID bits and file
+// capabilities, so such a program goes through the gate, which keeps them.
+func traceable(path string) bool {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil || st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		return false
+	}
+	_, err := unix.Getxattr(path, "security.capability", nil)
+	return errors.Is(err, unix.ENODATA) || errors.Is(err, unix.ENOTSUP)
+}
+
+// traced is a command stopped by the kernel at its exec, before its first
+// instruction, with this goroutine's thread its tracer.
+type traced struct {
+	pid  int
+	name string
+	// sig is the signal to deliver on release: one that stopped the child
+	// before its exec (it was sent, it must not be lost), or none for the
+	// exec's own SIGTRAP.
+	sig unix.Signal
+}
+
+// startTraced starts cmd traced and waits for its exec-stop. It returns
+// with the calling goroutine locked to its thread, the tracer's, until
+// open or shut; an error (EPERM where ptrace is refused) leaves nothing
+// behind and the goroutine unlocked.
+func startTraced(cmd *exec.Cmd) (*traced, error) {
+	runtime.LockOSThread()
+	if traceRefused {
+		runtime.UnlockOSThread()
+		return nil, &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: syscall.EPERM}
+	}
+	cmd.SysProcAttr.Ptrace = true
+	if err := cmd.Start(); err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	t := &traced{pid: cmd.Process.Pid, name: cmd.Args[0]}
+	for {
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(t.pid, &ws, unix.WALL, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			t.shut()
+			return nil, err
+		case ws.Stopped():
+			if sig := ws.StopSignal(); sig != unix.SIGTRAP {
+				t.sig = sig
+			}
+			// From here on the kernel kills it should this thread's
+			// process die: nothing of it would ever run.
+			unix.PtraceSetOptions(t.pid, unix.PTRACE_O_EXITKILL)
+			return t, nil
+		default:
+			// Killed before its exec completed (someone signalled its
+			// group); it is reaped and never ran.
+			runtime.UnlockOSThread()
+			return nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: killed before it ran (%s)", t.name, describe(ws))
+		}
+	}
+}
+
+// open records the stopped command through onStart, if set, and then lets
+// it run. On error the command never ran and has been reaped.
+func (t *traced) open(child proc.ID, onStart func(proc.ID) error) error {
+	if onStart != nil {
+		if err := onStart(child); err != nil {
+			t.shut()
+			return &spec.ExitError{Code: spec.Code(err, spec.ExitNotRun), Err: err}
+		}
+	}
+	// The exec's SIGTRAP is dropped, any other stop signal delivered. It
+	// fails only if the command was killed meanwhile; the reaping loop
+	// collects it.
+	unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(t.pid), 0, uintptr(t.sig), 0, 0)
+	runtime.UnlockOSThread()
+	return nil
+}
+
+// shut kills the stopped command, which never ran, and reaps it.
+func (t *traced) shut() {
+	// Our unreaped child: its PID cannot be a recycled one.
+	unix.Kill(t.pid, unix.SIGKILL)
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(t.pid, &ws, unix.WALL, nil); !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	runtime.UnlockOSThread()
+}
+
+// describe words a wait status that is not an exit for a message.
+func describe(ws unix.WaitStatus) string {
+	if ws.Signaled() {
+		return "signal " + spec.SignalName(ws.Signal())
+	}
+	return "exit status " + strconv.Itoa(ws.ExitStatus())
+}

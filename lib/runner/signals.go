@@ -1,0 +1,54 @@
+package runner
+
+import (
+	"os"
+	"os/signal"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultForward are the signals a runner forwards to the command's group.
+var DefaultForward = []os.Signal{
+	unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
+}
+
+// Catcher is the one signal catcher of a runner: the channel that
+// signal.Notify fills for the signals a tool handles itself, whether it
+// forwards them to its command (Run, ledger run, adopt) or stops the
+// command with them (watchpid).
+type Catcher struct {
+	c chan os.Signal
+}
+
+// catchBuffer is deep enough that a burst of signals arriving while the
+// command is being started waits for the wait loop rather than being
+// dropped by signal.Notify.
+const catchBuffer = 16
+
+// Catch starts catching sigs: from now on they are delivered to C instead
+// of taking their default action (which for most is the tool's death).
+// Call Stop once done. Pass Forwardable(sigs) to leave alone the signals
+// the process was started with ignored.
+func Catch(sigs ...os.Signal) *Catcher {
+	c := &Catcher{c: make(chan os.Signal, catchBuffer)}
+	if len(sigs) > 0 {
+		// With no signal at all, Notify would catch every one.
+		signal.Notify(c.c, sigs...)
+	}
+	return c
+}
+
+// C delivers the caught signals.
+func (c *Catcher) C() chan os.Signal { return c.c }
+
+// Stop stops catching: the signals take their previous action again.
+// Signals already caught stay in C.
+func (c *Catcher) Stop() { signal.Stop(c.c) }
+
+// Forwardable returns sigs without those the process was started with
+// ignored: a runner started under nohup, or as a shell's background job
+// (INT and QUIT ignored), must stay deaf to them and not pass them on.
+func Forwardable(sigs []os.Signal) []os.Signal {
+	return slices.DeleteFunc(slices.Clone(sigs), signal.Ignored)
+}
