@@ -40,7 +40,7 @@
 // # Options
 //
 //   - -h, --help: Show context-sensitive help.
-//   - --ledger=DIR: Store directory (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger).
+//   - --ledger=DIR|URL: Store directory, or a postgres:// URL naming a PostgreSQL database (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger).
 //   - --json: Print records as JSON, one object per line; every key present, null when unknown.
 //   - --lock-timeout=D: Give up (exit 3, nothing changed) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder.
 //   - --version: Print the version and exit.
@@ -72,6 +72,8 @@
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
 //
 //   - --owner=PID[@START]: Owning process (default: the caller's parent; in a script use --owner $$).
+//
+//   - --lease=D: PostgreSQL store: give the owner a lease of D, renewed by ledger beat ID; once it runs out, recover on any host judges the owner gone (default: none; an owner on another host is then judged only there).
 //
 //     ledger fence <id> [flags]
 //
@@ -168,6 +170,8 @@
 // Options of recover:
 //
 //   - --grace=D: Leave a fenced claim alone this long after its fence (default: 30s).
+//
+//   - --host=NAME: PostgreSQL store: declare host NAME dead for good: every claimed or running execution owned there becomes abandoned or unknown now, lease or not (not this host: 2).
 //
 //     ledger show <id> [flags]
 //
@@ -277,6 +281,8 @@
 //
 //   - --grace=D: Wait at most D after TERM before KILL (deadline and leftovers) (default: 5s).
 //
+//   - --lease=D: PostgreSQL store: this run's lease, renewed every D/3 on the server's clock while it runs; recover on another host judges it gone only once the lease ran out (the file store judges by PID) (default: 30s).
+//
 //   - --pidns: Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles).
 //
 //     ledger spawn <job> <CMD> ... [flags]
@@ -313,6 +319,7 @@
 //   - --ack-timeout=D: Wait at most D for the worker to take ownership (default: 10s).
 //   - --wait: Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record.
 //   - --log=F: Append the worker's output to F (default: discard).
+//   - --lease=D: PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out (default: 30s).
 //
 // # Exit status
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
@@ -99,12 +100,22 @@ func (s *Store) claimOnce(ctx context.Context, q querier, job string, o ledger.C
 	if o.Child.PID != 0 {
 		status, childPID, childStart = ledger.Running, int32(o.Child.PID), null(int64(o.Child.Start))
 	}
-	args := []any{ledger.NewID(s.idTime()), s.clock(), job, null(o.Source), instantText(o.Instant), string(status)}
+	id := o.ID
+	if id == "" {
+		id = ledger.NewID(s.idTime())
+	} else if err := ledger.ValidID(id); err != nil {
+		return ledger.Record{}, false, err
+	}
+	args := []any{id, s.clock(), job, null(o.Source), instantText(o.Instant), string(status)}
 	args = append(args, ownerArgs(o.Owner)...)
 	args = append(args, childPID, childStart, s.lease())
 	r, err := scanRecord(q.QueryRow(ctx, insertClaim, args...))
 	if err == nil {
 		return r, false, nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "executions_pkey" {
+		return ledger.Record{}, false, fmt.Errorf("%w: execution %s exists already", ledger.ErrBadInput, id)
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return ledger.Record{}, false, err

@@ -23,6 +23,9 @@ func (s *Store) Get(id string) (ledger.Record, error) {
 		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+cols+` FROM tether.executions WHERE id = $1 AND NOT pruned`, id))
 		return err
 	})
+	if err := s.noStore(err); err != nil {
+		return ledger.Record{}, err
+	}
 	if errors.Is(err, pgx.ErrNoRows) || missingSchema(err) {
 		return ledger.Record{}, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
 	}
@@ -41,6 +44,9 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 			WHERE job = $1 AND NOT pruned ORDER BY seq DESC LIMIT 1`, job))
 		return err
 	})
+	if err := s.noStore(err); err != nil {
+		return ledger.Record{}, err
+	}
 	if errors.Is(err, pgx.ErrNoRows) || missingSchema(err) {
 		return ledger.Record{}, fmt.Errorf("%w: job %s has no execution", ledger.ErrNotFound, job)
 	}
@@ -65,10 +71,22 @@ func (s *Store) List(f ledger.Filter) ([]ledger.Record, error) {
 		out, err = s.list(ctx, c, `($1 = '' OR job = $1) AND ($2 = '' OR status = $2)`, "", f.Job, string(f.Status))
 		return err
 	})
+	if err := s.noStore(err); err != nil {
+		return nil, err
+	}
 	if missingSchema(err) {
 		return nil, nil
 	}
 	return out, err
+}
+
+// noStore is ErrNoStore for a read (Options.Existing) that found no
+// schema, else nil.
+func (s *Store) noStore(err error) error {
+	if s.opts.Existing && missingSchema(err) {
+		return fmt.Errorf("%w at %s: the database holds no ledger (schema %s; only commands that write create one)", ledger.ErrNoStore, s.loc, Schema)
+	}
+	return nil
 }
 
 // list returns the rows matching cond, oldest first; suffix may lock them.
@@ -142,6 +160,9 @@ func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
 			return err
 		})
 	})
+	if err := s.noStore(err); err != nil {
+		return nil, err
+	}
 	if missingSchema(err) {
 		return nil, nil
 	}

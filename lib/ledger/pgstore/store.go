@@ -100,6 +100,10 @@ type Options struct {
 	// Clock, for tests, is the time transitions record; nil takes the
 	// server's now(). Leases always run on the server's clock.
 	Clock func() time.Time
+	// Existing is for commands that only read: in a database where no
+	// claim ever created the schema, reads fail with ledger.ErrNoStore
+	// instead of finding nothing.
+	Existing bool
 }
 
 // Store is a ledger in one PostgreSQL database. It is safe for concurrent
@@ -157,6 +161,21 @@ func Open(location string, o Options) (*Store, error) {
 	s.cfg = cfg
 	if err := s.connect(); err != nil {
 		return nil, err
+	}
+	if o.Existing {
+		// A read must not answer "nothing" for a database that never held
+		// a ledger (a mistyped URL): it says so, as the file store does.
+		var ok bool
+		err := s.do(func(ctx context.Context, c *pgx.Conn) error {
+			return c.QueryRow(ctx, `SELECT to_regclass('tether.executions') IS NOT NULL`).Scan(&ok)
+		})
+		if err == nil && !ok {
+			err = s.noStore(&pgconn.PgError{Code: "42P01"})
+		}
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
