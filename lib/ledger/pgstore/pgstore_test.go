@@ -1,12 +1,12 @@
 package pgstore_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/tether-sh/tether/internal/pgtest"
+	ledgercmd "github.com/tether-sh/tether/lib/cmd/ledger"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/ledgertest"
 	"github.com/tether-sh/tether/lib/ledger/pgstore"
@@ -20,6 +20,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(toolEnv) == "ledger" {
+		// This test binary, run as the ledger tool by the CLI tests.
+		os.Exit(ledgercmd.Main(os.Args[1:]))
+	}
 	srv, startErr = pgtest.StartMain()
 	code := m.Run()
 	if srv != nil {
@@ -88,5 +92,3 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
-
-var _ = fmt.Sprint
