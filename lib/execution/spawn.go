@@ -83,6 +83,8 @@ func Spawn(warn func(format string, args ...any), st ledger.Ledger, id string, o
 	}
 	hs := handoff.Spec{Adopt: o.Adopt, ID: id, Argv: o.Argv, Scope: scope, Log: o.Log, Env: o.Env, Flags: o.AdoptFlags}
 	if fs, ok := st.(*ledger.Store); ok {
+		// The store checks that the directory is its own and private:
+		// another user who could write there could plant the ack.
 		hdir, err := fs.HandoffDir()
 		if err != nil {
 			return nil, giveUp(warn, st, id, err.Error())

@@ -9,7 +9,6 @@ package scripttest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -271,17 +270,7 @@ func parked(pid int) bool {
 	if err != nil || st.State != 'S' {
 		return false
 	}
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
-	fds, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, fd := range fds {
-		if l, err := os.Readlink(dir + fd.Name()); err == nil && l == "anon_inode:[pidfd]" {
-			return true
-		}
-	}
-	return false
+	return proc.HoldsPidfd(pid)
 }
 
 func cmdChildpid(ts *testscript.TestScript, neg bool, args []string) {
@@ -305,7 +294,7 @@ func cmdPidns(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: pidns VAR TARGET")
 	}
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", resolvePID(ts, args[1])))
+	ns, err := proc.NamespaceOf(resolvePID(ts, args[1]))
 	ts.Check(err)
 	ts.Setenv(args[0], ns)
 }
@@ -316,7 +305,7 @@ func cmdNsalive(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var live []string
 	proc.Scan(func(st proc.Stat) {
-		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", st.PID)); err == nil && ns == args[0] && st.State != 'Z' {
+		if ns, err := proc.NamespaceOf(st.PID); err == nil && ns == args[0] && st.State != 'Z' {
 			live = append(live, strconv.Itoa(st.PID)+" ("+st.Comm+")")
 		}
 	})

@@ -146,6 +146,15 @@
 //
 // Record that a claimed or running execution is alive, with an optional note (refused once it ended).
 //
+// Records the time (beat_at) and, with --note, a progress note on a claimed,
+// claimed+fenced or running execution, in one durable compare-and-swap
+// update; show and --json display both. Refused (1) once the execution is
+// terminal, or with --if-latest when its job has a newer execution: a
+// watcher then knows its attempt is no longer the current one.
+//
+//	ledger beat "$TETHER_EXECUTION" --note "step 2 of 5"
+//	ledger beat "$id" --note stalled:idle --if-latest || exit 0   # a newer attempt took over
+//
 // Arguments of beat:
 //
 //   - <id>: Execution id.

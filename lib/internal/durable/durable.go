@@ -2,7 +2,6 @@ package durable
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -171,13 +170,14 @@ func (p Pending) Commit() error {
 	return nil
 }
 
-// ErrExists: CommitNew found its destination taken.
+// ErrExists is CommitNew's error when the destination exists already.
 var ErrExists = errors.New("exists already")
 
-// CommitNew is Commit for a destination that must not exist yet: it is
-// refused (ErrExists, the staged file removed), not replaced. Where the
-// file system cannot rename without replacing, it renames as Commit does,
-// and the caller's check that the destination did not exist stands.
+// CommitNew is Commit for a destination that must not exist yet: one that
+// does is left alone and ErrExists is returned (the staged file removed).
+// Where the file system cannot rename without replacing (renameat2
+// RENAME_NOREPLACE: EINVAL, ENOSYS), it renames as Commit does, and the
+// caller's own check that the destination does not exist stands.
 func (p Pending) CommitNew() error {
 	err := renameNoReplace(p.Dir.FD, p.Temp, p.Name)
 	switch {
@@ -185,7 +185,7 @@ func (p Pending) CommitNew() error {
 		return nil
 	case errors.Is(err, unix.EEXIST):
 		p.Abort()
-		return fmt.Errorf("%s: %w", p.Dir.Show(p.Name), ErrExists)
+		return &os.PathError{Op: "rename", Path: p.Dir.Show(p.Name), Err: ErrExists}
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
 		return p.Commit()
 	}
