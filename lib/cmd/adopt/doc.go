@@ -4,7 +4,7 @@
 //
 // Synopsis:
 //
-//	adopt [--ledger DIR] [--ack-file F] [--grace D] [--lock-timeout D] [--pidns] ID -- CMD [ARGS...]
+//	adopt [--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] ID -- CMD [ARGS...]
 //
 // adopt is the external worker of a hand-off: it moves execution ID from
 // claimed+fenced to running with itself as owner. Only once that is durable
