@@ -88,11 +88,18 @@ type Spec struct {
 	Argv    []string // the payload
 	Scope   bool     // run inside systemd-run --user --scope
 	Log     string   // worker's stdout and stderr; empty: /dev/null
+	Env     []string // added to the worker's environment
+	Flags   []string // more adopt flags, before ID
 }
 
 // AdoptArgv is the adopt command line for s.
 func AdoptArgv(s Spec) []string {
-	argv := []string{s.Adopt, "--ledger", s.Ledger, "--ack-file", s.AckFile, s.ID, "--"}
+	argv := []string{s.Adopt}
+	if s.Ledger != "" {
+		argv = append(argv, "--ledger", s.Ledger)
+	}
+	argv = append(append(argv, "--ack-file", s.AckFile), s.Flags...)
+	argv = append(argv, s.ID, "--")
 	return append(argv, s.Argv...)
 }
 
@@ -145,6 +152,9 @@ func Launch(s Spec) (*Worker, error) {
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: devnull, Stdout: out, Stderr: out,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if len(s.Env) > 0 {
+		cmd.Env = append(os.Environ(), s.Env...)
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

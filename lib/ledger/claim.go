@@ -61,26 +61,9 @@ func (s *Store) freshID(id string) error {
 
 // Claim records a new execution of job owned by o.Owner and returns it.
 func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
-	if err := ValidJob(job); err != nil {
+	o, err := CheckClaim(job, o)
+	if err != nil {
 		return Record{}, err
-	}
-	if o.Owner.PID < 1 || o.Owner.PID > proc.MaxPID {
-		return Record{}, badInputf("claim needs an owner")
-	}
-	if len(o.Source) > maxSourceLen {
-		return Record{}, badInputf("source longer than %d bytes", maxSourceLen)
-	}
-	if !o.Instant.IsZero() {
-		o.Instant = o.Instant.UTC()
-		if err := checkInstantRange(o.Instant); err != nil {
-			return Record{}, badInputf("invalid instant: %v", err)
-		}
-	}
-	if o.Grace <= 0 {
-		o.Grace = DefaultGrace
-	}
-	if o.Child.PID < 0 || o.Child.PID > proc.MaxPID {
-		return Record{}, badInputf("child pid %d", o.Child.PID)
 	}
 	unlock, err := s.lock()
 	if err != nil {

@@ -73,7 +73,10 @@ func TestCanonicalCodec(t *testing.T) {
 		}
 		out, _ := r.MarshalJSON()
 		j.V = 0
-		if want, _ := json.Marshal(j); !bytes.Equal(out, want) {
+		want, _ = json.Marshal(j)
+		// The store's keys the file store keeps no value for follow.
+		want = append(want[:len(want)-1], `,"lease_until":null,"late":null}`...)
+		if !bytes.Equal(out, want) {
 			t.Errorf("record %d MarshalJSON =\n%s\nwant\n%s", i, out, want)
 		}
 	}

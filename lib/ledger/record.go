@@ -96,6 +96,22 @@ type Record struct {
 	Error      string
 	BeatAt     time.Time // the last beat, zero if none
 	Note       string    // the last beat's progress note
+	// LeaseUntil is when the owner's lease runs out, by the store's clock
+	// (zero: no lease; the file store keeps none).
+	LeaseUntil time.Time
+	// Late is a result its owner tried to record after recovery had
+	// ended the execution: kept for the operator, the status unchanged
+	// (nil: none).
+	Late *Late
+}
+
+// Late is a result recorded too late: a finish refused because recovery
+// had already judged the execution.
+type Late struct {
+	Status     Status // what the owner reported: completed or failed
+	ExitCode   *int
+	Error      string
+	FinishedAt time.Time
 }
 
 // State describes the record's state for messages: "claimed",
@@ -197,15 +213,46 @@ func (r Record) toJSON() recordJSON {
 	return j
 }
 
-// MarshalJSON encodes the record as the object `ledger show --json` prints.
+// MarshalJSON encodes the record as the object `ledger show --json` prints:
+// the stored form's keys, then lease_until and late (a store's, null in
+// the file store, which keeps neither and does not write them).
 func (r Record) MarshalJSON() ([]byte, error) {
 	j := r.toJSON()
+	var b []byte
+	ok := false
 	if shortcut.Take(shortcut.CanonicalCodec) {
-		if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
-			return b, nil
+		b, ok = appendCanonical(make([]byte, 0, 512), &j)
+	}
+	if !ok {
+		var err error
+		if b, err = json.Marshal(j); err != nil {
+			return nil, err
 		}
 	}
-	return json.Marshal(j)
+	b = append(b[:len(b)-1], `,"lease_until":`...)
+	if r.LeaseUntil.IsZero() {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendQuote(b, FormatTime(r.LeaseUntil))
+	}
+	b = append(b, `,"late":`...)
+	if r.Late == nil {
+		b = append(b, "null"...)
+	} else {
+		l, err := json.Marshal(lateJSON{Status: r.Late.Status, ExitCode: r.Late.ExitCode, Error: strp(r.Late.Error), FinishedAt: timep(r.Late.FinishedAt)})
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, l...)
+	}
+	return append(b, '}'), nil
+}
+
+type lateJSON struct {
+	Status     Status  `json:"status"`
+	ExitCode   *int    `json:"exit_code"`
+	Error      *string `json:"error"`
+	FinishedAt *string `json:"finished_at"`
 }
 
 // encode returns the on-disk form of r.
@@ -470,12 +517,31 @@ func (r Record) Field(name string) (string, error) {
 		return tstr(r.BeatAt), nil
 	case "note":
 		return r.Note, nil
+	case "lease_until":
+		return tstr(r.LeaseUntil), nil
+	case "late.status", "late.exit_code", "late.error", "late.finished_at":
+		if r.Late == nil {
+			return "", nil
+		}
+		switch name {
+		case "late.status":
+			return string(r.Late.Status), nil
+		case "late.exit_code":
+			if r.Late.ExitCode == nil {
+				return "", nil
+			}
+			return strconv.Itoa(*r.Late.ExitCode), nil
+		case "late.error":
+			return r.Late.Error, nil
+		}
+		return tstr(r.Late.FinishedAt), nil
 	}
 	return "", badInputf("unknown field %q (want one of %s)", name, fieldNames)
 }
 
 const fieldNames = "id, job, source, instant, status, fenced, fenced_at, owner, owner.host, owner.boot_id, " +
-	"owner.pidns, owner.pid, owner.start, child, child.pid, child.start, claimed_at, started_at, finished_at, exit_code, error, beat_at, note"
+	"owner.pidns, owner.pid, owner.start, child, child.pid, child.start, claimed_at, started_at, finished_at, exit_code, error, beat_at, note, lease_until, " +
+	"late.status, late.exit_code, late.error, late.finished_at"
 
 // ErrorText makes msg fit a record's error field: valid UTF-8 (invalid
 // bytes become U+FFFD, as JSON would make them) and at most the field's

@@ -2,10 +2,7 @@ package ledger
 
 import (
 	"errors"
-	"fmt"
 	"time"
-
-	"github.com/tether-sh/tether/lib/proc"
 )
 
 // DefaultGrace is how long a fenced claim is left alone after its fence
@@ -105,37 +102,11 @@ func (s *Store) recoverOne(r Record, grace time.Duration) (Record, string, error
 		s.dropActive(r.ID, r.Job)
 		return r, "", nil
 	}
-	now := s.clock()
-	if r.Status == Claimed && r.Fenced && now.Sub(r.FencedAt) < grace {
-		return r, fmt.Sprintf("within %v of its fence, awaiting its adopter", grace), nil
+	next, why := JudgeRecord(r, grace, s.clock(), nil)
+	if next.Status == r.Status {
+		return r, why, nil
 	}
-	if r.Child.PID != 0 {
-		if lv, _ := judgeProcess(r.Owner, r.Child); lv != dead {
-			return r, fmt.Sprintf("its payload child %s may still run", r.Child), nil
-		}
-		// The payload ran in its own process group (the runners put it
-		// there): what it started in that group is still the payload.
-		if sameNamespace(r.Owner) {
-			if lingers, err := proc.GroupOutlives(r.Child); err != nil || lingers {
-				return r, fmt.Sprintf("processes of its payload's group %d still run", r.Child.PID), nil
-			}
-		}
-	}
-	lv, why := judgeProcess(r.Owner, r.Owner.ID())
-	switch lv {
-	case alive:
-		return r, fmt.Sprintf("its owner %s is alive", r.Owner), nil
-	case uncertain:
-		return r, fmt.Sprintf("its owner %s cannot be judged (%s)", r.Owner, why), nil
-	}
-	if r.Status == Claimed {
-		r.Status = Abandoned
-		r.Error = fmt.Sprintf("owner %s is gone (%s) and the payload never started", r.Owner, why)
-	} else {
-		r.Status = Unknown
-		r.Error = fmt.Sprintf("owner %s is gone (%s) without recording a result; %s", r.Owner, why, UnknownSideEffects)
-	}
-	r.FinishedAt = now
+	r = next
 	if err := s.writeRecord(r); err != nil {
 		return Record{}, "", err
 	}

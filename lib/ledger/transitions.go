@@ -90,107 +90,51 @@ func (s *Store) prepare(id string, fn func(r *Record, now time.Time) error) (bef
 // Fence marks a claimed execution as handed off (claimed → claimed+fenced),
 // so that only Adopt may start it. Refused from any other state.
 func (s *Store) Fence(id string) (Record, error) {
-	return s.update("fence", id, func(r *Record, now time.Time) error {
-		switch {
-		case r.Status == Claimed && r.Fenced:
-			return refusedf("execution is already claimed+fenced")
-		case r.Status != Claimed:
-			return refusedf("execution is %s, not claimed", r.State())
-		}
-		r.Fenced, r.FencedAt = true, now
-		return nil
-	})
+	t := FenceTransition()
+	return s.update(t.Op, id, t.Apply)
 }
 
 // Adopt hands a fenced claim to owner (claimed+fenced → running). Of any
 // number of concurrent adopters exactly one succeeds; the others, and any
 // adopter of a claim that is not fenced, are refused.
 func (s *Store) Adopt(id string, owner Owner) (Record, error) {
-	if owner.PID < 1 {
-		return Record{}, badInputf("adopt needs an owner")
+	t, err := AdoptTransition(owner)
+	if err != nil {
+		return Record{}, err
 	}
-	return s.update("adopt", id, func(r *Record, now time.Time) error {
-		switch {
-		case r.Status == Claimed && !r.Fenced:
-			return refusedf("execution is claimed, not fenced")
-		case r.Status == Running:
-			return refusedf("execution is running: already adopted or started")
-		case r.Status != Claimed:
-			return refusedf("execution is %s", r.State())
-		}
-		r.Status, r.Owner, r.StartedAt = Running, owner, now
-		return nil
-	})
+	return s.update(t.Op, id, t.Apply)
 }
 
 // Start starts a claim in-process (claimed → running). The claimer stays
 // the owner unless owner is not nil. A fenced claim is refused: it was
 // handed off and only its adopter may start it.
 func (s *Store) Start(id string, owner *Owner) (Record, error) {
-	if owner != nil && owner.PID < 1 {
-		return Record{}, badInputf("start needs a valid owner")
+	t, err := StartTransition(owner)
+	if err != nil {
+		return Record{}, err
 	}
-	return s.update("start", id, func(r *Record, now time.Time) error {
-		switch {
-		case r.Status == Claimed && r.Fenced:
-			return refusedf("execution is claimed+fenced: it was handed off, only adopt may start it")
-		case r.Status != Claimed:
-			return refusedf("execution is %s, not claimed", r.State())
-		}
-		r.Status, r.StartedAt = Running, now
-		if owner != nil {
-			r.Owner = *owner
-		}
-		return nil
-	})
+	return s.update(t.Op, id, t.Apply)
 }
 
 // SetChild records the payload process of a running execution; recovery
 // does not judge an execution while that process is alive.
 func (s *Store) SetChild(id string, child proc.ID) (Record, error) {
-	if child.PID < 1 || child.PID > proc.MaxPID {
-		return Record{}, badInputf("child pid %d", child.PID)
+	t, err := SetChildTransition(child)
+	if err != nil {
+		return Record{}, err
 	}
-	return s.update("record the child of", id, func(r *Record, now time.Time) error {
-		if r.Status != Running {
-			return refusedf("execution is %s, not running", r.State())
-		}
-		r.Child = child
-		return nil
-	})
+	return s.update(t.Op, id, t.Apply)
 }
 
 // Finish records a result: running → completed or failed, or claimed (not
 // fenced) → failed, for a dispatch that never started. exitCode (0..255)
 // and errMsg are optional.
 func (s *Store) Finish(id string, status Status, exitCode *int, errMsg string) (Record, error) {
-	if status != Completed && status != Failed {
-		return Record{}, badInputf("finish status must be completed or failed, not %q", status)
+	t, err := FinishTransition(status, exitCode, errMsg)
+	if err != nil {
+		return Record{}, err
 	}
-	if exitCode != nil && (*exitCode < 0 || *exitCode > 255) {
-		return Record{}, badInputf("exit code %d is not 0..255", *exitCode)
-	}
-	if len(errMsg) > maxErrorLen {
-		return Record{}, badInputf("error message longer than %d bytes", maxErrorLen)
-	}
-	if exitCode != nil {
-		c := *exitCode
-		exitCode = &c
-	}
-	return s.update("finish", id, func(r *Record, now time.Time) error {
-		switch {
-		case r.Status == Running:
-		case r.Status == Claimed && r.Fenced:
-			return refusedf("execution is claimed+fenced: its adopter finishes it, or recover abandons it")
-		case r.Status == Claimed && status == Completed:
-			return refusedf("execution is claimed and never started: it can only finish as failed")
-		case r.Status == Claimed:
-		default:
-			return refusedf("execution is already %s", r.State())
-		}
-		r.Status, r.FinishedAt, r.ExitCode, r.Error = status, now, exitCode, errMsg
-		return nil
-	})
+	return s.update(t.Op, id, t.Apply)
 }
 
 // AbortHandoff records that a handoff never reached its worker: claimed
@@ -200,14 +144,8 @@ func (s *Store) Finish(id string, status Status, exitCode *int, errMsg string) (
 // it races safely with the worker's adopt: exactly one of them wins, so
 // either the payload runs under its adopter or it never runs at all.
 func (s *Store) AbortHandoff(id, why string) (Record, error) {
-	why = ErrorText(why)
-	return s.update("abort", id, func(r *Record, now time.Time) error {
-		if r.Status != Claimed {
-			return refusedf("execution is already %s", r.State())
-		}
-		r.Status, r.FinishedAt, r.Error = Failed, now, why
-		return nil
-	})
+	t := AbortTransition(why)
+	return s.update(t.Op, id, t.Apply)
 }
 
 // BeatOptions are the optional parts of a beat.
@@ -231,8 +169,9 @@ func (s *Store) Beat(id string, o BeatOptions) (Record, error) {
 	if err := ValidID(id); err != nil {
 		return Record{}, err
 	}
-	if o.Note != nil && len(*o.Note) > maxNoteLen {
-		return Record{}, badInputf("note longer than %d bytes", maxNoteLen)
+	t, err := BeatTransition(o)
+	if err != nil {
+		return Record{}, err
 	}
 	unlock, err := s.lock()
 	if err != nil {
@@ -244,7 +183,7 @@ func (s *Store) Beat(id string, o BeatOptions) (Record, error) {
 		return Record{}, fmt.Errorf("cannot beat %s: %w", id, err)
 	}
 	if r.Status.Terminal() {
-		return r, fmt.Errorf("cannot beat %s: %w", id, refusedf("execution is already %s", r.State()))
+		return r, fmt.Errorf("cannot beat %s: %w", id, t.Apply(&r, s.clock()))
 	}
 	if o.IfLatest {
 		newest, err := s.newestOf(r.Job)
@@ -252,13 +191,10 @@ func (s *Store) Beat(id string, o BeatOptions) (Record, error) {
 			return Record{}, fmt.Errorf("cannot beat %s: %w", id, err)
 		}
 		if newest > id {
-			return r, fmt.Errorf("cannot beat %s: %w", id, refusedf("execution %s of %s is newer", newest, r.Job))
+			return r, fmt.Errorf("cannot beat %s: %w", id, NewerRefusal(newest, r.Job))
 		}
 	}
-	r.BeatAt = s.clock()
-	if o.Note != nil {
-		r.Note = *o.Note
-	}
+	t.Apply(&r, s.clock())
 	if err := s.writeRecord(r); err != nil {
 		return Record{}, err
 	}
