@@ -48,12 +48,14 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 
 go run ./lib/internal/tetherdoc -man "$tmp/man" -completion "$tmp/completion" -bindir "$PREFIX/bin"
 
-for tool in $TOOLS; do
+# tether-pg is ledger and adopt with the PostgreSQL store linked in: they
+# hand a postgres:// store's commands to it, and stay small and quick.
+for tool in $TOOLS tether-pg; do
 	CGO_ENABLED=0 go build -trimpath \
 		-ldflags "-s -w -X github.com/tether-sh/tether/lib/cli.Version=$VERSION" \
 		-o "$tmp/$tool" "./cmd/$tool"
 done
-for tool in $TOOLS; do
+for tool in $TOOLS tether-pg; do
 	# Install by rename so a running copy is never overwritten in place.
 	cp "$tmp/$tool" "$bindir/.$tool.new"
 	chmod 0755 "$bindir/.$tool.new"
@@ -75,7 +77,7 @@ for tool in $TOOLS; do
 	install_file "$tmp/completion/fish/$tool.fish" "$share/fish/vendor_completions.d" "$tool.fish"
 done
 
-echo "installed $TOOLS ($VERSION) into $bindir, man pages into $share/man"
+echo "installed $TOOLS tether-pg ($VERSION) into $bindir, man pages into $share/man"
 case ":$PATH:" in
 *":$PREFIX/bin:"*) ;;
 *) echo "note: $PREFIX/bin is not on PATH; add it: export PATH=\"$PREFIX/bin:\$PATH\"" ;;

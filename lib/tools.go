@@ -38,6 +38,9 @@ import (
 	"github.com/tether-sh/tether/lib/cmd/reap"
 	"github.com/tether-sh/tether/lib/cmd/stopbounded"
 	"github.com/tether-sh/tether/lib/cmd/watchpid"
+	// The PostgreSQL store, in process: ledger and adopt here open
+	// postgres:// locations themselves instead of handing off to tether-pg.
+	_ "github.com/tether-sh/tether/lib/ledger/pgstore"
 )
 
 // Tools maps each tool's name to its Main: arguments without the program

@@ -21,6 +21,9 @@ var (
 	// ErrUnsafeStore: the store is writable by others, owned by someone
 	// else, not a ledger store, or on a file system where flock is unreliable.
 	ErrUnsafeStore = errors.New("unsafe store")
+	// ErrUnavailable: a database store could not be reached, or a
+	// statement did not complete in time (a system error, 3).
+	ErrUnavailable = errors.New("ledger database unavailable")
 )
 
 // kindError carries a sentinel for errors.Is without repeating its text:

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/ledger/pgstore"
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -124,7 +123,7 @@ func checkAckDir(path string) error {
 // notRunCode is the exit code of a failure before CMD ran: 125, but 3
 // for a database that cannot be reached (SPEC §2a).
 func notRunCode(err error) int {
-	if errors.Is(err, pgstore.ErrUnavailable) {
+	if errors.Is(err, ledger.ErrUnavailable) {
 		return spec.ExitSystem
 	}
 	return spec.ExitNotRun

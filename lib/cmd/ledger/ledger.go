@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/ledger/pgstore"
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -126,7 +125,7 @@ func exitCode(err error) int {
 		return spec.ExitUsage
 	case errors.Is(err, ledger.ErrCorrupt), errors.Is(err, ledger.ErrUnsafeStore):
 		return spec.ExitSystem
-	case errors.Is(err, pgstore.ErrUnavailable):
+	case errors.Is(err, ledger.ErrUnavailable):
 		return spec.ExitSystem
 	case errors.Is(err, ledger.ErrRefused), errors.Is(err, ledger.ErrNotFound):
 		return spec.ExitRefused

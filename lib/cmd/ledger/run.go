@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/ledger/pgstore"
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -92,7 +91,7 @@ func (c *runCmd) Run(e *env) error {
 // command: 125, or 2 for bad input.
 func notRun(err error) error {
 	code := exitCode(err)
-	if code != spec.ExitUsage && !errors.Is(err, pgstore.ErrUnavailable) {
+	if code != spec.ExitUsage && !errors.Is(err, ledger.ErrUnavailable) {
 		// (A database that cannot be reached is 3, as SPEC §2a says.)
 		code = spec.ExitNotRun
 	}

@@ -19,12 +19,15 @@ package location
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/ledger/pgstore"
 )
 
 // EnvVar names the store in the environment (after --ledger). spawn
@@ -70,19 +73,61 @@ func Resolve(flag string) (string, error) {
 	return ledger.ResolveDir(flag)
 }
 
-// Redact is loc as messages show it: a URL without its password.
+// IsPostgres reports whether loc names a PostgreSQL store: a postgres://
+// or postgresql:// URL.
+func IsPostgres(loc string) bool {
+	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://")
+}
+
+// Redact is loc as messages, --json and process titles show it: a URL
+// without its password.
 func Redact(loc string) string {
 	if IsURL(loc) {
-		return pgstore.Redact(loc)
+		return redactURL(loc)
 	}
 	return loc
 }
 
-// Open opens the store at loc.
+// redactURL returns the URL loc with any password replaced by "xxxxx".
+func redactURL(loc string) string {
+	u, err := url.Parse(loc)
+	if err != nil {
+		// Cannot tell where a password would be: show the scheme only.
+		if i := strings.Index(loc, "://"); i >= 0 {
+			return loc[:i+3] + "…"
+		}
+		return "…"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// openPostgres opens a PostgreSQL store. It is set by lib/ledger/pgstore's
+// init, and so only in a binary that links the PostgreSQL driver: the
+// tether-pg binary and the lib command map. ledger and adopt do not link it
+// (it would cost every start its TLS, x509 and net initialisation): given a
+// PostgreSQL location, they hand the whole command to tether-pg (handOff).
+var openPostgres func(loc string, o Options) (ledger.Ledger, error)
+
+// RegisterPostgres is called by lib/ledger/pgstore's init.
+func RegisterPostgres(open func(loc string, o Options) (ledger.Ledger, error)) { openPostgres = open }
+
+// Open opens the store at loc. In a binary without the PostgreSQL driver a
+// PostgreSQL location does not return: the process becomes tether-pg
+// running the same command (handOff), or Open returns why it cannot.
 func Open(loc string, o Options) (ledger.Ledger, error) {
 	switch {
-	case pgstore.IsURL(loc):
-		return pgstore.Open(loc, pgstore.Options{Lease: o.Lease, Existing: o.Existing})
+	case IsPostgres(loc) && openPostgres == nil:
+		return nil, handOff()
+	case IsPostgres(loc):
+		return openPostgres(loc, o)
 	case IsURL(loc):
 		return nil, badURL{Redact(loc)}
 	case o.Existing:
@@ -110,3 +155,31 @@ func (e badURL) Error() string {
 }
 
 func (e badURL) Unwrap() error { return ledger.ErrBadInput }
+
+// PostgresBinary is the program that serves PostgreSQL stores, installed
+// next to ledger and adopt.
+const PostgresBinary = "tether-pg"
+
+// handOff execs tether-pg, found next to this executable, with this
+// process's own tool name and arguments: "tether-pg ledger ARGS..." or
+// "tether-pg adopt ARGS...". Nothing has been written or locked yet when a
+// store is opened, and the PID stays, so a caller that recorded this
+// process (spawn's ack, an owner) still names it. It returns only if the
+// exec failed.
+func handOff() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return unavailable(fmt.Sprintf("PostgreSQL stores are served by %s, but this program's own path is unknown: %v", PostgresBinary, err))
+	}
+	pg := filepath.Join(filepath.Dir(exe), PostgresBinary)
+	tool := filepath.Base(os.Args[0])
+	err = syscall.Exec(pg, append([]string{pg, tool}, os.Args[1:]...), os.Environ())
+	return unavailable(fmt.Sprintf("PostgreSQL stores are served by %s, which cannot be run: %v", pg, err))
+}
+
+// unavailable is a system error (ledger.ErrUnavailable, exit 3) that
+// reads as its message alone.
+type unavailable string
+
+func (e unavailable) Error() string { return string(e) }
+func (e unavailable) Unwrap() error { return ledger.ErrUnavailable }

@@ -9,6 +9,7 @@ import (
 	ledgercmd "github.com/tether-sh/tether/lib/cmd/ledger"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/ledgertest"
+	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/ledger/pgstore"
 )
 
@@ -87,7 +88,7 @@ func TestRedact(t *testing.T) {
 		{"postgres://u@db/x", "postgres://u@db/x"},
 		{"postgres://u:s3cret@db/x%zz", "postgres://…"},
 	} {
-		if got := pgstore.Redact(tc.in); got != tc.want {
+		if got := location.Redact(tc.in); got != tc.want {
 			t.Errorf("Redact(%q) = %q; want %q", tc.in, got, tc.want)
 		}
 	}

@@ -64,7 +64,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -73,6 +72,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
 // Defaults of Options.
@@ -85,7 +85,7 @@ const (
 // ErrUnavailable: the database could not be reached or a statement did
 // not complete (the connection broke, a timeout): nothing is known to have
 // changed.
-var ErrUnavailable = errors.New("ledger database unavailable")
+var ErrUnavailable = ledger.ErrUnavailable
 
 // Options configure a Store.
 type Options struct {
@@ -119,25 +119,20 @@ type Store struct {
 
 var _ ledger.Ledger = (*Store)(nil)
 
-// IsURL reports whether location names a PostgreSQL store.
-func IsURL(location string) bool {
-	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
-}
-
 // Open connects to the database named by location (a postgres:// URL).
 // An unreachable server is ErrUnavailable; a malformed URL ErrBadInput.
-func Open(location string, o Options) (*Store, error) {
+func Open(loc string, o Options) (*Store, error) {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
 	if o.StatementTimeout <= 0 {
 		o.StatementTimeout = DefaultStatementTimeout
 	}
-	s := &Store{loc: Redact(location), opts: o}
-	if !IsURL(location) {
+	s := &Store{loc: location.Redact(loc), opts: o}
+	if !location.IsPostgres(loc) {
 		return nil, fmt.Errorf("%w: %s is not a postgres:// URL", ledger.ErrBadInput, s.loc)
 	}
-	cfg, err := pgx.ParseConfig(location)
+	cfg, err := pgx.ParseConfig(loc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: ledger database %s: %v", ledger.ErrBadInput, s.loc, s.scrub(err))
 	}
@@ -190,28 +185,6 @@ func (s *Store) connect() error {
 	}
 	s.conn = conn
 	return nil
-}
-
-// Redact returns location with any password replaced by "xxxxx": the
-// form every message, --json and process title shows.
-func Redact(location string) string {
-	u, err := url.Parse(location)
-	if err != nil {
-		// Cannot tell where a password would be: show the scheme only.
-		if i := strings.Index(location, "://"); i >= 0 {
-			return location[:i+3] + "…"
-		}
-		return "…"
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
 
 // scrub returns err's text without the password, should a driver message
@@ -331,3 +304,9 @@ func (s *Store) lease() any {
 }
 
 func leaseText(d time.Duration) string { return fmt.Sprintf("%d microseconds", d.Microseconds()) }
+
+func init() {
+	location.RegisterPostgres(func(loc string, o location.Options) (ledger.Ledger, error) {
+		return Open(loc, Options{Lease: o.Lease, Existing: o.Existing})
+	})
+}
