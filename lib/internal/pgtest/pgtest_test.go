@@ -1,0 +1,229 @@
+package pgtest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestStart(t *testing.T) {
+	s := Start(t)
+
+	// Two databases, two states: a table made in one is not in the other.
+	a, b := s.NewDB(t), s.NewDB(t)
+	if a == b {
+		t.Fatalf("NewDB() twice = %q, %q; want two databases", a, b)
+	}
+	dbA := strings.TrimPrefix(strings.SplitN(a, "?", 2)[0], "postgres:///")
+	dbB := strings.TrimPrefix(strings.SplitN(b, "?", 2)[0], "postgres:///")
+	if _, err := s.Psql(dbA, "CREATE TABLE x(i int); INSERT INTO x VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Psql(dbA, "SELECT count(*) FROM x"); err != nil || got != "1" {
+		t.Fatalf("Psql(%s, count) = %q, %v; want 1", dbA, got, err)
+	}
+	if got, err := s.Psql(dbB, "SELECT to_regclass('x') IS NULL"); err != nil || got != "t" {
+		t.Fatalf("Psql(%s, x exists?) = %q, %v; want t (no table x)", dbB, got, err)
+	}
+
+	// Durability as a user's server has it, and no TCP at all.
+	for setting, want := range map[string]string{
+		"fsync":              "on",
+		"synchronous_commit": "on",
+		"listen_addresses":   "",
+	} {
+		if got, err := s.Psql(dbA, "SHOW "+setting); err != nil || got != want {
+			t.Errorf("SHOW %s = %q, %v; want %q", setting, got, err, want)
+		}
+	}
+
+	// As root the server runs as an unprivileged user.
+	pid := s.proc.Process.Pid
+	uid := procUID(t, pid)
+	if os.Geteuid() == 0 && uid == 0 {
+		t.Errorf("postmaster %d runs as uid 0; want an unprivileged user", pid)
+	}
+	if os.Geteuid() != 0 && uid != os.Geteuid() {
+		t.Errorf("postmaster %d runs as uid %d; want this test's %d", pid, uid, os.Geteuid())
+	}
+
+	// Stop leaves nothing behind: no process, no folder.
+	s.Stop()
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("after Stop, kill(%d, 0) = %v; want ESRCH", pid, err)
+	}
+	if _, err := os.Stat(s.SocketDir); !os.IsNotExist(err) {
+		t.Errorf("after Stop, stat(%s) = %v; want not exist", s.SocketDir, err)
+	}
+	s.Stop() // twice is fine
+}
+
+func procUID(t *testing.T, pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
+			n, _ := strconv.Atoi(f[2]) // effective
+			return n
+		}
+	}
+	t.Fatalf("/proc/%d/status: no Uid line", pid)
+	return -1
+}
+
+func TestDSN(t *testing.T) {
+	s := &Server{SocketDir: "/tmp/pgtest-1", User: "tether"}
+	for _, tt := range []struct{ db, want string }{
+		{"t1", "postgres:///t1?host=%2Ftmp%2Fpgtest-1&user=tether"},
+		{"postgres", "postgres:///postgres?host=%2Ftmp%2Fpgtest-1&user=tether"},
+	} {
+		if got := s.DSN(tt.db); got != tt.want {
+			t.Errorf("DSN(%q) = %q; want %q", tt.db, got, tt.want)
+		}
+	}
+}
+
+func TestCompareVersions(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		sign int
+	}{
+		{"15", "9.6", 1},
+		{"9.6", "15", -1},
+		{"16", "15", 1},
+		{"15", "15", 0},
+		{"9.6", "9.5", 1},
+	} {
+		got := compareVersions(tt.a, tt.b)
+		if (got > 0) != (tt.sign > 0) || (got < 0) != (tt.sign < 0) {
+			t.Errorf("compareVersions(%q, %q) = %d; want sign %d", tt.a, tt.b, got, tt.sign)
+		}
+	}
+}
+
+// fakeTB records how Unavailable ended a test.
+type fakeTB struct {
+	testing.TB
+	ended string
+}
+
+func (f *fakeTB) Helper()               {}
+func (f *fakeTB) Skipf(string, ...any)  { f.ended = "skip" }
+func (f *fakeTB) Fatal(...any)          { f.ended = "fail" }
+func (f *fakeTB) Fatalf(string, ...any) { f.ended = "fail" }
+func (f *fakeTB) Cleanup(func())        {}
+func (f *fakeTB) Logf(string, ...any)   {}
+
+func TestUnavailablePolicy(t *testing.T) {
+	other := errors.New("pgtest: initdb: exit status 1")
+	for _, tt := range []struct {
+		name string
+		ci   string
+		err  error
+		want string
+	}{
+		{"missing, not CI", "", fmt.Errorf("pgtest: %w", ErrNoServer), "skip"},
+		{"missing, CI", "true", fmt.Errorf("pgtest: %w", ErrNoServer), "fail"},
+		{"broken, not CI", "", other, "fail"},
+		{"broken, CI", "true", other, "fail"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("CI", tt.ci)
+			f := &fakeTB{}
+			Unavailable(f, tt.err)
+			if f.ended != tt.want {
+				t.Errorf("Unavailable(%v) with CI=%q ended the test with %q; want %q", tt.err, tt.ci, f.ended, tt.want)
+			}
+		})
+	}
+}
+
+func TestBinDirMissing(t *testing.T) {
+	old := debianBins
+	debianBins = filepath.Join(t.TempDir(), "*", "bin")
+	t.Cleanup(func() { debianBins = old })
+	t.Setenv("PATH", t.TempDir())
+	if dir, err := BinDir(); !errors.Is(err, ErrNoServer) {
+		t.Errorf("BinDir() with nothing installed = %q, %v; want ErrNoServer", dir, err)
+	}
+}
+
+// TestOrphanHelper is the test binary killed by TestServerDiesWithTests:
+// it starts a server, prints the postmaster's PID and socket folder, and
+// waits to be killed.
+func TestOrphanHelper(t *testing.T) {
+	if os.Getenv("PGTEST_ORPHAN_HELPER") != "1" {
+		return
+	}
+	s, err := StartMain()
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(s.proc.Process.Pid, s.SocketDir)
+	select {}
+}
+
+// A test binary killed without its cleanup takes its server down with it:
+// no postmaster outlives the tests.
+func TestServerDiesWithTests(t *testing.T) {
+	if _, err := BinDir(); err != nil {
+		Unavailable(t, err)
+	}
+	c := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$")
+	c.Env = append(os.Environ(), "PGTEST_ORPHAN_HELPER=1")
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var pid int
+	var dir string
+	if _, serr := fmt.Sscan(line, &pid, &dir); err != nil || serr != nil {
+		c.Process.Kill()
+		c.Wait()
+		t.Fatalf("helper said %q, %v; want PID and folder", line, err)
+	}
+	defer os.RemoveAll(dir) // the helper could not clean up its folder
+	c.Process.Kill()
+	c.Wait()
+
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return // gone already
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pidfd)
+	// The postmaster is not our child: wait on its pidfd, boundedly.
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(startLimit.Milliseconds()))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("postmaster %d alive %v after its test binary was killed; want it gone", pid, startLimit)
+		}
+		return
+	}
+}
