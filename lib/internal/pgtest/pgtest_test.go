@@ -181,6 +181,12 @@ func TestServerDiesWithTests(t *testing.T) {
 	if _, err := BinDir(); err != nil {
 		Unavailable(t, err)
 	}
+	// The orphaned postmaster comes to this process, not to an init that
+	// might never reap it: the test leaves no zombie either.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	c := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$")
 	c.Env = append(os.Environ(), "PGTEST_ORPHAN_HELPER=1")
 	out, err := c.StdoutPipe()
@@ -224,6 +230,8 @@ func TestServerDiesWithTests(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("postmaster %d alive %v after its test binary was killed; want it gone", pid, startLimit)
 		}
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 		return
 	}
 }
