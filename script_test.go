@@ -1,13 +1,18 @@
 package tether_test
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/tether-sh/tether/internal/pgtest"
 	"github.com/tether-sh/tether/lib"
 	"github.com/tether-sh/tether/lib/scripttest"
 )
@@ -28,7 +33,7 @@ func TestMain(m *testing.M) {
 
 func TestScripts(t *testing.T) {
 	t.Parallel()
-	runScripts(t, "")
+	runScripts(t, "", nil)
 }
 
 // TestScriptsNoShortcuts runs every scenario again with every accelerator
@@ -40,14 +45,105 @@ func TestScriptsNoShortcuts(t *testing.T) {
 		t.Skip("set TETHER_TEST_NO_SHORTCUTS=1 to run the scenarios without shortcuts")
 	}
 	t.Parallel()
-	runScripts(t, "1")
+	runScripts(t, "1", nil)
+}
+
+// TestScriptsPostgres runs the scenarios that touch the ledger again with
+// the store on PostgreSQL: a throwaway server (internal/pgtest), and
+// $TETHER_LEDGER the URL of a fresh database in each scenario. A scenario
+// that inspects the file store's own files says `[pg] skip 'why'`.
+// Without PostgreSQL's binaries it is skipped, or fails when CI=true.
+func TestScriptsPostgres(t *testing.T) {
+	t.Parallel()
+	srv := pgtest.Start(t)
+	if why := pgStoreMissing(t, srv); why != "" {
+		t.Skip(why)
+	}
+	runScripts(t, "", srv)
+}
+
+// pgStoreMissing is the escape hatch that keeps the PostgreSQL pass green
+// until the store lands: it says why the ledger cannot use a postgres://
+// URL yet, or "" when it can. It asks the ledger itself, in a scratch
+// folder: a ledger without the store either refuses the URL (exit 2 or 3,
+// naming postgres and support) or takes it for a folder name and creates
+// it there.
+func pgStoreMissing(t *testing.T, srv *pgtest.Server) string {
+	t.Helper()
+	dsn := srv.NewDB(t)
+	scratch := t.TempDir()
+	out, code := runTool(t, scratch, "ledger", "--ledger", dsn, "claim", "probe")
+	first, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	made, _ := os.ReadDir(scratch)
+	lower := strings.ToLower(out)
+	switch {
+	case code == 0 && len(made) > 0:
+		return fmt.Sprintf("ledger has no PostgreSQL store yet: it took %s for a folder name", srv.DSN("tN"))
+	case (code == 2 || code == 3) && strings.Contains(lower, "postgres") && strings.Contains(lower, "support"):
+		return "ledger has no PostgreSQL store yet: " + first
+	case code != 0:
+		t.Fatalf("ledger --ledger %s claim probe: exit %d: %s", dsn, code, out)
+	}
+	return ""
+}
+
+// runTool runs one of tether's tools as a scenario does (this test binary
+// under the tool's name, see TestMain) in dir, with a private HOME, and
+// returns its combined output and exit code.
+func runTool(t *testing.T, dir, tool string, args ...string) (string, int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(exe, args...)
+	c.Args[0] = tool
+	c.Dir = dir
+	c.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+dir+"/state", "TETHER_LEDGER=")
+	out, err := c.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+// ledgerLine matches a scenario line that runs ledger or adopt (directly,
+// under exec or exitcode, or inside a shell command): such a scenario
+// touches the ledger and runs in the PostgreSQL pass too.
+var ledgerLine = regexp.MustCompile(`(?m)^[^#\n]*(^|[\s'"(;|&])(ledger|adopt)(\s|$)`)
+
+// ledgerScripts lists the scenarios of dir that touch the ledger.
+func ledgerScripts(t *testing.T, dir string) []string {
+	t.Helper()
+	all, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range all {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ledgerLine.Match(b) {
+			files = append(files, f)
+		}
+	}
+	return files
 }
 
 // runScripts runs the scenarios of testdata/scripts with
-// TETHER_NO_SHORTCUTS set to noShortcuts in each one's environment.
-func runScripts(t *testing.T, noShortcuts string) {
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/scripts",
+// TETHER_NO_SHORTCUTS set to noShortcuts in each one's environment; with a
+// PostgreSQL server, only those that touch the ledger, each with a fresh
+// database of it as its store.
+func runScripts(t *testing.T, noShortcuts string, pg *pgtest.Server) {
+	const dir = "testdata/scripts"
+	p := testscript.Params{
+		Dir:                 dir,
 		Cmds:                scripttest.Cmds(),
 		RequireExplicitExec: true,
 		Condition: func(cond string) (bool, error) {
@@ -59,6 +155,9 @@ func runScripts(t *testing.T, noShortcuts string) {
 				// every process of the machine is visible.
 				ns, err := os.Readlink("/proc/self/ns/pid")
 				return err == nil && ns == "pid:[4026531836]", nil
+			case "pg":
+				// The PostgreSQL pass (TestScriptsPostgres).
+				return pg != nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -67,8 +166,19 @@ func runScripts(t *testing.T, noShortcuts string) {
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("TETHER_LEDGER", "")
+			if pg != nil {
+				dsn, err := pg.CreateDB()
+				if err != nil {
+					return err
+				}
+				env.Setenv("TETHER_LEDGER", dsn)
+			}
 			env.Setenv("TETHER_NO_SHORTCUTS", noShortcuts) // shortcut.Env, internal to lib
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
 		},
-	})
+	}
+	if pg != nil {
+		p.Dir, p.Files = "", ledgerScripts(t, dir)
+	}
+	testscript.Run(t, p)
 }
