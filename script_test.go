@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/tether-sh/tether/internal/pgtest"
 	"github.com/tether-sh/tether/lib"
 	"github.com/tether-sh/tether/lib/scripttest"
@@ -28,7 +30,48 @@ func TestMain(m *testing.M) {
 	}
 	cmds := lib.ScriptCommands()
 	maps.Copy(cmds, scripttest.Programs())
-	testscript.Main(m, cmds)
+	testscript.Main(stopPostgresAfter{m}, cmds)
+}
+
+// stopPostgresAfter stops the shared PostgreSQL server, if a test started
+// it, once every test has run.
+type stopPostgresAfter struct{ m *testing.M }
+
+func (s stopPostgresAfter) Run() int {
+	code := s.m.Run()
+	if pg.srv != nil {
+		pg.srv.Stop()
+	}
+	return code
+}
+
+// pg is the PostgreSQL server of this package's tests, started by the
+// first that needs it (sharedPostgres), stopped after them all.
+var pg struct {
+	once    sync.Once
+	srv     *pgtest.Server
+	err     error
+	missing string // why the ledger cannot use it, when it cannot
+}
+
+// sharedPostgres returns the package's throwaway PostgreSQL server, and
+// skips t (or fails it, when CI=true) when there is none. It also skips t
+// with one line while the ledger has no PostgreSQL store (pgStoreMissing).
+func sharedPostgres(t *testing.T) *pgtest.Server {
+	t.Helper()
+	pg.once.Do(func() {
+		pg.srv, pg.err = pgtest.StartMain()
+		if pg.err == nil {
+			pg.missing, pg.err = pgStoreMissing(pg.srv)
+		}
+	})
+	if pg.err != nil {
+		pgtest.Unavailable(t, pg.err)
+	}
+	if pg.missing != "" {
+		t.Skip(pg.missing)
+	}
+	return pg.srv
 }
 
 func TestScripts(t *testing.T) {
@@ -55,46 +98,50 @@ func TestScriptsNoShortcuts(t *testing.T) {
 // Without PostgreSQL's binaries it is skipped, or fails when CI=true.
 func TestScriptsPostgres(t *testing.T) {
 	t.Parallel()
-	srv := pgtest.Start(t)
-	if why := pgStoreMissing(t, srv); why != "" {
-		t.Skip(why)
-	}
-	runScripts(t, "", srv)
+	runScripts(t, "", sharedPostgres(t))
 }
 
-// pgStoreMissing is the escape hatch that keeps the PostgreSQL pass green
-// until the store lands: it says why the ledger cannot use a postgres://
-// URL yet, or "" when it can. It asks the ledger itself, in a scratch
-// folder: a ledger without the store either refuses the URL (exit 2 or 3,
-// naming postgres and support) or takes it for a folder name and creates
-// it there.
-func pgStoreMissing(t *testing.T, srv *pgtest.Server) string {
-	t.Helper()
-	dsn := srv.NewDB(t)
-	scratch := t.TempDir()
-	out, code := runTool(t, scratch, "ledger", "--ledger", dsn, "claim", "probe")
+// pgStoreMissing is the escape hatch that keeps the PostgreSQL tests
+// green until the store lands: it says why the ledger cannot use a
+// postgres:// URL yet, or "" when it can. It asks the ledger itself, in a
+// scratch folder: a ledger without the store either refuses the URL (exit
+// 2 or 3, naming postgres and support) or takes it for a folder name and
+// creates it there.
+func pgStoreMissing(srv *pgtest.Server) (string, error) {
+	dsn, err := srv.CreateDB()
+	if err != nil {
+		return "", err
+	}
+	scratch, err := os.MkdirTemp("", "pgprobe-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(scratch)
+	out, code, err := runTool(scratch, "ledger", "--ledger", dsn, "claim", "probe")
+	if err != nil {
+		return "", err
+	}
 	first, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
 	made, _ := os.ReadDir(scratch)
 	lower := strings.ToLower(out)
 	switch {
 	case code == 0 && len(made) > 0:
-		return fmt.Sprintf("ledger has no PostgreSQL store yet: it took %s for a folder name", srv.DSN("tN"))
+		return fmt.Sprintf("ledger has no PostgreSQL store yet: it took %s for a folder name", srv.DSN("tN")), nil
 	case (code == 2 || code == 3) && strings.Contains(lower, "postgres") && strings.Contains(lower, "support"):
-		return "ledger has no PostgreSQL store yet: " + first
+		return "ledger has no PostgreSQL store yet: " + first, nil
 	case code != 0:
-		t.Fatalf("ledger --ledger %s claim probe: exit %d: %s", dsn, code, out)
+		return "", fmt.Errorf("ledger --ledger %s claim probe: exit %d: %s", dsn, code, out)
 	}
-	return ""
+	return "", nil
 }
 
 // runTool runs one of tether's tools as a scenario does (this test binary
 // under the tool's name, see TestMain) in dir, with a private HOME, and
 // returns its combined output and exit code.
-func runTool(t *testing.T, dir, tool string, args ...string) (string, int) {
-	t.Helper()
+func runTool(dir, tool string, args ...string) (string, int, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		t.Fatal(err)
+		return "", 0, err
 	}
 	c := exec.Command(exe, args...)
 	c.Args[0] = tool
@@ -103,12 +150,9 @@ func runTool(t *testing.T, dir, tool string, args ...string) (string, int) {
 	out, err := c.CombinedOutput()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return string(out), exit.ExitCode()
+		return string(out), exit.ExitCode(), nil
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(out), 0
+	return string(out), 0, err
 }
 
 // ledgerLine matches a scenario line that runs ledger or adopt (directly,
