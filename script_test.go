@@ -184,7 +184,7 @@ func ledgerScripts(t *testing.T, dir string) []string {
 // TETHER_NO_SHORTCUTS set to noShortcuts in each one's environment; with a
 // PostgreSQL server, only those that touch the ledger, each with a fresh
 // database of it as its store.
-func runScripts(t *testing.T, noShortcuts string, pg *pgtest.Server) {
+func runScripts(t *testing.T, noShortcuts string, pgSrv *pgtest.Server) {
 	const dir = "testdata/scripts"
 	p := testscript.Params{
 		Dir:                 dir,
@@ -201,7 +201,7 @@ func runScripts(t *testing.T, noShortcuts string, pg *pgtest.Server) {
 				return err == nil && ns == "pid:[4026531836]", nil
 			case "pg":
 				// The PostgreSQL pass (TestScriptsPostgres).
-				return pg != nil, nil
+				return pgSrv != nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -210,8 +210,8 @@ func runScripts(t *testing.T, noShortcuts string, pg *pgtest.Server) {
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("TETHER_LEDGER", "")
-			if pg != nil {
-				dsn, err := pg.CreateDB()
+			if pgSrv != nil {
+				dsn, err := pgSrv.CreateDB()
 				if err != nil {
 					return err
 				}
@@ -221,7 +221,7 @@ func runScripts(t *testing.T, noShortcuts string, pg *pgtest.Server) {
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
 		},
 	}
-	if pg != nil {
+	if pgSrv != nil {
 		p.Dir, p.Files = "", ledgerScripts(t, dir)
 	}
 	testscript.Run(t, p)
