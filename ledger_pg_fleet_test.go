@@ -2,6 +2,7 @@ package tether_test
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -19,7 +20,12 @@ import (
 // `unshare --uts --pid --fork --mount-proc`, each with its own host name
 // and PID namespace, all on one PostgreSQL over its unix socket, driving
 // the ledger CLI (this test binary under the name ledger, as in the
-// scenarios).
+// scenarios). Each host also has a boot id of its own, a file bound over
+// /proc/sys/kernel/random/boot_id in its mount namespace: hosts on one
+// kernel would otherwise share the real one, and the ledger would judge
+// another "host"'s owners as this machine's (a dead namespace's inode is
+// soon reused by a new one, and then its PIDs read as ours, and gone),
+// before their lease, as it rightly may on one machine.
 
 const (
 	fleetHosts = 4
@@ -67,8 +73,15 @@ func newFleet(t *testing.T) *fleet {
 // host returns a command running script (sh) as init of a new "host": its
 // own UTS namespace named name, its own PID namespace and /proc.
 func (f *fleet) host(name, script string) *exec.Cmd {
+	boot := filepath.Join(f.dir, "boot."+name)
+	if _, err := os.Stat(boot); err != nil {
+		if err := os.WriteFile(boot, []byte(newBootID(f.t)+"\n"), 0o444); err != nil {
+			f.t.Fatal(err)
+		}
+	}
 	c := exec.Command("unshare", "--uts", "--pid", "--fork", "--mount-proc",
-		"sh", "-c", "echo "+name+" >/proc/sys/kernel/hostname || exit 99\n"+script)
+		"sh", "-c", "echo "+name+" >/proc/sys/kernel/hostname || exit 99\n"+
+			"mount --bind "+boot+" /proc/sys/kernel/random/boot_id || exit 98\n"+script)
 	c.Dir = f.dir
 	c.Env = append(os.Environ(),
 		"PATH="+f.bin+":"+os.Getenv("PATH"),
@@ -79,6 +92,17 @@ func (f *fleet) host(name, script string) *exec.Cmd {
 	)
 	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return c
+}
+
+// newBootID returns a random id in boot_id's form (a version 4 UUID).
+func newBootID(t *testing.T) string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // on runs script on a fresh host and returns its stdout, trimmed, and its
