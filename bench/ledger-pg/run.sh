@@ -74,9 +74,11 @@ else
 fi
 L=$T/ledger
 
-# A ledger without the PostgreSQL store takes the URL for a folder name.
-if ! (cd "$T" && "$L" --ledger "$(dsn a)" list >/dev/null 2>&1) || [ -e "$T/postgres:" ]; then
-	echo "run.sh: this ledger has no PostgreSQL store (ledger --ledger $(dsn a) list failed or made a folder)" >&2
+# A ledger without the PostgreSQL store refuses the URL or takes it for a
+# folder name.
+Q postgres "CREATE DATABASE probe" >/dev/null
+if ! (cd "$T" && "$L" --ledger "$(dsn probe)" claim probe >/dev/null) || [ -e "$T/postgres:" ]; then
+	echo "run.sh: this ledger has no PostgreSQL store (ledger --ledger $(dsn probe) claim probe failed or made a folder)" >&2
 	exit 3
 fi
 
@@ -204,15 +206,14 @@ c_pe=$(median <"$T/c.pe") c_pb=$(median <"$T/c.pb")
 # --- (e) round trips per invocation ---------------------------------------
 
 # Writes on the unix socket, as strace -yy sees them: one per flight of
-# messages the client sends, each answered before the next but the last
-# (Terminate). Less the startup message and Terminate, they are the round
-# trips the invocation's work took.
-socket_writes() { # CMD... → prints the writes of CMD on a unix socket
-	strace -f -qq -yy -e trace=write,sendto,sendmsg,writev -o "$T/strace.out" "$@" >/dev/null
-	grep -cE '^[0-9]+ +(write|sendto|sendmsg|writev)\([0-9]+<UNIX' "$T/strace.out" || true
-}
+# messages the client sends, each answered before the next, but for the
+# startup packet (no type byte: it starts with its length, \0\0\0…) and a
+# Terminate (X), which opens and closes the connection. What remains is
+# the round trips the invocation's work took.
 round_trips() { # CMD... → round trips after the connection is up
-	echo $(($(socket_writes "$@") - 2))
+	strace -f -qq -yy -e trace=write,sendto,sendmsg,writev -o "$T/strace.out" "$@" >/dev/null
+	grep -E '^[0-9]+ +(write|sendto|sendmsg|writev)\([0-9]+<UNIX' "$T/strace.out" |
+		grep -cvE '<UNIX-[A-Z]+:\[[^]]*\]>, "(\\0\\0\\0|X\\0\\0\\0\\4)' || true
 }
 rt_report=""
 if command -v strace >/dev/null; then
