@@ -72,7 +72,7 @@ func CatchSignals() (sigs chan os.Signal, stop func()) {
 // running; ledger recover later reports it unknown, which is the truth as
 // far as the ledger can tell. Run says so on stderr and still returns the
 // payload's status.
-func Run(warn func(format string, args ...any), st *ledger.Store, id string, o Options) int {
+func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o Options) int {
 	if o.Claim != nil {
 		id = ledger.NewID(time.Now())
 	}
@@ -137,17 +137,28 @@ func Run(warn func(format string, args ...any), st *ledger.Store, id string, o O
 
 // finish records the result, saying on stderr (one line) when it cannot;
 // it reports whether it could.
-func finish(warn func(format string, args ...any), st *ledger.Store, id string, status ledger.Status, code int, msg string) bool {
-	_, err := st.Finish(id, status, &code, ledger.ErrorText(msg))
+func finish(warn func(format string, args ...any), st ledger.Ledger, id string, status ledger.Status, code int, msg string) bool {
+	finish := st.Finish
+	if r, ok := st.(retryingFinisher); ok {
+		// A database lost for a moment: keep trying, with backoff, for
+		// as long as the lease keeps the execution ours.
+		finish = r.FinishRetrying
+	}
+	rec, err := finish(id, status, &code, ledger.ErrorText(msg))
 	switch {
 	case err == nil:
 		return true
 	case errors.Is(err, ledger.ErrRefused):
+		if lr, ok := st.(lateRecorder); ok && (rec.Status == ledger.Unknown || rec.Status == ledger.Abandoned) {
+			if kept, lerr := lr.RecordLate(id, status, &code, msg); lerr == nil && kept {
+				err = fmt.Errorf("%w (the result is kept on the record as late)", err)
+			}
+		}
 		warn("could not record the result of %s (exit status %d): %v", id, code, err)
 	case storeGone(st):
-		warn("could not record the result of %s (exit status %d): the ledger store %s is gone", id, code, st.Dir())
+		warn("could not record the result of %s (exit status %d): the ledger store %s is gone", id, code, st.Location())
 	case errors.Is(err, ledger.ErrNotFound):
-		warn("could not record the result of %s (exit status %d): its record is gone from %s", id, code, st.Dir())
+		warn("could not record the result of %s (exit status %d): its record is gone from %s", id, code, st.Location())
 	default:
 		warn("could not record the result of %s (exit status %d; ledger recover will report it unknown): %v", id, code, err)
 	}
@@ -157,4 +168,16 @@ func finish(warn func(format string, args ...any), st *ledger.Store, id string, 
 // storeGone reports whether the store's directory (or its lock file) no
 // longer exists: someone removed it while the payload ran (a new store
 // made at its path since is another store).
-func storeGone(st *ledger.Store) bool { return st.Gone() }
+func storeGone(st ledger.Ledger) bool { return st.Gone() }
+
+// retryingFinisher is a store whose Finish can be retried through a
+// passing outage (PostgreSQL).
+type retryingFinisher interface {
+	FinishRetrying(id string, status ledger.Status, exitCode *int, errMsg string) (ledger.Record, error)
+}
+
+// lateRecorder is a store that keeps a result refused because recovery
+// ended the execution first (PostgreSQL: show --json's "late").
+type lateRecorder interface {
+	RecordLate(id string, status ledger.Status, exitCode *int, errMsg string) (bool, error)
+}

@@ -48,6 +48,19 @@ type SpawnOptions struct {
 	Scope      Scope
 	AckTimeout time.Duration // how long the worker may take to take ownership
 	Log        string        // the worker's output; empty: discarded
+	// Env is added to the worker's environment: a store that is not a
+	// folder (a database URL, which may carry a password) reaches the
+	// worker there (location.EnvVar), never on its command line.
+	Env []string
+	// AdoptFlags are more flags for the worker (--lease D).
+	AdoptFlags []string
+}
+
+// bootNoter is a store that keeps notes for the current boot (the file
+// store): the scope probe's answer is kept there.
+type bootNoter interface {
+	BootNote(name string) (string, bool, error)
+	SetBootNote(name, value string) error
 }
 
 // Spawned is a handoff the worker acknowledged.
@@ -60,7 +73,7 @@ type Spawned struct {
 // worker, returning once the worker owns it. Every error is a
 // *spec.ExitError ready to return (125 when the payload did not run);
 // an execution that never reached a worker is recorded as failed.
-func Spawn(warn func(format string, args ...any), st *ledger.Store, id string, o SpawnOptions) (*Spawned, error) {
+func Spawn(warn func(format string, args ...any), st ledger.Ledger, id string, o SpawnOptions) (*Spawned, error) {
 	scope, err := scopeWorks(warn, st, id, o.Scope)
 	if err != nil {
 		return nil, err
@@ -68,20 +81,28 @@ func Spawn(warn func(format string, args ...any), st *ledger.Store, id string, o
 	if _, err := st.Fence(id); err != nil {
 		return nil, giveUp(warn, st, id, "cannot fence: "+err.Error())
 	}
-	hdir := filepath.Join(st.Dir(), "handoff")
-	if err := os.MkdirAll(hdir, 0o700); err != nil {
-		return nil, giveUp(warn, st, id, "cannot create handoff directory: "+err.Error())
+	hs := handoff.Spec{Adopt: o.Adopt, ID: id, Argv: o.Argv, Scope: scope, Log: o.Log, Env: o.Env, Flags: o.AdoptFlags}
+	if fs, ok := st.(*ledger.Store); ok {
+		// The store checks that the directory is its own and private:
+		// another user who could write there could plant the ack.
+		hdir, err := fs.HandoffDir()
+		if err != nil {
+			return nil, giveUp(warn, st, id, err.Error())
+		}
+		sweepHandoff(st, hdir)
+		hs.Ledger, hs.AckFile = fs.Dir(), filepath.Join(hdir, id+".ack")
+	} else {
+		// A store elsewhere has no folder of this host's to hand off
+		// through: a private one (0700) serves this spawn alone.
+		hdir, err := os.MkdirTemp("", "tether-handoff-")
+		if err != nil {
+			return nil, giveUp(warn, st, id, "cannot create a handoff directory: "+err.Error())
+		}
+		defer os.RemoveAll(hdir)
+		hs.AckFile = filepath.Join(hdir, id+".ack")
 	}
-	// Another user who could write here could plant the acknowledgement.
-	if err := ledger.CheckPrivateDir(hdir); err != nil {
-		return nil, giveUp(warn, st, id, err.Error())
-	}
-	sweepHandoff(st, hdir)
 	d := dispatch{warn: warn, st: st, o: o}
-	return d.handOff(handoff.Spec{
-		Adopt: o.Adopt, Ledger: st.Dir(), ID: id, AckFile: filepath.Join(hdir, id+".ack"),
-		Argv: o.Argv, Scope: scope, Log: o.Log,
-	})
+	return d.handOff(hs)
 }
 
 // scopeNote is the boot note holding the probe's answer: "yes", or "no: "
@@ -94,12 +115,13 @@ const scopeNote = "scope"
 // spawns read its answer from the store and are silent about it. --scope
 // require always probes afresh, so that a user manager mended since is
 // seen at once, and notes the answer too.
-func scopeWorks(warn func(format string, args ...any), st *ledger.Store, id string, scope Scope) (bool, error) {
+func scopeWorks(warn func(format string, args ...any), st ledger.Ledger, id string, scope Scope) (bool, error) {
 	if scope == ScopeNever {
 		return false, nil
 	}
-	if scope == ScopeAuto {
-		if v, ok, err := st.BootNote(scopeNote); err == nil && ok {
+	notes, _ := st.(bootNoter)
+	if scope == ScopeAuto && notes != nil {
+		if v, ok, err := notes.BootNote(scopeNote); err == nil && ok {
 			return v == "yes", nil
 		}
 	}
@@ -109,7 +131,9 @@ func scopeWorks(warn func(format string, args ...any), st *ledger.Store, id stri
 		note = "no: " + perr.Error()
 	}
 	// Unnoted, the next spawn probes again: what every spawn did before.
-	_ = st.SetBootNote(scopeNote, note)
+	if notes != nil {
+		_ = notes.SetBootNote(scopeNote, note)
+	}
 	switch {
 	case perr == nil:
 		return true, nil
@@ -122,7 +146,7 @@ func scopeWorks(warn func(format string, args ...any), st *ledger.Store, id stri
 
 // giveUp records a dispatch that never reached a worker as failed, then
 // refuses (125): the payload did not run.
-func giveUp(warn func(format string, args ...any), st *ledger.Store, id, why string) error {
+func giveUp(warn func(format string, args ...any), st ledger.Ledger, id, why string) error {
 	if _, err := st.AbortHandoff(id, why); err != nil {
 		warn("could not record %s as failed: %v", id, err)
 	}
@@ -132,7 +156,7 @@ func giveUp(warn func(format string, args ...any), st *ledger.Store, id, why str
 // dispatch is one Spawn in progress.
 type dispatch struct {
 	warn func(format string, args ...any)
-	st   *ledger.Store
+	st   ledger.Ledger
 	o    SpawnOptions
 }
 
@@ -212,7 +236,7 @@ func (d dispatch) noAck(id string, w *handoff.Worker, why error) (*Spawned, erro
 // whose execution is no longer claimed (or no longer exists), and
 // temporary files over a minute old. A waiting spawn reads its ack within
 // milliseconds of its writing, so a minute is plenty.
-func sweepHandoff(st *ledger.Store, dir string) {
+func sweepHandoff(st ledger.Ledger, dir string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -248,7 +272,7 @@ func sweepHandoff(st *ledger.Store, dir string) {
 // job has. It catches no signal: TERM or INT end the waiter as they end
 // any waiter (128+N), and the worker, in a session of its own, is not
 // touched.
-func WaitSpawned(st *ledger.Store, id string, w *handoff.Worker) (int, error) {
+func WaitSpawned(st ledger.Ledger, id string, w *handoff.Worker) (int, error) {
 	<-w.Exited()
 	r, err := st.Get(id)
 	if err != nil {

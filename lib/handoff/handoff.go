@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/spec"
 )
@@ -87,11 +88,18 @@ type Spec struct {
 	Argv    []string // the payload
 	Scope   bool     // run inside systemd-run --user --scope
 	Log     string   // worker's stdout and stderr; empty: /dev/null
+	Env     []string // added to the worker's environment
+	Flags   []string // more adopt flags, before ID
 }
 
 // AdoptArgv is the adopt command line for s.
 func AdoptArgv(s Spec) []string {
-	argv := []string{s.Adopt, "--ledger", s.Ledger, "--ack-file", s.AckFile, s.ID, "--"}
+	argv := []string{s.Adopt}
+	if s.Ledger != "" {
+		argv = append(argv, "--ledger", s.Ledger)
+	}
+	argv = append(append(argv, "--ack-file", s.AckFile), s.Flags...)
+	argv = append(argv, s.ID, "--")
 	return append(argv, s.Argv...)
 }
 
@@ -144,6 +152,9 @@ func Launch(s Spec) (*Worker, error) {
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: devnull, Stdout: out, Stderr: out,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if len(s.Env) > 0 {
+		cmd.Env = append(os.Environ(), s.Env...)
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -257,37 +268,13 @@ func ReadAck(path string) (Ack, error) {
 }
 
 // WriteAck writes the acknowledgement for execution id by process self
-// atomically: a 0600 temp file in the same directory, fsync, rename, fsync
-// of the directory. A reader never sees a partial ack.
+// durably and atomically (durable.WriteFile: a 0600 temp file in the same
+// directory, fdatasync, rename, fsync of the directory). A reader never
+// sees a partial ack.
 func WriteAck(path, id string, self proc.ID) error {
 	b, err := json.Marshal(Ack{ExecutionID: id, PID: self.PID, Start: self.Start})
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync() // CreateTemp already made it 0600
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return durable.WriteFile(path, append(b, '\n'), 0o600)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/tether-sh/tether/lib/internal/durable"
 )
 
 // A boot note is a fact about this machine that holds until it reboots —
@@ -79,7 +81,7 @@ func (s *Store) SetBootNote(name, value string) error {
 		return err
 	}
 	defer unlock()
-	if err := writeSynced(s.root, bootNotePrefix+name, []byte(data)); err != nil {
+	if err := durable.WriteSynced(s.root, bootNotePrefix+name, []byte(data)); err != nil {
 		return fmt.Errorf("writing boot note %s: %w", name, err)
 	}
 	return nil

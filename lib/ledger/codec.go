@@ -105,6 +105,8 @@ func appendCanonical(b []byte, j *recordJSON) ([]byte, bool) {
 		b = strconv.AppendInt(b, int64(*j.ExitCode), 10)
 	}
 	strp(`,"error":`, j.Error)
+	strp(`,"beat_at":`, j.BeatAt)
+	strp(`,"note":`, j.Note)
 	b = append(b, '}')
 	return b, ok
 }
@@ -272,6 +274,14 @@ func readCanonical(b []byte) (j recordJSON, ok bool) {
 	}
 	r.lit(`,"error":`)
 	j.Error = r.strp()
+	// Records written before beats have neither "beat_at" nor "note":
+	// encoding/json leaves them nil, and so does this.
+	if r.ok && len(r.b) >= 11 && string(r.b[:11]) == `,"beat_at":` {
+		r.b = r.b[11:]
+		j.BeatAt = r.strp()
+		r.lit(`,"note":`)
+		j.Note = r.strp()
+	}
 	r.lit(`}`)
 	if !r.ok || len(r.b) != 0 {
 		return recordJSON{}, false

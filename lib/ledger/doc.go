@@ -9,8 +9,15 @@
 //	owner, err := ledger.LocalOwner(proc.Self())     // host + boot id + PID namespace + PID@START
 //	rec, err := st.Claim("backup", ledger.ClaimOptions{Owner: owner, Instant: t})
 //	rec, err = st.Start(rec.ID, nil)                 // or Fence, then Adopt
+//	rec, err = st.Beat(rec.ID, ledger.BeatOptions{Note: &note, IfLatest: true}) // alive; same state
 //	rec, err = st.Finish(rec.ID, ledger.Completed, &code, "")
 //	recovered, err := st.Recover(30 * time.Second)   // dead owners → abandoned/unknown
+//
+// *Store is one implementation of Ledger, the store seam: the state
+// machine's operations, which any store (a database next) implements and
+// ledgertest.RunConformance checks. Only this package builds paths inside
+// the store (HandoffDir names the one callers need); its durable writes are
+// lib/internal/durable's.
 //
 // Every error wraps one of the sentinels below (ErrRefused, ErrNotFound,
 // ErrBadInput, ErrCorrupt, ErrUnsafeStore); anything else is a system error.
@@ -27,7 +34,9 @@
 // the record is read, checked and rewritten while the lock is held, so of
 // any number of racing adopters (or claimers of one job and instant) exactly
 // one wins. Terminal states (completed, failed, unknown, abandoned) are never
-// rewritten.
+// rewritten. A beat (claimed, claimed+fenced or running) keeps the state and
+// records beat_at and an optional note, in the same one write; with
+// IfLatest it is refused when the job has a newer execution.
 //
 // # On-disk layout
 //
@@ -42,6 +51,10 @@
 //	    @INSTANT               "ID" of the execution holding (JOB, INSTANT), or
 //	                           "ID STATUS" once that record was pruned (tombstone)
 //	  active/ID.JOB            marker: ID may still be claimed or running
+//	  handoff/                 0700, made by the first spawn (HandoffDir)
+//	    ID.ack                 a spawned worker's acknowledgement, read and
+//	                           removed by its spawn; one left by a killed
+//	                           spawn is swept a minute later
 //	  */.tmp.NAME              a write in progress (or left by a crash)
 //
 // Markers are hard links to the inode of their record's first version (an

@@ -1,7 +1,8 @@
+//go:build linux
+
 package ledger
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -33,13 +34,6 @@ func self(t testing.TB) Owner {
 	if err != nil {
 		t.Fatalf("LocalOwner(self) = %v", err)
 	}
-	return o
-}
-
-// deadOwner is an owner on this host that died with another boot.
-func deadOwner(t testing.TB) Owner {
-	o := self(t)
-	o.BootID = "00000000-dead-dead-dead-000000000000"
 	return o
 }
 
@@ -82,48 +76,6 @@ func rawRecord(t testing.TB, s *Store, id string) []byte {
 	return b
 }
 
-// makeState returns the id of an execution in the named state.
-func makeState(t *testing.T, s *Store, state string) string {
-	t.Helper()
-	code := 3
-	switch state {
-	case "claimed":
-		return mustClaim(t, s, "job", ClaimOptions{}).ID
-	case "fenced":
-		id := mustClaim(t, s, "job", ClaimOptions{}).ID
-		must(t)(s.Fence(id))
-		return id
-	case "running":
-		id := mustClaim(t, s, "job", ClaimOptions{}).ID
-		must(t)(s.Start(id, nil))
-		return id
-	case "adopted":
-		id := makeState(t, s, "fenced")
-		must(t)(s.Adopt(id, self(t)))
-		return id
-	case "completed", "failed":
-		id := makeState(t, s, "running")
-		must(t)(s.Finish(id, Status(state), &code, ""))
-		return id
-	case "failed-unstarted":
-		id := makeState(t, s, "claimed")
-		must(t)(s.Finish(id, Failed, nil, "dispatch failed"))
-		return id
-	case "unknown", "abandoned":
-		id := mustClaim(t, s, "job", ClaimOptions{Owner: deadOwner(t)}).ID
-		if state == "unknown" {
-			must(t)(s.Start(id, nil))
-		}
-		got, err := s.Recover(time.Second)
-		if err != nil || len(got) != 1 || got[0].Status != Status(state) {
-			t.Fatalf("Recover = %v, %v; want one %s", got, err, state)
-		}
-		return id
-	}
-	t.Fatalf("no state %q", state)
-	return ""
-}
-
 // must(t)(s.Op(...)) fails the test if the operation fails.
 func must(t testing.TB) func(Record, error) Record {
 	return func(r Record, err error) Record {
@@ -132,100 +84,6 @@ func must(t testing.TB) func(Record, error) Record {
 			t.Fatal(err)
 		}
 		return r
-	}
-}
-
-// TestTransitions drives every operation from every state: each either
-// reaches the state the state machine draws or is refused, leaving the
-// record byte-for-byte unchanged.
-func TestTransitions(t *testing.T) {
-	t.Parallel()
-	code := 0
-	ops := []struct {
-		name string
-		do   func(s *Store, id string, o Owner) (Record, error)
-	}{
-		{"fence", func(s *Store, id string, o Owner) (Record, error) { return s.Fence(id) }},
-		{"adopt", func(s *Store, id string, o Owner) (Record, error) { return s.Adopt(id, o) }},
-		{"start", func(s *Store, id string, o Owner) (Record, error) { return s.Start(id, nil) }},
-		{"finish-completed", func(s *Store, id string, o Owner) (Record, error) { return s.Finish(id, Completed, &code, "") }},
-		{"finish-failed", func(s *Store, id string, o Owner) (Record, error) { return s.Finish(id, Failed, nil, "x") }},
-		{"set-child", func(s *Store, id string, o Owner) (Record, error) { return s.SetChild(id, o.ID()) }},
-	}
-	// want[state][op] is the resulting state, or "" for refused.
-	const r = ""
-	want := map[string][]string{
-		//                 fence             adopt      start      completed    failed    set-child
-		"claimed":          {"claimed+fenced", r, "running", r, "failed", r},
-		"fenced":           {r, "running", r, r, r, r},
-		"running":          {r, r, r, "completed", "failed", "running"},
-		"adopted":          {r, r, r, "completed", "failed", "running"},
-		"completed":        {r, r, r, r, r, r},
-		"failed":           {r, r, r, r, r, r},
-		"failed-unstarted": {r, r, r, r, r, r},
-		"unknown":          {r, r, r, r, r, r},
-		"abandoned":        {r, r, r, r, r, r},
-	}
-	s := newStore(t)
-	me := self(t)
-	for state, results := range want {
-		for i, op := range ops {
-			id := makeState(t, s, state)
-			before := rawRecord(t, s, id)
-			got, err := op.do(s, id, me)
-			if results[i] == r {
-				if !errors.Is(err, ErrRefused) {
-					t.Errorf("%s from %s = %v, %v; want ErrRefused", op.name, state, got.State(), err)
-				}
-				if after := rawRecord(t, s, id); !bytes.Equal(before, after) {
-					t.Errorf("%s from %s changed the record:\n%s\n%s", op.name, state, before, after)
-				}
-				if err != nil && !strings.Contains(err.Error(), "execution is") {
-					t.Errorf("%s from %s: message %q does not name the state", op.name, state, err)
-				}
-				continue
-			}
-			if err != nil {
-				t.Errorf("%s from %s = %v; want %s", op.name, state, err, results[i])
-				continue
-			}
-			st := string(got.Status)
-			if got.Fenced && got.Status == Claimed {
-				st = "claimed+fenced"
-			}
-			if st != results[i] {
-				t.Errorf("%s from %s = %s; want %s", op.name, state, st, results[i])
-			}
-			if reread, err := s.Get(id); err != nil || reread.Status != got.Status {
-				t.Errorf("Get after %s from %s = %v, %v; want status %s", op.name, state, reread.Status, err, got.Status)
-			}
-		}
-	}
-}
-
-func TestRefusalMessages(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	id := makeState(t, s, "claimed")
-	_, err := s.Adopt(id, self(t))
-	if want := "cannot adopt " + id + ": execution is claimed, not fenced"; err == nil || err.Error() != want {
-		t.Errorf("Adopt(unfenced) = %v; want %q", err, want)
-	}
-	_, err = s.Finish(id, Completed, nil, "")
-	if err == nil || !strings.Contains(err.Error(), "can only finish as failed") {
-		t.Errorf("Finish(claimed, completed) = %v; want refusal", err)
-	}
-	_, err = s.Get("0zzzzzzzzzzzz-zzzzzz")
-	if !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get(missing) = %v; want ErrNotFound", err)
-	}
-	for _, bad := range []string{"", "../../etc/passwd", "ABC", "a/b", ".", "x.y", strings.Repeat("a", 65)} {
-		if _, err := s.Get(bad); !errors.Is(err, ErrBadID) {
-			t.Errorf("Get(%q) = %v; want ErrBadID", bad, err)
-		}
-		if _, err := s.Fence(bad); !errors.Is(err, ErrBadID) {
-			t.Errorf("Fence(%q) = %v; want ErrBadID", bad, err)
-		}
 	}
 }
 
@@ -303,252 +161,6 @@ func TestParseInstant(t *testing.T) {
 		if err == nil && got.Location() != time.UTC {
 			t.Errorf("ParseInstant(%q) location = %v; want UTC", tc.in, got.Location())
 		}
-	}
-}
-
-func TestClaimInstant(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	t1, _ := ParseInstant("2024-05-01T12:00:00+02:00")
-	t2, _ := ParseInstant("1714557600") // the same instant
-	a := mustClaim(t, s, "tick", ClaimOptions{Instant: t1})
-	if _, err := s.Claim("tick", ClaimOptions{Owner: self(t), Instant: t2}); !errors.Is(err, ErrRefused) {
-		t.Fatalf("second Claim(same instant) = %v; want ErrRefused", err)
-	}
-	// Another job, or another instant, is independent.
-	mustClaim(t, s, "other", ClaimOptions{Instant: t1})
-	mustClaim(t, s, "tick", ClaimOptions{Instant: t1.Add(time.Minute)})
-	// failed may retry; the retry then blocks again.
-	must(t)(s.Finish(a.ID, Failed, nil, "no"))
-	b := mustClaim(t, s, "tick", ClaimOptions{Instant: t2})
-	must(t)(s.Start(b.ID, nil))
-	must(t)(s.Finish(b.ID, Completed, nil, ""))
-	_, err := s.Claim("tick", ClaimOptions{Owner: self(t), Instant: t1})
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "is completed") {
-		t.Fatalf("Claim(completed instant) = %v; want refusal naming completed", err)
-	}
-	// Pruning the completed record does not free its instant.
-	if _, err := s.Prune(PruneOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(b.ID); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Get(pruned) = %v; want ErrNotFound", err)
-	}
-	if _, err := s.Claim("tick", ClaimOptions{Owner: self(t), Instant: t1}); !errors.Is(err, ErrRefused) {
-		t.Fatalf("Claim(pruned completed instant) = %v; want ErrRefused", err)
-	}
-	// A claimed holder whose owner is dead is abandoned, so the instant is free.
-	t3 := t1.Add(time.Hour)
-	dead := mustClaim(t, s, "tick", ClaimOptions{Owner: deadOwner(t), Instant: t3})
-	mustClaim(t, s, "tick", ClaimOptions{Instant: t3})
-	if r, _ := s.Get(dead.ID); r.Status != Abandoned {
-		t.Fatalf("dead holder status = %s; want abandoned", r.Status)
-	}
-	// A garbled slot falls back to reading the job's executions.
-	t4 := t1.Add(2 * time.Hour)
-	mustClaim(t, s, "tick", ClaimOptions{Instant: t4})
-	if err := os.WriteFile(s.path(jobsDir, "tick", instantKey(t4)), []byte("\x00garbage"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Claim("tick", ClaimOptions{Owner: self(t), Instant: t4}); !errors.Is(err, ErrRefused) {
-		t.Fatalf("Claim(garbled slot) = %v; want ErrRefused", err)
-	}
-}
-
-func TestClaimExclusive(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	a := mustClaim(t, s, "x", ClaimOptions{Exclusive: true})
-	_, err := s.Claim("x", ClaimOptions{Owner: self(t), Exclusive: true})
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), a.ID) {
-		t.Fatalf("Claim(exclusive, live owner) = %v; want refusal naming %s", err, a.ID)
-	}
-	mustClaim(t, s, "y", ClaimOptions{Exclusive: true}) // another job
-	must(t)(s.Start(a.ID, nil))
-	if _, err := s.Claim("x", ClaimOptions{Owner: self(t), Exclusive: true}); !errors.Is(err, ErrRefused) {
-		t.Fatalf("Claim(exclusive, running) = %v; want ErrRefused", err)
-	}
-	must(t)(s.Finish(a.ID, Completed, nil, ""))
-	b := mustClaim(t, s, "x", ClaimOptions{Exclusive: true, Owner: exitedOwner(t)})
-	must(t)(s.Start(b.ID, nil))
-	// b's owner is dead: it is recovered as unknown and the claim proceeds.
-	mustClaim(t, s, "x", ClaimOptions{Exclusive: true})
-	if r, _ := s.Get(b.ID); r.Status != Unknown || !strings.Contains(r.Error, UnknownSideEffects) {
-		t.Fatalf("dead running execution = %s %q; want unknown with %q", r.Status, r.Error, UnknownSideEffects)
-	}
-}
-
-// TestClaimStarted: a claim with its payload already held at its gate is
-// claimed, started and has its child recorded in one update; the checks of
-// an ordinary claim still apply to it.
-func TestClaimStarted(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	child := proc.Self()
-	r := mustClaim(t, s, "x", ClaimOptions{Exclusive: true, Child: child})
-	got, err := s.Get(r.ID)
-	if err != nil || got.Status != Running || got.Child != child || !got.StartedAt.Equal(got.ClaimedAt) {
-		t.Fatalf("Claim(child %v) = %s child %v started %v claimed %v, %v; want running with that child, started when claimed",
-			child, got.Status, got.Child, got.StartedAt, got.ClaimedAt, err)
-	}
-	if _, err := s.Claim("x", ClaimOptions{Owner: self(t), Exclusive: true, Child: child}); !errors.Is(err, ErrRefused) {
-		t.Fatalf("Claim(exclusive, child, running) = %v; want ErrRefused", err)
-	}
-	if _, err := s.Claim("x", ClaimOptions{Owner: self(t), Child: proc.ID{PID: -1}}); !errors.Is(err, ErrBadInput) {
-		t.Fatalf("Claim(child -1) = %v; want ErrBadInput", err)
-	}
-}
-
-func TestRecover(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	now := time.Now()
-	s.now = func() time.Time { return now }
-	me := self(t)
-	if me.PIDNS == 0 {
-		t.Fatalf("LocalOwner(self) = %+v; want its PID namespace", me)
-	}
-	other := me
-	other.Host, other.BootID = "elsewhere", "00000000-0000-0000-0000-0000000000e1"
-	noBoot := me
-	noBoot.BootID = ""
-	exited := exitedOwner(t)
-	// The same boot and PID namespace under another host name: this
-	// machine before it was renamed, so the owner is judged.
-	renamed := exited
-	renamed.Host = "old-name"
-	// A record written before PID namespaces were recorded: judged as of
-	// this namespace, as the version that wrote it did.
-	legacy := exited
-	legacy.PIDNS = 0
-
-	alive := mustClaim(t, s, "j", ClaimOptions{})
-	remote := mustClaim(t, s, "j", ClaimOptions{Owner: other})
-	unreadable := mustClaim(t, s, "j", ClaimOptions{Owner: noBoot})
-	abandoned := mustClaim(t, s, "j", ClaimOptions{Owner: exited})
-	unknown := mustClaim(t, s, "j", ClaimOptions{Owner: exited})
-	must(t)(s.Start(unknown.ID, nil))
-	withChild := mustClaim(t, s, "j", ClaimOptions{Owner: exited})
-	must(t)(s.Start(withChild.ID, nil))
-	must(t)(s.SetChild(withChild.ID, me.ID())) // the child is alive
-	fenced := mustClaim(t, s, "j", ClaimOptions{Owner: exited})
-	must(t)(s.Fence(fenced.ID))
-	renamedRun := mustClaim(t, s, "j", ClaimOptions{Owner: renamed})
-	must(t)(s.Start(renamedRun.ID, nil))
-	legacyClaim := mustClaim(t, s, "j", ClaimOptions{Owner: legacy})
-
-	got, err := s.Recover(30 * time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string]Status{}
-	for _, r := range got {
-		ids[r.ID] = r.Status
-	}
-	want := map[string]Status{abandoned.ID: Abandoned, unknown.ID: Unknown, renamedRun.ID: Unknown, legacyClaim.ID: Abandoned}
-	if len(ids) != len(want) {
-		t.Fatalf("Recover = %v; want %v", ids, want)
-	}
-	for id, st := range want {
-		if ids[id] != st {
-			t.Fatalf("Recover = %v; want %v", ids, want)
-		}
-	}
-	for _, id := range []string{alive.ID, remote.ID, unreadable.ID, withChild.ID, fenced.ID} {
-		if r, _ := s.Get(id); r.Status.Terminal() {
-			t.Errorf("Recover judged %s (%s); want it left alone", id, r.Status)
-		}
-	}
-	// After the grace the fenced claim's dead claimer is judged.
-	now = now.Add(31 * time.Second)
-	got, err = s.Recover(30 * time.Second)
-	if err != nil || len(got) != 1 || got[0].ID != fenced.ID || got[0].Status != Abandoned {
-		t.Fatalf("Recover after grace = %v, %v; want %s abandoned", got, err, fenced.ID)
-	}
-	if r, _ := s.Get(unknown.ID); !strings.Contains(r.Error, UnknownSideEffects) {
-		t.Errorf("unknown error = %q; want it to contain %q", r.Error, UnknownSideEffects)
-	}
-	// Nothing left to do: recovery is idempotent.
-	if got, err := s.Recover(time.Second); err != nil || len(got) != 0 {
-		t.Fatalf("second Recover = %v, %v; want nothing", got, err)
-	}
-}
-
-func TestLatest(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	if _, err := s.Latest("none"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Latest(no job) = %v; want ErrNotFound", err)
-	}
-	var last Record
-	for i := 0; i < 5; i++ {
-		last = mustClaim(t, s, "j", ClaimOptions{})
-	}
-	mustClaim(t, s, "k", ClaimOptions{})
-	check := func(what, want string) {
-		t.Helper()
-		r, err := s.Latest("j")
-		if err != nil || r.ID != want {
-			t.Fatalf("Latest after %s = %s, %v; want %s", what, r.ID, err, want)
-		}
-	}
-	check("claims", last.ID)
-	ptr := s.path(jobsDir, "j", latestName)
-	os.WriteFile(ptr, []byte("garbage!\n"), 0o600)
-	check("garbled pointer", last.ID)
-	os.Remove(ptr)
-	check("missing pointer", last.ID)
-	// A claim that died between its pointer and its record.
-	os.WriteFile(ptr, []byte("0zzzzzzzzzzzz-zzzzzz "+last.ID+"\n"), 0o600)
-	check("dangling head", last.ID)
-	next := mustClaim(t, s, "j", ClaimOptions{})
-	check("claim after dangling head", next.ID)
-	if b, _ := os.ReadFile(ptr); string(b) != next.ID+" "+last.ID+"\n" {
-		t.Fatalf("pointer = %q; want %q", b, next.ID+" "+last.ID+"\n")
-	}
-}
-
-func TestPrune(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	now := time.Now()
-	s.now = func() time.Time { return now }
-	var done []string
-	for i := 0; i < 5; i++ {
-		r := mustClaim(t, s, "j", ClaimOptions{})
-		must(t)(s.Finish(r.ID, Failed, nil, ""))
-		done = append(done, r.ID)
-		now = now.Add(time.Hour)
-	}
-	open := mustClaim(t, s, "j", ClaimOptions{})
-	other := mustClaim(t, s, "k", ClaimOptions{})
-	must(t)(s.Finish(other.ID, Failed, nil, ""))
-
-	got, err := s.Prune(PruneOptions{Keep: 3})
-	if err != nil || len(got) != 2 || got[0].ID != done[0] || got[1].ID != done[1] {
-		t.Fatalf("Prune(keep 3) = %v, %v; want %v", got, err, done[:2])
-	}
-	// Older than 150 minutes: only done[2], finished 3h ago.
-	got, err = s.Prune(PruneOptions{OlderThan: 150 * time.Minute})
-	if err != nil || len(got) != 1 || got[0].ID != done[2] {
-		t.Fatalf("Prune(older than 150m) = %v, %v; want %v", got, err, done[2])
-	}
-	got, err = s.Prune(PruneOptions{})
-	if err != nil || len(got) != 3 {
-		t.Fatalf("Prune() = %v, %v; want 3 records", got, err)
-	}
-	list, err := s.List(Filter{})
-	if err != nil || len(list) != 1 || list[0].ID != open.ID {
-		t.Fatalf("List after prune = %v, %v; want only the open claim", list, err)
-	}
-	if r, err := s.Latest("j"); err != nil || r.ID != open.ID {
-		t.Fatalf("Latest(j) after prune = %v, %v; want %s", r.ID, err, open.ID)
-	}
-	if _, err := s.Latest("k"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Latest(k) after prune = %v; want ErrNotFound", err)
-	}
-	if names, _ := readNames(s.jobDirForTest(t, "j")); len(names) != 2 { // the open claim + _latest
-		t.Fatalf("jobs/j after prune = %v; want the open claim's marker and _latest", names)
 	}
 }
 
@@ -652,55 +264,6 @@ func TestDefaultDir(t *testing.T) {
 	}
 }
 
-// TestRaceGoroutines has 100 goroutines race for one adopt and for one
-// (job, instant) claim: exactly one of each wins.
-func TestRaceGoroutines(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	me := self(t)
-	id := makeState(t, s, "fenced")
-	instant := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	adopted, claimed := 0, 0
-	for i := 0; i < 100; i++ {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			// Each goroutine opens its own Store, as separate processes would.
-			st, err := Open(s.Dir())
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			_, err = st.Adopt(id, me)
-			if err != nil && !errors.Is(err, ErrRefused) {
-				t.Errorf("Adopt = %v", err)
-			}
-			mu.Lock()
-			adopted += map[bool]int{true: 1}[err == nil]
-			mu.Unlock()
-		}()
-		go func() {
-			defer wg.Done()
-			_, err := s.Claim("tick", ClaimOptions{Owner: me, Instant: instant})
-			if err != nil && !errors.Is(err, ErrRefused) {
-				t.Errorf("Claim = %v", err)
-			}
-			mu.Lock()
-			claimed += map[bool]int{true: 1}[err == nil]
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if adopted != 1 || claimed != 1 {
-		t.Fatalf("winners: adopt %d, claim %d; want 1 and 1", adopted, claimed)
-	}
-	if list, _ := s.List(Filter{Job: "tick"}); len(list) != 1 {
-		t.Fatalf("List(tick) = %d records; want 1", len(list))
-	}
-}
-
 // TestNoScan checks that the single-record operations never list the
 // store's directories that grow with the number of executions: exec/ and
 // the job's directory. (Not parallel: it sets a package hook.)
@@ -762,7 +325,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 	empty.ID, empty.Job, empty.Status, empty.ClaimedAt, empty.Owner.PID = "a", "j", Claimed, time.Unix(1, 0), 1
 	b, _ = empty.MarshalJSON()
 	for _, k := range []string{"id", "job", "source", "instant", "status", "fenced", "fenced_at", "owner", "child",
-		"claimed_at", "started_at", "finished_at", "exit_code", "error", "host", "boot_id", "pid", "start"} {
+		"claimed_at", "started_at", "finished_at", "exit_code", "error", "beat_at", "note", "host", "boot_id", "pid", "start"} {
 		if !strings.Contains(string(b), `"`+k+`":`) {
 			t.Errorf("MarshalJSON = %s; missing key %q", b, k)
 		}
@@ -884,5 +447,77 @@ func TestRecoverOtherPIDNamespace(t *testing.T) {
 	_, err := s.Claim("j", ClaimOptions{Owner: me, Exclusive: true})
 	if !errors.Is(err, ErrRefused) {
 		t.Errorf("Claim(j, exclusive) = %v; want refused while the runs in the other namespace may live", err)
+	}
+}
+
+// TestClaimInstantGarbledSlot: a garbled @INSTANT slot falls back to
+// reading the job's executions. (The rest of the instant contract is
+// ledgertest's ClaimInstant.)
+func TestClaimInstantGarbledSlot(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	t1, _ := ParseInstant("2024-05-01T12:00:00+02:00")
+	t4 := t1.Add(2 * time.Hour)
+	mustClaim(t, s, "tick", ClaimOptions{Instant: t4})
+	if err := os.WriteFile(s.path(jobsDir, "tick", instantKey(t4)), []byte("\x00garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim("tick", ClaimOptions{Owner: self(t), Instant: t4}); !errors.Is(err, ErrRefused) {
+		t.Fatalf("Claim(garbled slot) = %v; want ErrRefused", err)
+	}
+}
+
+// TestLatestPointer: a garbled, missing or dangling _latest pointer falls
+// back to the job's directory, and the next claim rewrites it. (The rest
+// of Latest's contract is ledgertest's Latest.)
+func TestLatestPointer(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	var last Record
+	for i := 0; i < 5; i++ {
+		last = mustClaim(t, s, "j", ClaimOptions{})
+	}
+	mustClaim(t, s, "k", ClaimOptions{})
+	check := func(what, want string) {
+		t.Helper()
+		r, err := s.Latest("j")
+		if err != nil || r.ID != want {
+			t.Fatalf("Latest after %s = %s, %v; want %s", what, r.ID, err, want)
+		}
+	}
+	check("claims", last.ID)
+	ptr := s.path(jobsDir, "j", latestName)
+	os.WriteFile(ptr, []byte("garbage!\n"), 0o600)
+	check("garbled pointer", last.ID)
+	os.Remove(ptr)
+	check("missing pointer", last.ID)
+	// A claim that died between its pointer and its record.
+	os.WriteFile(ptr, []byte("0zzzzzzzzzzzz-zzzzzz "+last.ID+"\n"), 0o600)
+	check("dangling head", last.ID)
+	next := mustClaim(t, s, "j", ClaimOptions{})
+	check("claim after dangling head", next.ID)
+	if b, _ := os.ReadFile(ptr); string(b) != next.ID+" "+last.ID+"\n" {
+		t.Fatalf("pointer = %q; want %q", b, next.ID+" "+last.ID+"\n")
+	}
+}
+
+// TestPruneMarkers: prune leaves a job's directory holding only the
+// markers of what remains. (The rest of Prune's contract is ledgertest's
+// Prune.)
+func TestPruneMarkers(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	for i := 0; i < 5; i++ {
+		r := mustClaim(t, s, "j", ClaimOptions{})
+		must(t)(s.Finish(r.ID, Failed, nil, ""))
+	}
+	mustClaim(t, s, "j", ClaimOptions{})
+	other := mustClaim(t, s, "k", ClaimOptions{})
+	must(t)(s.Finish(other.ID, Failed, nil, ""))
+	if got, err := s.Prune(PruneOptions{}); err != nil || len(got) != 6 {
+		t.Fatalf("Prune() = %v, %v; want 6 records", got, err)
+	}
+	if names, _ := readNames(s.jobDirForTest(t, "j")); len(names) != 2 { // the open claim + _latest
+		t.Fatalf("jobs/j after prune = %v; want the open claim's marker and _latest", names)
 	}
 }

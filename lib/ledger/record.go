@@ -3,10 +3,11 @@ package ledger
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tether-sh/tether/lib/internal/shortcut"
 	"github.com/tether-sh/tether/lib/proc"
@@ -77,7 +78,7 @@ func (o Owner) String() string {
 }
 
 // Record is one execution. Zero values mean "not known / not yet": an empty
-// Source, Error or Host, a zero time, Child.PID 0, a nil ExitCode.
+// Source, Error, Note or Host, a zero time, Child.PID 0, a nil ExitCode.
 type Record struct {
 	ID         string
 	Job        string
@@ -93,13 +94,31 @@ type Record struct {
 	FinishedAt time.Time
 	ExitCode   *int
 	Error      string
+	BeatAt     time.Time // the last beat, zero if none
+	Note       string    // the last beat's progress note
+	// LeaseUntil is when the owner's lease runs out, by the store's clock
+	// (zero: no lease; the file store keeps none).
+	LeaseUntil time.Time
+	// Late is a result its owner tried to record after recovery had
+	// ended the execution: kept for the operator, the status unchanged
+	// (nil: none).
+	Late *Late
+}
+
+// Late is a result recorded too late: a finish refused because recovery
+// had already judged the execution.
+type Late struct {
+	Status     Status // what the owner reported: completed or failed
+	ExitCode   *int
+	Error      string
+	FinishedAt time.Time
 }
 
 // State describes the record's state for messages: "claimed",
-// "claimed and fenced", "running", "completed", ...
+// "claimed+fenced", "running", "completed", ...
 func (r Record) State() string {
 	if r.Status == Claimed && r.Fenced {
-		return "claimed and fenced"
+		return "claimed+fenced"
 	}
 	return string(r.Status)
 }
@@ -114,6 +133,7 @@ const maxRecordSize = 64 << 10
 const (
 	maxSourceLen = 1024
 	maxErrorLen  = 4096
+	maxNoteLen   = 1024
 )
 
 // recordJSON is the wire form: every key always present, null when unknown.
@@ -134,6 +154,8 @@ type recordJSON struct {
 	FinishedAt *string    `json:"finished_at"`
 	ExitCode   *int       `json:"exit_code"`
 	Error      *string    `json:"error"`
+	BeatAt     *string    `json:"beat_at"`
+	Note       *string    `json:"note"`
 }
 
 type ownerJSON struct {
@@ -180,7 +202,7 @@ func (r Record) toJSON() recordJSON {
 		ID: r.ID, Job: r.Job, Source: strp(r.Source), Instant: timep(r.Instant),
 		Status: r.Status, Fenced: r.Fenced, FencedAt: timep(r.FencedAt),
 		ClaimedAt: timep(r.ClaimedAt), StartedAt: timep(r.StartedAt), FinishedAt: timep(r.FinishedAt),
-		ExitCode: r.ExitCode, Error: strp(r.Error),
+		ExitCode: r.ExitCode, Error: strp(r.Error), BeatAt: timep(r.BeatAt), Note: strp(r.Note),
 	}
 	if r.Owner.PID != 0 {
 		j.Owner = &ownerJSON{Host: strp(r.Owner.Host), BootID: strp(r.Owner.BootID), PIDNS: u64p(r.Owner.PIDNS), PID: r.Owner.PID, Start: u64p(r.Owner.Start)}
@@ -191,15 +213,46 @@ func (r Record) toJSON() recordJSON {
 	return j
 }
 
-// MarshalJSON encodes the record as the object `ledger show --json` prints.
+// MarshalJSON encodes the record as the object `ledger show --json` prints:
+// the stored form's keys, then lease_until and late (a store's, null in
+// the file store, which keeps neither and does not write them).
 func (r Record) MarshalJSON() ([]byte, error) {
 	j := r.toJSON()
+	var b []byte
+	ok := false
 	if shortcut.Take(shortcut.CanonicalCodec) {
-		if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
-			return b, nil
+		b, ok = appendCanonical(make([]byte, 0, 512), &j)
+	}
+	if !ok {
+		var err error
+		if b, err = json.Marshal(j); err != nil {
+			return nil, err
 		}
 	}
-	return json.Marshal(j)
+	b = append(b[:len(b)-1], `,"lease_until":`...)
+	if r.LeaseUntil.IsZero() {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendQuote(b, FormatTime(r.LeaseUntil))
+	}
+	b = append(b, `,"late":`...)
+	if r.Late == nil {
+		b = append(b, "null"...)
+	} else {
+		l, err := json.Marshal(lateJSON{Status: r.Late.Status, ExitCode: r.Late.ExitCode, Error: strp(r.Late.Error), FinishedAt: timep(r.Late.FinishedAt)})
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, l...)
+	}
+	return append(b, '}'), nil
+}
+
+type lateJSON struct {
+	Status     Status  `json:"status"`
+	ExitCode   *int    `json:"exit_code"`
+	Error      *string `json:"error"`
+	FinishedAt *string `json:"finished_at"`
 }
 
 // encode returns the on-disk form of r.
@@ -280,6 +333,8 @@ func Decode(b []byte, id string) (Record, error) {
 	r.ClaimedAt = tm("claimed_at", j.ClaimedAt)
 	r.StartedAt = tm("started_at", j.StartedAt)
 	r.FinishedAt = tm("finished_at", j.FinishedAt)
+	r.BeatAt = tm("beat_at", j.BeatAt) // absent in records written before beats
+	r.Note = str(j.Note)
 	if err != nil {
 		return Record{}, err
 	}
@@ -335,13 +390,16 @@ func (r Record) Validate() error {
 	if r.Fenced != !r.FencedAt.IsZero() {
 		return bad("fenced=%v disagrees with fenced_at", r.Fenced)
 	}
-	if len(r.Source) > maxSourceLen || len(r.Error) > maxErrorLen || len(r.Owner.Host) > 255 || len(r.Owner.BootID) > 64 {
+	if len(r.Source) > maxSourceLen || len(r.Error) > maxErrorLen || len(r.Note) > maxNoteLen || len(r.Owner.Host) > 255 || len(r.Owner.BootID) > 64 {
 		return bad("a text field is too long")
 	}
 	if !r.Instant.IsZero() {
 		if err := checkInstantRange(r.Instant); err != nil {
 			return bad("instant %v", err)
 		}
+	}
+	if r.Note != "" && r.BeatAt.IsZero() {
+		return bad("a note without beat_at")
 	}
 	if r.ExitCode != nil && (*r.ExitCode < 0 || *r.ExitCode > 255) {
 		return bad("exit_code %d is not 0..255", *r.ExitCode)
@@ -455,19 +513,51 @@ func (r Record) Field(name string) (string, error) {
 		return strconv.Itoa(*r.ExitCode), nil
 	case "error":
 		return r.Error, nil
+	case "beat_at":
+		return tstr(r.BeatAt), nil
+	case "note":
+		return r.Note, nil
+	case "lease_until":
+		return tstr(r.LeaseUntil), nil
+	case "late.status", "late.exit_code", "late.error", "late.finished_at":
+		if r.Late == nil {
+			return "", nil
+		}
+		switch name {
+		case "late.status":
+			return string(r.Late.Status), nil
+		case "late.exit_code":
+			if r.Late.ExitCode == nil {
+				return "", nil
+			}
+			return strconv.Itoa(*r.Late.ExitCode), nil
+		case "late.error":
+			return r.Late.Error, nil
+		}
+		return tstr(r.Late.FinishedAt), nil
 	}
 	return "", badInputf("unknown field %q (want one of %s)", name, fieldNames)
 }
 
 const fieldNames = "id, job, source, instant, status, fenced, fenced_at, owner, owner.host, owner.boot_id, " +
-	"owner.pidns, owner.pid, owner.start, child, child.pid, child.start, claimed_at, started_at, finished_at, exit_code, error"
+	"owner.pidns, owner.pid, owner.start, child, child.pid, child.start, claimed_at, started_at, finished_at, exit_code, error, beat_at, note, lease_until, " +
+	"late.status, late.exit_code, late.error, late.finished_at"
 
-// errorsIsAny reports whether err wraps any of targets.
-func errorsIsAny(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
+// ErrorText makes msg fit a record's error field: valid UTF-8 (invalid
+// bytes become U+FFFD, as JSON would make them) and at most the field's
+// limit in bytes, cut on a character boundary and marked with "...". A
+// result message must never be refused for its length: the record would
+// then stay running, and recovery would call a payload that never ran
+// unknown.
+func ErrorText(msg string) string {
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if len(msg) <= maxErrorLen {
+		return msg
 	}
-	return false
+	const more = "..."
+	cut := maxErrorLen - len(more)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + more
 }

@@ -2,11 +2,12 @@ package ledger
 
 import (
 	"errors"
-	"fmt"
 	"time"
-
-	"github.com/tether-sh/tether/lib/proc"
 )
+
+// DefaultGrace is how long a fenced claim is left alone after its fence
+// before recovery may judge its claimer.
+const DefaultGrace = 30 * time.Second
 
 // UnknownSideEffects is part of every error recorded for an execution that
 // recovery marks unknown.
@@ -65,6 +66,33 @@ func (s *Store) Recover(grace time.Duration) ([]Record, error) {
 	return out, errors.Join(errs...)
 }
 
+// RecoverOne judges execution id alone, as Recover judges every execution
+// but with no fence grace: its caller knows the adopter is gone. It returns
+// the record, changed or not; where /proc is not this PID namespace's, an
+// error wrapping proc.ErrForeignProc.
+func (s *Store) RecoverOne(id string) (Record, error) {
+	if err := ValidID(id); err != nil {
+		return Record{}, err
+	}
+	if err := localIdentity().procErr; err != nil {
+		return Record{}, err
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return Record{}, err
+	}
+	defer unlock()
+	r, err := s.readRecord(id)
+	if err != nil {
+		return Record{}, err
+	}
+	r, _, err = s.recoverOne(r, 0)
+	if err != nil && !errors.Is(err, ErrRefused) {
+		return Record{}, err
+	}
+	return r, nil
+}
+
 // recoverOne judges one record with the lock held. If its owner is dead it
 // is rewritten as abandoned or unknown and returned; otherwise it is
 // returned unchanged with a phrase saying why it was left alone
@@ -74,37 +102,11 @@ func (s *Store) recoverOne(r Record, grace time.Duration) (Record, string, error
 		s.dropActive(r.ID, r.Job)
 		return r, "", nil
 	}
-	now := s.clock()
-	if r.Status == Claimed && r.Fenced && now.Sub(r.FencedAt) < grace {
-		return r, fmt.Sprintf("within %v of its fence, awaiting its adopter", grace), nil
+	next, why := JudgeRecord(r, grace, s.clock(), nil)
+	if next.Status == r.Status {
+		return r, why, nil
 	}
-	if r.Child.PID != 0 {
-		if lv, _ := judgeProcess(r.Owner, r.Child); lv != dead {
-			return r, fmt.Sprintf("its payload child %s may still run", r.Child), nil
-		}
-		// The payload ran in its own process group (the runners put it
-		// there): what it started in that group is still the payload.
-		if sameNamespace(r.Owner) {
-			if lingers, err := proc.GroupOutlives(r.Child); err != nil || lingers {
-				return r, fmt.Sprintf("processes of its payload's group %d still run", r.Child.PID), nil
-			}
-		}
-	}
-	lv, why := judgeProcess(r.Owner, r.Owner.ID())
-	switch lv {
-	case alive:
-		return r, fmt.Sprintf("its owner %s is alive", r.Owner), nil
-	case uncertain:
-		return r, fmt.Sprintf("its owner %s cannot be judged (%s)", r.Owner, why), nil
-	}
-	if r.Status == Claimed {
-		r.Status = Abandoned
-		r.Error = fmt.Sprintf("owner %s is gone (%s) and the payload never started", r.Owner, why)
-	} else {
-		r.Status = Unknown
-		r.Error = fmt.Sprintf("owner %s is gone (%s) without recording a result; %s", r.Owner, why, UnknownSideEffects)
-	}
-	r.FinishedAt = now
+	r = next
 	if err := s.writeRecord(r); err != nil {
 		return Record{}, "", err
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package ledger
 
 import (
@@ -56,7 +58,7 @@ func TestSpareExchange(t *testing.T) {
 		t.Errorf("active marker: inode %d; want the record's %d", m, rec)
 	}
 	must(t)(s.Start(r.ID, nil))
-	if s.noExchange.Load() {
+	if s.rep.NoExchange() {
 		t.Skip("renameat2(RENAME_EXCHANGE) unsupported here")
 	}
 	now, _ := inode(t, s.path(execDir, r.ID))
@@ -111,10 +113,10 @@ func TestExchangeFallback(t *testing.T) {
 	for _, errno := range []unix.Errno{unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP} {
 		s := newStore(t)
 		calls := 0
-		s.exchange = func(_ int, a, b string) error { calls++; return errno }
+		s.rep.Exchange = func(_ int, a, b string) error { calls++; return errno }
 		r := cycle(t, s, "j")
-		if calls != 1 || !s.noExchange.Load() {
-			t.Fatalf("%v: exchange called %d times, noExchange %v; want once, then not again", errno, calls, s.noExchange.Load())
+		if calls != 1 || !s.rep.NoExchange() {
+			t.Fatalf("%v: exchange called %d times, noExchange %v; want once, then not again", errno, calls, s.rep.NoExchange())
 		}
 		cycle(t, s, "j")
 		if _, err := s.Recover(0); err != nil {
@@ -134,7 +136,7 @@ func TestExchangeFallback(t *testing.T) {
 		}
 		// A new Store (a new process) tries the exchange again, once.
 		s2, _ := Open(s.Dir())
-		s2.exchange = s.exchange
+		s2.rep.Exchange = s.rep.Exchange
 		cycle(t, s2, "j")
 		if calls != 2 {
 			t.Errorf("%v: a new store called exchange %d times in all; want 2", errno, calls)
@@ -143,12 +145,12 @@ func TestExchangeFallback(t *testing.T) {
 	// Any other error fails the write and leaves the record as it was.
 	s := newStore(t)
 	r := mustClaim(t, s, "j", ClaimOptions{})
-	s.exchange = func(_ int, a, b string) error { return unix.EIO }
+	s.rep.Exchange = func(_ int, a, b string) error { return unix.EIO }
 	if _, err := s.Start(r.ID, nil); err == nil || !strings.Contains(err.Error(), "input/output error") {
 		t.Fatalf("Start with a failing exchange = %v; want the I/O error", err)
 	}
-	if got := must(t)(s.Get(r.ID)); got.Status != Claimed || s.noExchange.Load() {
-		t.Fatalf("after a failed exchange, %s is %s (noExchange %v); want claimed", r.ID, got.Status, s.noExchange.Load())
+	if got := must(t)(s.Get(r.ID)); got.Status != Claimed || s.rep.NoExchange() {
+		t.Fatalf("after a failed exchange, %s is %s (noExchange %v); want claimed", r.ID, got.Status, s.rep.NoExchange())
 	}
 }
 
@@ -169,7 +171,7 @@ func TestLatestThroughSpare(t *testing.T) {
 		ino, _ := inode(t, latest)
 		inodes[ino] = true
 		if i > 0 {
-			if s.noExchange.Load() {
+			if s.rep.NoExchange() {
 				t.Skip("renameat2(RENAME_EXCHANGE) unsupported here")
 			}
 			ino, _ := inode(t, spare)

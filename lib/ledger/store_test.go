@@ -1,3 +1,5 @@
+//go:build linux
+
 package ledger
 
 import (
@@ -22,7 +24,7 @@ func (s *Store) jobDirForTest(t testing.TB, job string) dirh {
 	if err != nil {
 		t.Fatalf("openSubdir(%s) = %v", job, err)
 	}
-	t.Cleanup(func() { unix.Close(jd.fd) })
+	t.Cleanup(func() { unix.Close(jd.FD) })
 	return jd
 }
 

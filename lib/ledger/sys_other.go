@@ -8,13 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// renameExchange is unsupported off Linux: records are then replaced by a
-// temporary file and rename (see replaceFile).
-func renameExchange(dirfd int, a, b string) error { return unix.ENOSYS }
-
-// syncData is fsync(2) where fdatasync(2) is not offered.
-func syncData(fd int) error { return unix.Fsync(fd) }
-
 // randomBytes fills b from crypto/rand.
 func randomBytes(b []byte) bool {
 	_, err := rand.Read(b)

@@ -61,3 +61,28 @@ func (e ExitInfo) String() string {
 	}
 	return s
 }
+
+// ExitJSON is how a process ended as every tool's --json prints it: the
+// status as a shell reports it, exit_code when it exited, signal (a name)
+// when a signal killed it, reaped false for a zombie nobody collected yet.
+// A nil field is JSON null: not known. Embed it to get the four keys.
+type ExitJSON struct {
+	Status   *int    `json:"status"`
+	ExitCode *int    `json:"exit_code"`
+	Signal   *string `json:"signal"`
+	Reaped   *bool   `json:"reaped"`
+}
+
+// JSON returns i as ExitJSON, every field known.
+func (i ExitInfo) JSON() ExitJSON {
+	status, reaped := i.Status(), i.Reaped
+	j := ExitJSON{Status: &status, Reaped: &reaped}
+	if i.Signal != 0 {
+		name := spec.SignalName(i.Signal)
+		j.Signal = &name
+	} else {
+		code := i.Code
+		j.ExitCode = &code
+	}
+	return j
+}

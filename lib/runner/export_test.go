@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner
 
 // Holds are the ways Run holds a recorded command, for tests that must

@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner_test
 
 import (
@@ -18,18 +20,22 @@ import (
 // it delivers, with the signal received first (zero or a closed channel:
 // the schedule's own), and the result is the command's own status.
 func TestRunStop(t *testing.T) {
+	// The commands are sleep itself, not sh -c: sh -c catches INT until it
+	// execs its last command, and an INT caught then is lost. The one
+	// that ignores TERM says when its trap is set; Stop waits for that.
+	sleep := []string{"sleep", "100"}
 	tests := []struct {
 		name    string
-		script  string
+		argv    []string
 		send    func(chan unix.Signal)
 		code    int
 		ignored unix.Signal // StopIgnored
 	}{
-		{"TERM", `sleep 100`, func(c chan unix.Signal) { c <- unix.SIGTERM }, 128 + 15, 0},
-		{"INT replaces TERM", `sleep 100`, func(c chan unix.Signal) { c <- unix.SIGINT }, 128 + 2, 0},
-		{"zero keeps TERM", `sleep 100`, func(c chan unix.Signal) { c <- 0 }, 128 + 15, 0},
-		{"closed keeps TERM", `sleep 100`, func(c chan unix.Signal) { close(c) }, 128 + 15, 0},
-		{"TERM ignored", `trap '' TERM; sleep 100 & wait; wait`, func(c chan unix.Signal) { c <- unix.SIGTERM }, 128 + 9, unix.SIGTERM},
+		{"TERM", sleep, func(c chan unix.Signal) { c <- unix.SIGTERM }, 128 + 15, 0},
+		{"INT replaces TERM", sleep, func(c chan unix.Signal) { c <- unix.SIGINT }, 128 + 2, 0},
+		{"zero keeps TERM", sleep, func(c chan unix.Signal) { c <- 0 }, 128 + 15, 0},
+		{"closed keeps TERM", sleep, func(c chan unix.Signal) { close(c) }, 128 + 15, 0},
+		{"TERM ignored", sh(`trap '' TERM; sleep 100 & echo > "$READY"; wait; wait`), func(c chan unix.Signal) { c <- unix.SIGTERM }, 128 + 9, unix.SIGTERM},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,11 +45,28 @@ func TestRunStop(t *testing.T) {
 			if tt.ignored != 0 {
 				grace = 200 * time.Millisecond
 			}
+			ready := filepath.Join(t.TempDir(), "ready")
 			stopNow := make(chan unix.Signal, 1)
 			start := time.Now()
 			res, err := runner.Run(context.Background(), runner.Options{
-				Argv: sh(tt.script), Grace: grace, Stop: stopNow,
-				OnStart: func(proc.ID) error { tt.send(stopNow); return nil },
+				Argv: tt.argv, Grace: grace, Stop: stopNow,
+				Env: append(os.Environ(), "READY="+ready),
+				OnStart: func(proc.ID) error {
+					if tt.ignored == 0 {
+						tt.send(stopNow)
+						return nil
+					}
+					go func() {
+						for {
+							if fi, err := os.Stat(ready); err == nil && fi.Size() > 0 {
+								break
+							}
+							time.Sleep(time.Millisecond)
+						}
+						tt.send(stopNow)
+					}()
+					return nil
+				},
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -82,11 +82,7 @@ func sleeper(args []string) int {
 // /proc/self/stat, so that inside a new PID namespace (with the host's
 // /proc) the token still names the process as the host sees it.
 func selfToken() string {
-	b, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return strconv.Itoa(os.Getpid())
-	}
-	st, err := proc.ParseStat(b)
+	st, err := proc.SelfStat()
 	if err != nil {
 		return strconv.Itoa(os.Getpid())
 	}

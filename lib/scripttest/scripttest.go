@@ -9,13 +9,13 @@ package scripttest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -229,15 +229,6 @@ func resolveID(ts *testscript.TestScript, target string) proc.ID {
 // tick is a clock tick of /proc/PID/stat's start time (USER_HZ).
 const tick = 10 * time.Millisecond
 
-// startedAt turns a start time in clock ticks since boot into wall time.
-func startedAt(start uint64) time.Time {
-	var boot, real unix.Timespec
-	unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot)
-	unix.ClockGettime(unix.CLOCK_REALTIME, &real)
-	bootedAt := time.Unix(real.Unix()).Add(-time.Duration(boot.Nano()))
-	return bootedAt.Add(time.Duration(start) * tick)
-}
-
 func cmdReadpid(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: readpid VAR FILE")
@@ -245,14 +236,11 @@ func cmdReadpid(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], strconv.Itoa(resolvePID(ts, "@"+args[1])))
 }
 
-// WriteFileAtomic writes data to path through a temporary file and rename,
-// so a reader waiting for path never sees it half written.
+// WriteFileAtomic writes data to path (0644) through a temporary file and
+// rename (durable.WriteFile), so a reader waiting for path never sees it
+// half written.
 func WriteFileAtomic(path string, data []byte) error {
-	tmp := fmt.Sprintf("%s.tmp%d", path, os.Getpid())
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return durable.WriteFile(path, data, 0o644)
 }
 
 func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
@@ -282,17 +270,7 @@ func parked(pid int) bool {
 	if err != nil || st.State != 'S' {
 		return false
 	}
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
-	fds, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, fd := range fds {
-		if l, err := os.Readlink(dir + fd.Name()); err == nil && l == "anon_inode:[pidfd]" {
-			return true
-		}
-	}
-	return false
+	return proc.HoldsPidfd(pid)
 }
 
 func cmdChildpid(ts *testscript.TestScript, neg bool, args []string) {
@@ -316,7 +294,7 @@ func cmdPidns(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: pidns VAR TARGET")
 	}
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", resolvePID(ts, args[1])))
+	ns, err := proc.NamespaceOf(resolvePID(ts, args[1]))
 	ts.Check(err)
 	ts.Setenv(args[0], ns)
 }
@@ -327,7 +305,7 @@ func cmdNsalive(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var live []string
 	proc.Scan(func(st proc.Stat) {
-		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", st.PID)); err == nil && ns == args[0] && st.State != 'Z' {
+		if ns, err := proc.NamespaceOf(st.PID); err == nil && ns == args[0] && st.State != 'Z' {
 			live = append(live, strconv.Itoa(st.PID)+" ("+st.Comm+")")
 		}
 	})

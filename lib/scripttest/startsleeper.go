@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"golang.org/x/sys/unix"
 )
 
 // cmdStartsleeper is the preamble most scenarios began with, in one line:
@@ -60,11 +59,7 @@ func cmdStartsleeper(ts *testscript.TestScript, neg bool, args []string) {
 		if fi, err := os.Stat(ts.MkAbs(file)); err == nil && fi.Size() > 0 {
 			break
 		}
-		// WNOWAIT: look, but leave the zombie to the deferred cleanup. With
-		// WNOHANG and no ended child, Linux leaves info zeroed.
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		if err == nil && info.Signo == int32(unix.SIGCHLD) {
+		if ended(cmd.Process.Pid) {
 			ts.Fatalf("startsleeper: sleeper ended before writing %s: %s", file, stderr.String())
 		}
 		if time.Now().After(deadline) {

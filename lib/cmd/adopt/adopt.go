@@ -1,11 +1,14 @@
 package adopt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/ledger/pgstore"
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -17,7 +20,8 @@ import (
 
 type grammar struct {
 	cli.VersionFlag
-	Ledger      cli.Dir              `placeholder:"DIR" help:"Ledger store (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
+	Ledger      cli.Dir              `placeholder:"DIR|URL" help:"Ledger store: a directory or a postgres:// URL (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
+	Lease       cli.Duration         `default:"30s" placeholder:"D" help:"PostgreSQL store: the worker's lease, renewed every D/3 on the server's clock while CMD runs; recover on another host judges it gone only once it ran out."`
 	AckFile     string               `placeholder:"F" help:"Write {\"execution_id\",\"pid\",\"start\"} here once the adoption is durable."`
 	Grace       cli.Duration         `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL when stopping leftovers."`
 	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr."`
@@ -51,22 +55,20 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 			return t.Fail(err, spec.ExitNotRun)
 		}
 	}
-	dir := string(g.Ledger)
-	if dir == "" {
-		d, err := ledger.DefaultDir()
-		if err != nil {
-			return t.Fail(err, spec.ExitNotRun)
-		}
-		dir = d
-	}
-	// An execution to adopt lives in an existing store: never create one.
-	if _, err := os.Stat(dir); err != nil {
-		return t.Fail(fmt.Errorf("ledger store %s: %w", dir, proc.UnwrapPath(err)), spec.ExitNotRun)
-	}
-	st, err := ledger.Open(dir, ledger.LockTimeoutFlag(g.LockTimeout.Given, g.LockTimeout.D()), ledger.LockWarn(func(msg string) { t.Warnf("%s", msg) }))
+	dir, err := location.Resolve(string(g.Ledger))
 	if err != nil {
 		return t.Fail(err, spec.ExitNotRun)
 	}
+	// An execution to adopt lives in an existing store: never create one.
+	if err := location.Exists(dir); err != nil {
+		return t.Fail(fmt.Errorf("ledger store %s: %w", dir, proc.UnwrapPath(err)), spec.ExitNotRun)
+	}
+	st, err := location.Open(dir, location.Options{Lease: g.Lease.D(), File: []ledger.Option{
+		ledger.LockTimeoutFlag(g.LockTimeout.Given, g.LockTimeout.D()), ledger.LockWarn(func(msg string) { t.Warnf("%s", msg) })}})
+	if err != nil {
+		return t.Fail(err, notRunCode(err))
+	}
+	defer st.Close()
 	self := proc.Self()
 	owner, err := ledger.LocalOwner(self)
 	if err != nil {
@@ -76,7 +78,12 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 	defer stopSignals()
 	if _, err := st.Adopt(g.ID, owner); err != nil {
 		// The store's error already reads "cannot adopt ID: why".
-		return t.Fail(err, spec.ExitNotRun)
+		return t.Fail(err, notRunCode(err))
+	}
+	if l, ok := st.(location.Leaser); ok {
+		ctx, stopLease := context.WithCancel(context.Background())
+		defer stopLease()
+		go l.KeepLease(ctx, g.ID, t.Warnf)
 	}
 	if g.AckFile != "" {
 		if err := handoff.WriteAck(g.AckFile, g.ID, self); err != nil {
@@ -112,4 +119,13 @@ func checkAckDir(path string) error {
 	f.Close()
 	os.Remove(f.Name())
 	return nil
+}
+
+// notRunCode is the exit code of a failure before CMD ran: 125, but 3
+// for a database that cannot be reached (SPEC §2a).
+func notRunCode(err error) int {
+	if errors.Is(err, pgstore.ErrUnavailable) {
+		return spec.ExitSystem
+	}
+	return spec.ExitNotRun
 }

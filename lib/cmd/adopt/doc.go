@@ -4,7 +4,7 @@
 //
 // Synopsis:
 //
-//	adopt [--ledger DIR] [--ack-file F] [--grace D] [--lock-timeout D] [--pidns] ID -- CMD [ARGS...]
+//	adopt [--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] ID -- CMD [ARGS...]
 //
 // adopt is the external worker of a hand-off: it moves execution ID from
 // claimed+fenced to running with itself as owner. Only once that is durable
@@ -27,7 +27,8 @@
 //
 //   - -h, --help: Show context-sensitive help.
 //   - --version: Print the version and exit.
-//   - --ledger=DIR: Ledger store (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger).
+//   - --ledger=DIR|URL: Ledger store: a directory or a postgres:// URL (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger).
+//   - --lease=D: PostgreSQL store: the worker's lease, renewed every D/3 on the server's clock while CMD runs; recover on another host judges it gone only once it ran out (default: 30s).
 //   - --ack-file=F: Write {"execution_id","pid","start"} here once the adoption is durable.
 //   - --grace=D: Wait at most D after TERM before KILL when stopping leftovers (default: 5s).
 //   - --lock-timeout=D: Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr.

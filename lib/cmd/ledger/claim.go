@@ -3,7 +3,9 @@ package ledger
 import (
 	"fmt"
 
+	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
 // jobClaim is what every subcommand that claims takes: claim, run, spawn.
@@ -21,7 +23,8 @@ func (c jobClaim) options() ledger.ClaimOptions {
 
 type claimCmd struct {
 	jobClaim
-	Owner ownerFlag `placeholder:"PID[@START]" help:"Owning process (default: the caller's parent; in a script use --owner $$$$)."`
+	Owner ownerFlag    `placeholder:"PID[@START]" help:"Owning process (default: the caller's parent; in a script use --owner $$$$)."`
+	Lease cli.Duration `placeholder:"D" help:"PostgreSQL store: give the owner a lease of D, renewed by ledger beat ID; once it runs out, recover on any host judges the owner gone (default: none; an owner on another host is then judged only there)."`
 }
 
 func (c *claimCmd) Run(e *env) error {
@@ -32,7 +35,7 @@ func (c *claimCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.open()
+	st, err := e.openWith(location.Options{Lease: c.Lease.D()})
 	if err != nil {
 		return err
 	}

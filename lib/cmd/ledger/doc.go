@@ -27,6 +27,19 @@
 // cron, HOME and PATH are cron's, not your login shell's: name the store and
 // the program explicitly in a crontab (see EXAMPLES).
 //
+// --ledger postgres://... (or postgresql://, or TETHER_LEDGER set to one)
+// names a PostgreSQL database instead, shared by every host that names it:
+// the same subcommands, output and exit codes, with libpq's conventions
+// (PGHOST, PGUSER, PGPASSWORD, ~/.pgpass, PGSSLMODE, a unix-socket host).
+// The first claim creates the schema tether. An owner on another host is
+// judged by its lease alone, on the server's clock: run, spawn's worker and
+// adopt renew one (--lease D, default 30s); claim --lease D gives the split
+// path one, which beat renews; without a lease such an owner is judged only
+// on its own host. recover --host NAME declares a host dead for good. A
+// finish refused because recover judged first keeps its result on the
+// record ("late" in --json). A database that cannot be reached is 3, and a
+// payload never starts without its record; a password never shows.
+//
 // An owner is a process, recorded as host, boot id, PID namespace and
 // PID@START (START is field 22 of /proc/PID/stat): recover judges a PID only
 // on the same boot and in the same PID namespace, and a different START is a
@@ -40,7 +53,7 @@
 // # Options
 //
 //   - -h, --help: Show context-sensitive help.
-//   - --ledger=DIR: Store directory (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger).
+//   - --ledger=DIR|URL: Store directory, or a postgres:// URL naming a PostgreSQL database (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger).
 //   - --json: Print records as JSON, one object per line; every key present, null when unknown.
 //   - --lock-timeout=D: Give up (exit 3, nothing changed) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder.
 //   - --version: Print the version and exit.
@@ -72,6 +85,8 @@
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
 //
 //   - --owner=PID[@START]: Owning process (default: the caller's parent; in a script use --owner $$).
+//
+//   - --lease=D: PostgreSQL store: give the owner a lease of D, renewed by ledger beat ID; once it runs out, recover on any host judges the owner gone (default: none; an owner on another host is then judged only there).
 //
 //     ledger fence <id> [flags]
 //
@@ -140,6 +155,29 @@
 //
 //   - --error=MSG: What went wrong.
 //
+//     ledger beat <id> [flags]
+//
+// Record that a claimed or running execution is alive, with an optional note (refused once it ended).
+//
+// Records the time (beat_at) and, with --note, a progress note on a claimed,
+// claimed+fenced or running execution, in one durable compare-and-swap
+// update; show and --json display both. Refused (1) once the execution is
+// terminal, or with --if-latest when its job has a newer execution: a
+// watcher then knows its attempt is no longer the current one.
+//
+//	ledger beat "$TETHER_EXECUTION" --note "step 2 of 5"
+//	ledger beat "$id" --note stalled:idle --if-latest || exit 0   # a newer attempt took over
+//
+// Arguments of beat:
+//
+//   - <id>: Execution id.
+//
+// Options of beat:
+//
+//   - --note=TEXT: Record TEXT as the execution's progress note ("" clears it; without --note the last note is kept).
+//
+//   - --if-latest: Refuse (exit 1) when a newer execution of ID's job exists: the beat is then about an attempt that is no longer current.
+//
 //     ledger recover [flags]
 //
 // Mark executions whose owner is gone abandoned (never started) or unknown (started).
@@ -154,6 +192,8 @@
 // Options of recover:
 //
 //   - --grace=D: Leave a fenced claim alone this long after its fence (default: 30s).
+//
+//   - --host=NAME: PostgreSQL store: declare host NAME dead for good: every claimed or running execution owned there becomes abandoned or unknown now, lease or not (not this host: 2).
 //
 //     ledger show <id> [flags]
 //
@@ -263,6 +303,8 @@
 //
 //   - --grace=D: Wait at most D after TERM before KILL (deadline and leftovers) (default: 5s).
 //
+//   - --lease=D: PostgreSQL store: this run's lease, renewed every D/3 on the server's clock while it runs; recover on another host judges it gone only once the lease ran out (the file store judges by PID) (default: 30s).
+//
 //   - --pidns: Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles).
 //
 //     ledger spawn <job> <CMD> ... [flags]
@@ -299,6 +341,7 @@
 //   - --ack-timeout=D: Wait at most D for the worker to take ownership (default: 10s).
 //   - --wait: Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record.
 //   - --log=F: Append the worker's output to F (default: discard).
+//   - --lease=D: PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out (default: 30s).
 //
 // # Exit status
 //
@@ -313,7 +356,7 @@
 //
 //	id=$(ledger claim backup --owner $$ --instant "$(date -u +%FT%TZ)") || exit 0
 //	ledger start "$id"
-//	backup.sh; rc=$?
+//	backup.sh; rc=$?               # meanwhile: ledger beat "$id" --note "step 2 of 5"
 //	ledger finish "$id" --status $([ $rc = 0 ] && echo completed || echo failed) --exit-code $rc
 //	ledger recover                  # dead owners: never started → abandoned, started → unknown
 //	ledger latest backup --field status
@@ -323,6 +366,9 @@
 //	ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
 //	# hand off to a detached worker that survives this caller; prints ID WORKER_PID
 //	ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
+//
+//	# the same crontab line on two hosts, one database: each slot runs once
+//	ledger --ledger postgres:///jobs?host=/run/postgresql run report --instant $(( $(date +%s) / 300 * 300 )) -- report.sh
 //
 //	# in a crontab: cron's PATH and HOME are not yours
 //	PATH=/home/me/.local/bin:/usr/bin:/bin

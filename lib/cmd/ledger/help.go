@@ -40,6 +40,17 @@ it), or --status completed of a claim that never started.
   ledger finish "$id" --status failed --exit-code 3 --error "disk full"`
 }
 
+func (*beatCmd) Help() string {
+	return `Records the time (beat_at) and, with --note, a progress note on a claimed,
+claimed+fenced or running execution, in one durable compare-and-swap
+update; show and --json display both. Refused (1) once the execution is
+terminal, or with --if-latest when its job has a newer execution: a
+watcher then knows its attempt is no longer the current one.
+
+  ledger beat "$TETHER_EXECUTION" --note "step 2 of 5"
+  ledger beat "$id" --note stalled:idle --if-latest || exit 0   # a newer attempt took over`
+}
+
 func (*recoverCmd) Help() string {
 	return `Prints how many executions it changed (the records with --json). An owner
 is dead when its PID@START is gone on this boot; an owner on another host,

@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/ledger/pgstore"
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -18,7 +20,7 @@ var description = Page.Description()
 
 // grammar is the command line: global flags, then one subcommand.
 type grammar struct {
-	Ledger cli.Dir `name:"ledger" placeholder:"DIR" help:"Store directory (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
+	Ledger cli.Dir `name:"ledger" placeholder:"DIR|URL" help:"Store directory, or a postgres:// URL naming a PostgreSQL database (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
 	JSON   bool    `name:"json" help:"Print records as JSON, one object per line; every key present, null when unknown."`
 
 	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (exit 3, nothing changed) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder."`
@@ -35,6 +37,7 @@ type commands struct {
 	Adopt   adoptCmd   `cmd:"" help:"Take over a fenced claim (claimed+fenced → running)."`
 	Start   startCmd   `cmd:"" help:"Start a claim in-process (claimed → running)."`
 	Finish  finishCmd  `cmd:"" help:"Record the result (running → completed|failed, claimed → failed)."`
+	Beat    beatCmd    `cmd:"" help:"Record that a claimed or running execution is alive, with an optional note (refused once it ended)."`
 	Recover recoverCmd `cmd:"" help:"Mark executions whose owner is gone abandoned (never started) or unknown (started)."`
 	Show    showCmd    `cmd:"" help:"Print one execution."`
 	Latest  latestCmd  `cmd:"" help:"Print the newest execution of JOB."`
@@ -51,13 +54,21 @@ type env struct {
 }
 
 // open opens the store named by --ledger or the defaults.
-func (e *env) open() (*ledger.Store, error) {
-	dir, err := ledger.ResolveDir(string(e.g.Ledger))
+func (e *env) open() (ledger.Ledger, error) { return e.openWith(location.Options{}) }
+
+// openWith opens the store named by --ledger or the defaults with o (a
+// lease, read only); the file store's options come from the flags.
+func (e *env) openWith(o location.Options) (ledger.Ledger, error) {
+	loc, err := e.location()
 	if err != nil {
 		return nil, err
 	}
-	return ledger.Open(dir, ledger.LockTimeoutFlag(e.g.LockTimeout.Given, e.g.LockTimeout.D()), ledger.LockWarn(func(msg string) { e.tool.Warnf("%s", msg) }))
+	o.File = []ledger.Option{ledger.LockTimeoutFlag(e.g.LockTimeout.Given, e.g.LockTimeout.D()), ledger.LockWarn(func(msg string) { e.tool.Warnf("%s", msg) })}
+	return location.Open(loc, o)
 }
+
+// location is the store --ledger or the defaults name.
+func (e *env) location() (string, error) { return location.Resolve(string(e.g.Ledger)) }
 
 // Main runs ledger with args (without the program name) and returns its exit code.
 func Main(args []string) int {
@@ -114,6 +125,8 @@ func exitCode(err error) int {
 	case errors.Is(err, ledger.ErrBadID), errors.Is(err, ledger.ErrBadInput):
 		return spec.ExitUsage
 	case errors.Is(err, ledger.ErrCorrupt), errors.Is(err, ledger.ErrUnsafeStore):
+		return spec.ExitSystem
+	case errors.Is(err, pgstore.ErrUnavailable):
 		return spec.ExitSystem
 	case errors.Is(err, ledger.ErrRefused), errors.Is(err, ledger.ErrNotFound):
 		return spec.ExitRefused

@@ -36,6 +36,19 @@ $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger. Under
 cron, HOME and PATH are cron's, not your login shell's: name the store and
 the program explicitly in a crontab (see EXAMPLES).
 
+--ledger postgres://... (or postgresql://, or TETHER_LEDGER set to one)
+names a PostgreSQL database instead, shared by every host that names it:
+the same subcommands, output and exit codes, with libpq's conventions
+(PGHOST, PGUSER, PGPASSWORD, ~/.pgpass, PGSSLMODE, a unix-socket host).
+The first claim creates the schema tether. An owner on another host is
+judged by its lease alone, on the server's clock: run, spawn's worker and
+adopt renew one (--lease D, default 30s); claim --lease D gives the split
+path one, which beat renews; without a lease such an owner is judged only
+on its own host. recover --host NAME declares a host dead for good. A
+finish refused because recover judged first keeps its result on the
+record ("late" in --json). A database that cannot be reached is 3, and a
+payload never starts without its record; a password never shows.
+
 An owner is a process, recorded as host, boot id, PID namespace and
 PID@START (START is field 22 of /proc/PID/stat): recover judges a PID only
 on the same boot and in the same PID namespace, and a different START is a
@@ -47,7 +60,7 @@ a line with every key present (null when unknown); --field F prints one
 field (a --json key; owner.pid, child.start... for nested ones).`,
 	Examples: `id=$(ledger claim backup --owner $$ --instant "$(date -u +%FT%TZ)") || exit 0
 ledger start "$id"
-backup.sh; rc=$?
+backup.sh; rc=$?               # meanwhile: ledger beat "$id" --note "step 2 of 5"
 ledger finish "$id" --status $([ $rc = 0 ] && echo completed || echo failed) --exit-code $rc
 ledger recover                  # dead owners: never started → abandoned, started → unknown
 ledger latest backup --field status
@@ -57,6 +70,9 @@ ledger list --job backup --json
 ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
 # hand off to a detached worker that survives this caller; prints ID WORKER_PID
 ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
+
+# the same crontab line on two hosts, one database: each slot runs once
+ledger --ledger postgres:///jobs?host=/run/postgresql run report --instant $(( $(date +%s) / 300 * 300 )) -- report.sh
 
 # in a crontab: cron's PATH and HOME are not yours
 PATH=/home/me/.local/bin:/usr/bin:/bin

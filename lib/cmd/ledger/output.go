@@ -60,7 +60,17 @@ func writeJSON(w io.Writer, recs []ledger.Record) error {
 
 func writeTable(w io.Writer, recs []ledger.Record) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tJOB\tSTATUS\tINSTANT\tOWNER\tCLAIMED\tFINISHED\tEXIT\tERROR")
+	// BEAT and NOTE only where some execution was beaten: the table of
+	// executions that never were stays as it always was.
+	beats := false
+	for _, r := range recs {
+		beats = beats || !r.BeatAt.IsZero()
+	}
+	head := "ID\tJOB\tSTATUS\tINSTANT\tOWNER\tCLAIMED\tFINISHED\tEXIT\tERROR"
+	if beats {
+		head += "\tBEAT\tNOTE"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range recs {
 		st := string(r.Status)
 		if r.Fenced && r.Status == ledger.Claimed {
@@ -74,8 +84,16 @@ func writeTable(w io.Writer, recs []ledger.Record) {
 		if errMsg == "" {
 			errMsg = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Job, st, tableTime(r.Instant),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", r.ID, r.Job, st, tableTime(r.Instant),
 			r.Owner.ID(), tableTime(r.ClaimedAt), tableTime(r.FinishedAt), exit, errMsg)
+		if beats {
+			note := escapeControl(r.Note)
+			if note == "" {
+				note = "-"
+			}
+			fmt.Fprintf(tw, "\t%s\t%s", tableTime(r.BeatAt), note)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }

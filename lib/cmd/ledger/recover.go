@@ -1,12 +1,17 @@
 package ledger
 
 import (
+	"os"
+
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 type recoverCmd struct {
 	Grace cli.Duration `default:"30s" placeholder:"D" help:"Leave a fenced claim alone this long after its fence."`
+	Host  string       `placeholder:"NAME" help:"PostgreSQL store: declare host NAME dead for good: every claimed or running execution owned there becomes abandoned or unknown now, lease or not (not this host: 2)."`
 }
 
 func (c *recoverCmd) Run(e *env) error {
@@ -15,10 +20,30 @@ func (c *recoverCmd) Run(e *env) error {
 	if err := proc.CheckProcNS(); err != nil {
 		return err
 	}
+	if c.Host != "" {
+		return c.recoverHost(e)
+	}
 	st, err := e.open()
 	if err != nil {
 		return err
 	}
 	recs, err := st.Recover(c.Grace.D())
+	return e.printAffected(recs, err)
+}
+
+// recoverHost is recover --host NAME.
+func (c *recoverCmd) recoverHost(e *env) error {
+	if me, _ := os.Hostname(); c.Host == me {
+		return spec.Errorf(spec.ExitUsage, "--host %s is this host: recover judges its executions by their processes", c.Host)
+	}
+	st, err := e.open()
+	if err != nil {
+		return err
+	}
+	hr, ok := st.(location.HostRecoverer)
+	if !ok {
+		return spec.Errorf(spec.ExitUsage, "--host: the file store %s holds only this host's executions", st.Location())
+	}
+	recs, err := hr.RecoverHost(c.Host)
 	return e.printAffected(recs, err)
 }

@@ -1,9 +1,13 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/ledger/pgstore"
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -25,6 +29,7 @@ type runCmd struct {
 	jobClaim
 	Deadline cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124."`
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
+	Lease    cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: this run's lease, renewed every D/3 on the server's clock while it runs; recover on another host judges it gone only once the lease ran out (the file store judges by PID)."`
 	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles)."`
 	Cmd      []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
@@ -56,10 +61,13 @@ func (c *runCmd) Run(e *env) error {
 	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
-	st, owner, err := openAsOwner(e)
+	st, owner, err := openAsOwner(e, c.Lease.D())
 	if err != nil {
 		return err
 	}
+	defer st.Close()
+	ctx, stopLease := context.WithCancel(context.Background())
+	defer stopLease()
 	// The claim is made with the payload already forked and held before
 	// its first instruction: one update claims, starts and records it.
 	code := execution.Run(e.tool.Warnf, st, "", execution.Options{
@@ -67,7 +75,11 @@ func (c *runCmd) Run(e *env) error {
 		Claim: func(id string, child proc.ID) (ledger.Record, error) {
 			o := c.options()
 			o.Owner, o.Child, o.ID = owner, child, id
-			return claimJob(st, "running", c.Job, o)
+			rec, err := claimJob(st, "running", c.Job, o)
+			if l, ok := st.(location.Leaser); ok && err == nil {
+				go l.KeepLease(ctx, rec.ID, e.tool.Warnf)
+			}
+			return rec, err
 		},
 	})
 	if code != 0 {
@@ -80,7 +92,8 @@ func (c *runCmd) Run(e *env) error {
 // command: 125, or 2 for bad input.
 func notRun(err error) error {
 	code := exitCode(err)
-	if code != spec.ExitUsage {
+	if code != spec.ExitUsage && !errors.Is(err, pgstore.ErrUnavailable) {
+		// (A database that cannot be reached is 3, as SPEC §2a says.)
 		code = spec.ExitNotRun
 	}
 	return &spec.ExitError{Code: code, Err: err}
@@ -89,8 +102,8 @@ func notRun(err error) error {
 // claimAsSelf opens the store and claims job with this process as owner:
 // the runner is what must stay alive while the job is in its hands. verb
 // ("running", "spawning") words the refusal. Errors are ready to return.
-func claimAsSelf(e *env, verb string, c jobClaim) (*ledger.Store, ledger.Record, error) {
-	st, owner, err := openAsOwner(e)
+func claimAsSelf(e *env, verb string, c jobClaim, lease time.Duration) (ledger.Ledger, ledger.Record, error) {
+	st, owner, err := openAsOwner(e, lease)
 	if err != nil {
 		return nil, ledger.Record{}, err
 	}
@@ -102,8 +115,8 @@ func claimAsSelf(e *env, verb string, c jobClaim) (*ledger.Store, ledger.Record,
 
 // openAsOwner opens the store for a runner and names this process as the
 // owner of what it claims. Errors are ready to return.
-func openAsOwner(e *env) (*ledger.Store, ledger.Owner, error) {
-	st, err := e.open()
+func openAsOwner(e *env, lease time.Duration) (ledger.Ledger, ledger.Owner, error) {
+	st, err := e.openWith(location.Options{Lease: lease})
 	if err != nil {
 		return nil, ledger.Owner{}, notRun(err)
 	}
@@ -116,7 +129,7 @@ func openAsOwner(e *env) (*ledger.Store, ledger.Owner, error) {
 
 // claimJob claims job, wording a refusal with verb. Errors are ready to
 // return.
-func claimJob(st *ledger.Store, verb, job string, o ledger.ClaimOptions) (ledger.Record, error) {
+func claimJob(st ledger.Ledger, verb, job string, o ledger.ClaimOptions) (ledger.Record, error) {
 	rec, err := st.Claim(job, o)
 	if err != nil {
 		if errors.Is(err, ledger.ErrRefused) {

@@ -8,7 +8,7 @@ type showCmd struct {
 }
 
 func (c *showCmd) Run(e *env) error {
-	return e.printOne(c.Field, ledger.ValidID(c.ID), func(st *ledger.Store) (ledger.Record, error) {
+	return e.printOne(c.Field, ledger.ValidID(c.ID), func(st ledger.Ledger) (ledger.Record, error) {
 		return st.Get(c.ID)
 	})
 }
@@ -19,7 +19,7 @@ type latestCmd struct {
 }
 
 func (c *latestCmd) Run(e *env) error {
-	return e.printOne(c.Field, ledger.ValidJob(c.Job), func(st *ledger.Store) (ledger.Record, error) {
+	return e.printOne(c.Field, ledger.ValidJob(c.Job), func(st ledger.Ledger) (ledger.Record, error) {
 		return st.Latest(c.Job)
 	})
 }
@@ -27,7 +27,7 @@ func (c *latestCmd) Run(e *env) error {
 // printOne prints the record get reads from the store. The field and the
 // argument (argErr) are checked before the store is opened, so bad input
 // is reported as such even where there is no store.
-func (e *env) printOne(field string, argErr error, get func(*ledger.Store) (ledger.Record, error)) error {
+func (e *env) printOne(field string, argErr error, get func(ledger.Ledger) (ledger.Record, error)) error {
 	if err := checkField(field); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/execution"
 	"github.com/tether-sh/tether/lib/handoff"
+	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 )
 
@@ -22,6 +23,7 @@ type spawnCmd struct {
 	AckTimeout cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
 	Wait       bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
 	Log        string       `type:"path" placeholder:"F" help:"Append the worker's output to F (default: discard)."`
+	Lease      cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out."`
 	Cmd        []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
 
@@ -40,14 +42,21 @@ func (c *spawnCmd) Run(e *env) error {
 	if err != nil {
 		return notRun(err)
 	}
-	st, rec, err := claimAsSelf(e, "spawning", c.jobClaim)
+	st, rec, err := claimAsSelf(e, "spawning", c.jobClaim, c.Lease.D())
 	if err != nil {
 		return err
 	}
+	defer st.Close()
 	id := rec.ID
-	sp, err := execution.Spawn(e.tool.Warnf, st, id, execution.SpawnOptions{
+	so := execution.SpawnOptions{
 		Adopt: adoptPath, Argv: argv, Scope: execution.Scope(c.Scope), AckTimeout: c.AckTimeout.D(), Log: c.Log,
-	})
+	}
+	if loc, err := e.location(); err == nil && location.IsURL(loc) {
+		// Through the environment: a URL's password must not show in ps.
+		so.Env = []string{location.EnvVar + "=" + loc}
+		so.AdoptFlags = []string{"--lease", c.Lease.D().String()}
+	}
+	sp, err := execution.Spawn(e.tool.Warnf, st, id, so)
 	if err != nil {
 		return err
 	}

@@ -283,10 +283,7 @@ type result struct {
 	Killed    bool     `json:"killed"`
 	ElapsedMS float64  `json:"elapsed_ms"`
 	Error     *string  `json:"error"`
-	Status    *int     `json:"status"`
-	ExitCode  *int     `json:"exit_code"`
-	Signal    *string  `json:"signal"`
-	Reaped    *bool    `json:"reaped"`
+	proc.ExitJSON
 }
 
 // setExit fills r's exit fields for a process target that is gone.
@@ -299,14 +296,7 @@ func (r *result) setExit(tg stop.Target) {
 	if err != nil {
 		return
 	}
-	status, reaped := info.Status(), info.Reaped
-	r.Status, r.Reaped = &status, &reaped
-	if info.Signal != 0 {
-		name := spec.SignalName(info.Signal)
-		r.Signal = &name
-	} else {
-		r.ExitCode = &info.Code
-	}
+	r.ExitJSON = info.JSON()
 }
 
 func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) int {

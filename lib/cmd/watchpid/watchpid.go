@@ -233,13 +233,10 @@ type reporter struct {
 
 // targetJSON is the --json form of one target; every key is always there.
 type targetJSON struct {
-	PID      int     `json:"pid"`
-	ID       *string `json:"id"`
-	Gone     bool    `json:"gone"`
-	Status   *int    `json:"status"`
-	ExitCode *int    `json:"exit_code"`
-	Signal   *string `json:"signal"`
-	Reaped   *bool   `json:"reaped"`
+	PID  int     `json:"pid"`
+	ID   *string `json:"id"`
+	Gone bool    `json:"gone"`
+	proc.ExitJSON
 }
 
 func newTargetJSON(w watched) targetJSON {
@@ -266,14 +263,7 @@ func (r *reporter) gone(i int, w watched) int {
 		j := newTargetJSON(w)
 		j.Gone = true
 		if err == nil {
-			status, reaped := info.Status(), info.Reaped
-			j.Status, j.Reaped = &status, &reaped
-			if info.Signal != 0 {
-				name := spec.SignalName(info.Signal)
-				j.Signal = &name
-			} else {
-				j.ExitCode = &info.Code
-			}
+			j.ExitJSON = info.JSON()
 		}
 		r.enc.Encode(j)
 	}

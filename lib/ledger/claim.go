@@ -1,0 +1,221 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/internal/durable"
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// ClaimOptions are the optional parts of a claim.
+type ClaimOptions struct {
+	// Owner is the claiming process (required), e.g. from LocalOwner.
+	Owner Owner
+	// Source is free text naming who dispatched the claim (cron, a host...).
+	Source string
+	// Instant, if not zero, is the scheduled instant: the claim is refused
+	// while JOB has an execution for it that is claimed, running, completed
+	// or unknown (failed and abandoned may retry). A claimed or running
+	// holder whose owner is dead is recovered first, like Exclusive does,
+	// so a claimer that crashed before starting does not block a retry.
+	// Any time zone; it is stored in UTC.
+	Instant time.Time
+	// Exclusive refuses the claim while JOB has a claimed or running
+	// execution whose owner is alive (or cannot be judged); dead owners of
+	// JOB are recovered first.
+	Exclusive bool
+	// Grace is the recovery grace for fenced claims (0: DefaultGrace).
+	Grace time.Duration
+	// Child, if set, is the payload of ledger run, forked and held before
+	// its first instruction: the execution is claimed and started in one
+	// update, with the child recorded (claimed_at = started_at).
+	Child proc.ID
+	// ID, if set, is the id to give the execution instead of a fresh one:
+	// ledger run puts it in the payload's environment before the fork. It
+	// must come from NewID; an id already in the store is refused
+	// (ErrBadInput). Ids sort like claim times only to within the time
+	// between NewID and the claim.
+	ID string
+}
+
+// freshID checks that a chosen id is well-formed and not in the store yet.
+func (s *Store) freshID(id string) error {
+	if err := ValidID(id); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	switch err := unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == nil:
+		return badInputf("execution %s exists already", id)
+	case !errors.Is(err, unix.ENOENT):
+		return &os.PathError{Op: "stat", Path: s.exec.Show(id), Err: err}
+	}
+	return nil
+}
+
+// Claim records a new execution of job owned by o.Owner and returns it.
+func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
+	o, err := CheckClaim(job, o)
+	if err != nil {
+		return Record{}, err
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return Record{}, err
+	}
+	defer unlock()
+
+	newJob := false
+	if err := unix.Mkdirat(s.jobs.FD, job, 0o700); err == nil {
+		newJob = true
+	} else if !errors.Is(err, unix.EEXIST) {
+		return Record{}, fmt.Errorf("cannot claim %s: creating %s: %w", job, s.jobs.Show(job), err)
+	}
+	jobDir, err := openSubdir(s.jobs, job)
+	if err != nil {
+		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
+	}
+	defer unix.Close(jobDir.FD)
+	if newJob {
+		unix.Fchmod(jobDir.FD, 0o700) // the umask may have cleared bits
+	}
+
+	if !o.Instant.IsZero() {
+		if err := s.checkInstant(job, jobDir, o.Instant, o.Grace); err != nil {
+			return Record{}, fmt.Errorf("cannot claim %s for %s: %w", job, FormatTime(o.Instant), err)
+		}
+	}
+	if o.Exclusive {
+		if err := s.checkExclusive(job, o.Grace); err != nil {
+			return Record{}, fmt.Errorf("cannot claim %s exclusively: %w", job, err)
+		}
+	}
+
+	now := s.clock()
+	id := o.ID
+	if id == "" {
+		id = NewID(now)
+	} else if err := s.freshID(id); err != nil {
+		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
+	}
+	r := Record{
+		ID: id, Job: job, Source: o.Source, Instant: o.Instant,
+		Status: Claimed, Owner: o.Owner, ClaimedAt: now,
+	}
+	if o.Child.PID != 0 {
+		r.Status, r.StartedAt, r.Child = Running, now, o.Child
+	}
+	fail := func(err error) (Record, error) {
+		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
+	}
+	// The record's first version is written and made durable under a
+	// temporary name; its index entries are made durable next (the markers
+	// are hard links to that file, so they cost no inode), and only then is
+	// the record renamed into place: see "Crash safety".
+	if err := r.Validate(); err != nil {
+		return fail(fmt.Errorf("internal error: refusing to write an illegal record: %w", err))
+	}
+	rec, fd, err := durable.StageOpen(s.exec, r.ID, r.encode())
+	if err != nil {
+		return fail(err)
+	}
+	abort := func(err error) (Record, error) {
+		unix.Close(fd)
+		rec.Abort()
+		return fail(err)
+	}
+	if err := linkMarker(rec, jobDir, r.ID); err != nil {
+		return abort(err)
+	}
+	if err := linkMarker(rec, s.active, activeName(r.ID, job)); err != nil {
+		return abort(err)
+	}
+	head, _ := s.latestIn(jobDir)
+	reached("claim-linked")
+	// The record's data, the job's index and the active marker are made
+	// durable at once: they are independent of each other (only the rename
+	// below must follow all three), and on a journalling file system the
+	// concurrent flushes share one commit.
+	var wg sync.WaitGroup
+	var jobErr, activeErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if !o.Instant.IsZero() {
+			if jobErr = durable.Write(jobDir, instantKey(o.Instant), []byte(r.ID+"\n"), true); jobErr != nil {
+				return
+			}
+		}
+		// Through the job's spare, like a record: a new _latest inode per
+		// claim, and the old one's deletion, would make the file system
+		// search ever longer past recently deleted inodes (ext4 without a
+		// journal). It fsyncs jobDir, the markers' and the key's too.
+		jobErr = s.rep.Replace(jobDir, latestName, []byte(r.ID+" "+head+"\n"))
+	}()
+	go func() {
+		defer wg.Done()
+		if activeErr = s.active.Sync(); activeErr == nil && newJob {
+			activeErr = s.jobs.Sync()
+		}
+	}()
+	dataErr := durable.Fdatasync(fd)
+	if dataErr != nil {
+		dataErr = &os.PathError{Op: "fdatasync", Path: s.exec.Show(rec.Temp), Err: dataErr}
+	}
+	wg.Wait()
+	if err := errors.Join(dataErr, jobErr, activeErr); err != nil {
+		return abort(err)
+	}
+	if err := unix.Close(fd); err != nil {
+		rec.Abort()
+		return fail(&os.PathError{Op: "close", Path: s.exec.Show(rec.Temp), Err: err})
+	}
+	reached("claim-synced")
+	commit := rec.Commit
+	if o.ID != "" {
+		commit = rec.CommitNew
+	}
+	if err := commit(); err != nil {
+		if errors.Is(err, durable.ErrExists) {
+			err = badInputf("execution %s exists already", r.ID)
+		}
+		return fail(err)
+	}
+	if err := s.exec.Sync(); err != nil {
+		return fail(err)
+	}
+	return r, nil
+}
+
+// checkExclusive refuses while job has a claimed or running execution whose
+// owner is alive or cannot be judged; dead owners are recovered first.
+// Called with the lock held.
+func (s *Store) checkExclusive(job string, grace time.Duration) error {
+	return s.scanActive(func(id, j string) error {
+		if j != job {
+			return nil
+		}
+		r, err := s.readRecord(id)
+		if errors.Is(err, ErrNotFound) {
+			s.dropActive(id, j)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r, why, err := s.recoverOne(r, grace)
+		if err != nil {
+			return err
+		}
+		if !r.Status.Terminal() {
+			return refusedf("execution %s is %s and %s", r.ID, r.State(), why)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,59 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error the package returns wraps one of these, or is
+// a system error (I/O, permission) that wraps none.
+var (
+	// ErrRefused: the transition is not allowed from the current state.
+	ErrRefused = errors.New("refused")
+	// ErrNotFound: no execution has that id (or the job has none).
+	ErrNotFound = errors.New("no such execution")
+	// ErrBadID: the id is malformed (not 1-64 of [0-9a-z-]).
+	ErrBadID = errors.New("malformed id")
+	// ErrBadInput: a malformed job name, instant, status, field or option.
+	ErrBadInput = errors.New("bad input")
+	// ErrCorrupt: a record or index file cannot be parsed or is not a legal state.
+	ErrCorrupt = errors.New("corrupt record")
+	// ErrUnsafeStore: the store is writable by others, owned by someone
+	// else, not a ledger store, or on a file system where flock is unreliable.
+	ErrUnsafeStore = errors.New("unsafe store")
+)
+
+// kindError carries a sentinel for errors.Is without repeating its text:
+// a refusal reads "execution is claimed, not fenced", not "refused: ...".
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+
+func (e *kindError) Unwrap() error { return e.kind }
+
+// refusedf returns an ErrRefused whose message names the current state.
+func refusedf(format string, args ...any) error {
+	return &kindError{kind: ErrRefused, msg: fmt.Sprintf(format, args...)}
+}
+
+// badInputf returns an ErrBadInput.
+func badInputf(format string, args ...any) error {
+	return &kindError{kind: ErrBadInput, msg: fmt.Sprintf(format, args...)}
+}
+
+// ErrLockTimeout: the store's lock was not free within the lock timeout;
+// nothing was changed.
+var ErrLockTimeout = errors.New("timed out waiting for the store's lock")
+
+// errorsIsAny reports whether err wraps any of targets.
+func errorsIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}

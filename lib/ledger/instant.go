@@ -1,0 +1,150 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The scheduled instant of a claim: its parsing, its range, its slot
+// file in the job's directory and the check a claim makes against it.
+
+// Bounds of an instant: 1970-01-01 to 9999-12-31, so unix seconds are never
+// negative and every instant has an RFC 3339 form.
+var (
+	minInstant = time.Unix(0, 0).UTC()
+	maxInstant = time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+)
+
+func checkInstantRange(t time.Time) error {
+	if t.Before(minInstant) || t.After(maxInstant) {
+		return fmt.Errorf("%s is outside 1970-01-01..9999-12-31", FormatTime(t))
+	}
+	return nil
+}
+
+// ParseInstant parses a scheduled instant given as RFC 3339
+// (2024-05-01T10:00:00Z, 2024-05-01T12:00:00+02:00, fractions allowed) or as
+// unix seconds (1714557600, 1714557600.25), and returns it in UTC, so every
+// spelling of one instant is equal. Errors wrap ErrBadInput.
+func ParseInstant(s string) (time.Time, error) {
+	bad := func() (time.Time, error) {
+		return time.Time{}, badInputf("invalid instant %q: want RFC 3339 (2024-05-01T10:00:00Z) or unix seconds", s)
+	}
+	t := strings.TrimSpace(s)
+	if t == "" || len(t) > 64 {
+		return bad()
+	}
+	var out time.Time
+	if t[0] >= '0' && t[0] <= '9' && !strings.ContainsAny(t, "-:T") {
+		secPart, fracPart, hasFrac := strings.Cut(t, ".")
+		if !allDigits(secPart) || len(secPart) > 12 || (hasFrac && (fracPart == "" || len(fracPart) > 9 || !allDigits(fracPart))) {
+			return bad()
+		}
+		sec, err := strconv.ParseInt(secPart, 10, 64)
+		if err != nil {
+			return bad()
+		}
+		var nsec int64
+		if hasFrac {
+			f := fracPart + strings.Repeat("0", 9-len(fracPart))
+			nsec, _ = strconv.ParseInt(f, 10, 64)
+		}
+		out = time.Unix(sec, nsec).UTC()
+	} else {
+		p, err := time.Parse(time.RFC3339Nano, t)
+		if err != nil {
+			return bad()
+		}
+		out = p.UTC()
+	}
+	if err := checkInstantRange(out); err != nil {
+		return time.Time{}, badInputf("invalid instant %q: %v", s, err)
+	}
+	return out, nil
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// instantKey is the file-name form of an instant in a job's directory:
+// fixed width, sortable, and free of ":" so it is portable.
+func instantKey(t time.Time) string {
+	return "@" + t.UTC().Format("20060102T150405.000000000Z")
+}
+
+// blocksInstant reports whether an execution in status st keeps its
+// instant from being claimed again (failed and abandoned may retry).
+func blocksInstant(st Status) bool {
+	return st == Claimed || st == Running || st == Completed || st == Unknown
+}
+
+// checkInstant refuses when job's execution for instant blocks a new claim.
+// A claimed or running holder whose owner is dead is recovered first.
+// Called with the lock held; jobDir is job's directory.
+func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace time.Duration) error {
+	b, err := readSmall(jobDir, instantKey(instant), 256)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if errors.Is(err, ErrUnsafeStore) {
+		return err
+	}
+	var holders []string
+	tomb := Status("")
+	if err == nil {
+		f := strings.Fields(string(b))
+		if len(f) >= 1 && len(f) <= 2 && ValidID(f[0]) == nil {
+			holders = f[:1]
+			if len(f) == 2 {
+				tomb = Status(f[1])
+			}
+		} else {
+			err = fmt.Errorf("%w: unparsable slot", ErrCorrupt)
+		}
+	}
+	if err != nil {
+		// A garbled slot: fall back to every execution of the job.
+		holders, err = jobIDsIn(jobDir)
+		if err != nil {
+			return err
+		}
+	}
+	for _, id := range holders {
+		r, err := s.readRecord(id)
+		if errors.Is(err, ErrNotFound) {
+			if tomb != "" && blocksInstant(tomb) {
+				return refusedf("execution %s (since pruned) was %s", id, tomb)
+			}
+			continue // a claim that died before its record was written
+		}
+		if err != nil {
+			return err
+		}
+		if r.Job != job || !r.Instant.Equal(instant) {
+			continue
+		}
+		if !r.Status.Terminal() {
+			r, _, err = s.recoverOne(r, grace)
+			if err != nil {
+				return err
+			}
+		}
+		if blocksInstant(r.Status) {
+			return refusedf("execution %s is %s", r.ID, r.State())
+		}
+	}
+	return nil
+}

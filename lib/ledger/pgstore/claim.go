@@ -1,0 +1,176 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+// insertClaim is a claim: one INSERT, which the unique index on (job,
+// instant) turns into nothing when another execution holds the instant.
+// $1 id, $2 time, $3 job, $4 source, $5 instant, $6 status, $7..$11 the
+// owner, $12 $13 the child, $14 the lease.
+const insertClaim = `INSERT INTO tether.executions
+	(id, claimed_at, job, source, instant, status, owner_host, owner_boot_id, owner_pidns, owner_pid, owner_start,
+	 child_pid, child_start, started_at, lease, lease_until)
+	VALUES ($1, ` + now + `, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+	 CASE WHEN $6 = 'running' THEN ` + now + ` END, $14::interval, now() + $14::interval)
+	ON CONFLICT (job, instant) WHERE status IN ` + blockingStatuses + ` DO NOTHING
+	RETURNING ` + cols
+
+// Claim records a new execution of job. With an instant, of claims on any
+// hosts for the same (job, instant) one wins; a holder whose owner is gone
+// is recovered first. With Exclusive, the job's open executions are
+// judged and the claim inserted under an advisory lock on the job. The
+// first claim in a database creates the schema.
+func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) {
+	o, err := ledger.CheckClaim(job, o)
+	if err != nil {
+		return ledger.Record{}, err
+	}
+	created := false
+	for try := 0; ; try++ {
+		var r ledger.Record
+		var retry bool
+		err := s.do(func(ctx context.Context, c *pgx.Conn) error {
+			if !o.Exclusive {
+				var err error
+				r, retry, err = s.claimOnce(ctx, c, job, o)
+				return err
+			}
+			return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+				if err := s.checkExclusive(ctx, tx, job, o); err != nil {
+					return err
+				}
+				var err error
+				r, retry, err = s.claimOnce(ctx, tx, job, o)
+				return err
+			})
+		})
+		switch {
+		case err == nil && !retry:
+			return r, nil
+		case err == nil && try < maxSwaps:
+			continue // the holder of the instant was recovered, or ended
+		case missingSchema(err) && !created:
+			created = true
+			if err := s.do(func(ctx context.Context, c *pgx.Conn) error { return s.ensureSchema(ctx) }); err != nil {
+				return ledger.Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
+			}
+			continue
+		case err == nil:
+			err = ledger.Refusedf("the holder of its instant kept changing")
+		}
+		if errors.Is(err, ledger.ErrRefused) {
+			if o.Exclusive && !errors.Is(err, errInstant) {
+				return ledger.Record{}, fmt.Errorf("cannot claim %s exclusively: %w", job, err)
+			}
+			return ledger.Record{}, fmt.Errorf("cannot claim %s for %s: %w", job, ledger.FormatTime(o.Instant), err)
+		}
+		return ledger.Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
+	}
+}
+
+// errInstant marks a refusal that is about the instant.
+var errInstant = errors.New("instant taken")
+
+type instantRefusal struct{ error }
+
+func (e instantRefusal) Is(target error) bool { return target == errInstant }
+
+func (e instantRefusal) Unwrap() error { return e.error }
+
+// querier is a connection or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// claimOnce inserts the claim; when its instant is taken it judges the
+// holder: retry is true if the holder was recovered (or is gone), so the
+// instant may be free now.
+func (s *Store) claimOnce(ctx context.Context, q querier, job string, o ledger.ClaimOptions) (ledger.Record, bool, error) {
+	status := ledger.Claimed
+	var childPID, childStart any
+	if o.Child.PID != 0 {
+		status, childPID, childStart = ledger.Running, int32(o.Child.PID), null(int64(o.Child.Start))
+	}
+	id := o.ID
+	if id == "" {
+		id = ledger.NewID(s.idTime())
+	} else if err := ledger.ValidID(id); err != nil {
+		return ledger.Record{}, false, err
+	}
+	args := []any{id, s.clock(), job, null(o.Source), instantText(o.Instant), string(status)}
+	args = append(args, ownerArgs(o.Owner)...)
+	args = append(args, childPID, childStart, s.lease())
+	r, err := scanRecord(q.QueryRow(ctx, insertClaim, args...))
+	if err == nil {
+		return r, false, nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "executions_pkey" {
+		return ledger.Record{}, false, fmt.Errorf("%w: execution %s exists already", ledger.ErrBadInput, id)
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return ledger.Record{}, false, err
+	}
+	// The instant is held: by whom?
+	var pruned bool
+	var serverNow = new(timeNow)
+	holder, err := scanRecord(q.QueryRow(ctx, `SELECT `+cols+`, pruned, now() FROM tether.executions
+		WHERE job = $1 AND instant = $2 AND status IN `+blockingStatuses, job, instantText(o.Instant)), &pruned, &serverNow.t)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ledger.Record{}, true, nil // it ended meanwhile
+	}
+	if err != nil {
+		return ledger.Record{}, false, err
+	}
+	if pruned {
+		return ledger.Record{}, false, instantRefusal{ledger.Refusedf("execution %s (since pruned) was %s", holder.ID, holder.Status)}
+	}
+	if !holder.Status.Terminal() {
+		next, _, err := s.recoverRow(ctx, q, holder, o.Grace, serverNow.t)
+		if err != nil {
+			return ledger.Record{}, false, err
+		}
+		if next.Status.Terminal() && !ledger.BlocksInstant(next.Status) {
+			return ledger.Record{}, true, nil
+		}
+		holder = next
+	}
+	return ledger.Record{}, false, instantRefusal{ledger.Refusedf("execution %s is %s", holder.ID, holder.State())}
+}
+
+// checkExclusive, in the claim's transaction, takes the job's advisory
+// lock (held until the transaction ends, so exclusive claims of the job
+// on every host go one at a time), recovers the job's open executions
+// whose owners are gone, and refuses while one is left.
+func (s *Store) checkExclusive(ctx context.Context, tx pgx.Tx, job string, o ledger.ClaimOptions) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('tether.job:' || $1, 0))`, job); err != nil {
+		return err
+	}
+	open, serverNow, err := s.openRecords(ctx, tx, `job = $1`, job)
+	if err != nil {
+		return err
+	}
+	for _, r := range open {
+		next, why, err := s.recoverRow(ctx, tx, r, o.Grace, serverNow)
+		if err != nil {
+			return err
+		}
+		if !next.Status.Terminal() {
+			// The recoveries made so far stand: commit them, then refuse.
+			if err := tx.Commit(ctx); err != nil {
+				return err
+			}
+			return ledger.Refusedf("execution %s is %s and %s", r.ID, next.State(), why)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package pgstore_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/tether-sh/tether/internal/pgtest"
+	ledgercmd "github.com/tether-sh/tether/lib/cmd/ledger"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/ledgertest"
+	"github.com/tether-sh/tether/lib/ledger/pgstore"
+)
+
+// srv is the package's one throwaway cluster (TestMain); each test gets
+// a database of its own. startErr is why there is none.
+var (
+	srv      *pgtest.Server
+	startErr error
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(toolEnv) == "ledger" {
+		// This test binary, run as the ledger tool by the CLI tests.
+		os.Exit(ledgercmd.Main(os.Args[1:]))
+	}
+	srv, startErr = pgtest.StartMain()
+	code := m.Run()
+	if srv != nil {
+		srv.Stop()
+	}
+	os.Exit(code)
+}
+
+// newDB returns the URL of a fresh database, or skips (fails on CI)
+// when no server could be started.
+func newDB(t testing.TB) string {
+	t.Helper()
+	if srv == nil {
+		pgtest.Unavailable(t, startErr)
+	}
+	return srv.NewDB(t)
+}
+
+// open opens a store on url or fails t.
+func open(t testing.TB, url string, o pgstore.Options) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(url, o)
+	if err != nil {
+		t.Fatalf("Open(%s) = %v", url, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestConformance holds the PostgreSQL store to the seam's contract, the
+// same suite the file store passes.
+func TestConformance(t *testing.T) {
+	if srv == nil {
+		pgtest.Unavailable(t, startErr)
+	}
+	ledgertest.RunConformance(t, ledgertest.Harness{
+		Open: func(t *testing.T, now func() time.Time) ledger.Ledger {
+			s, err := pgstore.Open(newDB(t), pgstore.Options{Clock: now})
+			if err != nil {
+				t.Fatalf("Open = %v", err)
+			}
+			return s
+		},
+		Reopen: func(t *testing.T, st ledger.Ledger) ledger.Ledger {
+			s, err := pgstore.Open(st.Location(), pgstore.Options{})
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			return s
+		},
+	})
+}
+
+// TestRedact: a password in the URL never shows in Location.
+func TestRedact(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"postgres://u:s3cret@db/x", "postgres://u:xxxxx@db/x"},
+		{"postgresql://u:s3cret@db:5432/x?sslmode=require", "postgresql://u:xxxxx@db:5432/x?sslmode=require"},
+		{"postgres:///x?host=/run/postgresql&password=s3cret", "postgres:///x?host=%2Frun%2Fpostgresql&password=xxxxx"},
+		{"postgres://u@db/x", "postgres://u@db/x"},
+		{"postgres://u:s3cret@db/x%zz", "postgres://…"},
+	} {
+		if got := pgstore.Redact(tc.in); got != tc.want {
+			t.Errorf("Redact(%q) = %q; want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+// Get returns execution id.
+func (s *Store) Get(id string) (ledger.Record, error) {
+	if err := ledger.ValidID(id); err != nil {
+		return ledger.Record{}, err
+	}
+	var r ledger.Record
+	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
+		var err error
+		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+cols+` FROM tether.executions WHERE id = $1 AND NOT pruned`, id))
+		return err
+	})
+	if err := s.noStore(err); err != nil {
+		return ledger.Record{}, err
+	}
+	if errors.Is(err, pgx.ErrNoRows) || missingSchema(err) {
+		return ledger.Record{}, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+	}
+	return r, err
+}
+
+// Latest returns job's newest execution (the last one claimed).
+func (s *Store) Latest(job string) (ledger.Record, error) {
+	if err := ledger.ValidJob(job); err != nil {
+		return ledger.Record{}, err
+	}
+	var r ledger.Record
+	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
+		var err error
+		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+cols+` FROM tether.executions
+			WHERE job = $1 AND NOT pruned ORDER BY seq DESC LIMIT 1`, job))
+		return err
+	})
+	if err := s.noStore(err); err != nil {
+		return ledger.Record{}, err
+	}
+	if errors.Is(err, pgx.ErrNoRows) || missingSchema(err) {
+		return ledger.Record{}, fmt.Errorf("%w: job %s has no execution", ledger.ErrNotFound, job)
+	}
+	return r, err
+}
+
+// List returns the executions matching f, oldest first.
+func (s *Store) List(f ledger.Filter) ([]ledger.Record, error) {
+	if f.Job != "" {
+		if err := ledger.ValidJob(f.Job); err != nil {
+			return nil, err
+		}
+	}
+	if f.Status != "" {
+		if _, err := ledger.ParseStatus(string(f.Status)); err != nil {
+			return nil, err
+		}
+	}
+	var out []ledger.Record
+	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
+		var err error
+		out, err = s.list(ctx, c, `($1 = '' OR job = $1) AND ($2 = '' OR status = $2)`, "", f.Job, string(f.Status))
+		return err
+	})
+	if err := s.noStore(err); err != nil {
+		return nil, err
+	}
+	if missingSchema(err) {
+		return nil, nil
+	}
+	return out, err
+}
+
+// noStore is ErrNoStore for a read (Options.Existing) that found no
+// schema, else nil.
+func (s *Store) noStore(err error) error {
+	if s.opts.Existing && missingSchema(err) {
+		return fmt.Errorf("%w at %s: the database holds no ledger (schema %s; only commands that write create one)", ledger.ErrNoStore, s.loc, Schema)
+	}
+	return nil
+}
+
+// list returns the rows matching cond, oldest first; suffix may lock them.
+func (s *Store) list(ctx context.Context, q querier, cond, suffix string, args ...any) ([]ledger.Record, error) {
+	rows, err := q.Query(ctx, `SELECT `+cols+` FROM tether.executions WHERE NOT pruned AND `+cond+` ORDER BY seq `+suffix, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ledger.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Prune deletes terminal executions selected by o, as the file store
+// does, and returns them. A pruned completed or unknown execution with an
+// instant stays behind as a bare row marked pruned, holding its (job,
+// instant) through the unique index: pruning never frees an instant.
+func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
+	if o.Keep < 0 || o.OlderThan < 0 {
+		return nil, fmt.Errorf("%w: --keep and --older-than must not be negative", ledger.ErrBadInput)
+	}
+	var drop []ledger.Record
+	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			var serverNow time.Time
+			if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&serverNow); err != nil {
+				return err
+			}
+			at := serverNow
+			if t := s.clock(); t != nil {
+				at = *t
+			}
+			recs, err := s.list(ctx, tx, `status IN ('completed', 'failed', 'unknown', 'abandoned')`, `FOR UPDATE`)
+			if err != nil {
+				return err
+			}
+			byJob := map[string][]ledger.Record{}
+			for _, r := range recs {
+				byJob[r.Job] = append(byJob[r.Job], r)
+			}
+			drop = nil
+			for _, recs := range byJob {
+				kept := 0
+				for i := len(recs) - 1; i >= 0; i-- {
+					r := recs[i]
+					if kept < o.Keep || (o.OlderThan > 0 && at.Sub(r.FinishedAt) < o.OlderThan) {
+						kept++
+						continue
+					}
+					drop = append(drop, r)
+				}
+			}
+			sort.Slice(drop, func(i, j int) bool { return drop[i].ID < drop[j].ID })
+			ids := make([]string, len(drop))
+			for i, r := range drop {
+				ids[i] = r.ID
+			}
+			if _, err := tx.Exec(ctx, `UPDATE tether.executions
+				SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL
+				WHERE id = ANY($1::text[]) AND instant IS NOT NULL AND status IN ('completed', 'unknown')`, ids); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `DELETE FROM tether.executions WHERE id = ANY($1::text[]) AND NOT pruned`, ids)
+			return err
+		})
+	})
+	if err := s.noStore(err); err != nil {
+		return nil, err
+	}
+	if missingSchema(err) {
+		return nil, nil
+	}
+	return drop, err
+}

@@ -1,0 +1,116 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// SchemaVersion is the version of the schema this package writes and
+// reads. A later release that changes the tables migrates from the
+// version it finds in tether.schema_version.
+const SchemaVersion = 1
+
+// Schema is the name of the PostgreSQL schema the store keeps its tables
+// in; Tables lists them. A least-privileged role needs USAGE on the schema
+// and SELECT, INSERT, UPDATE, DELETE on the tables (and CREATE on the
+// database for the first claim to create them).
+const Schema = "tether"
+
+// Tables are the store's tables, schema-qualified.
+var Tables = []string{"tether.schema_version", "tether.executions"}
+
+// schemaLock is the key of the transaction-level advisory lock held while
+// the schema is created, so that hosts starting at once do not race on
+// CREATE ... IF NOT EXISTS (which is not safe concurrently).
+const schemaLock = 0x7465746865720001 // "tether" + 1
+
+// The statuses whose execution holds its (job, instant): the partial
+// unique index makes one of them per (job, instant) across every host.
+const blockingStatuses = `('claimed', 'running', 'completed', 'unknown')`
+
+var createSchema = []string{
+	`SELECT pg_advisory_xact_lock(` + fmt.Sprint(schemaLock) + `)`,
+	`CREATE SCHEMA IF NOT EXISTS tether`,
+	`CREATE TABLE IF NOT EXISTS tether.schema_version (
+		version    integer PRIMARY KEY,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`,
+	`INSERT INTO tether.schema_version (version) VALUES (` + fmt.Sprint(SchemaVersion) + `) ON CONFLICT DO NOTHING`,
+	// seq orders executions by when they were claimed, whichever host's
+	// clock made the id. instant is the fixed-width text form of the
+	// scheduled instant (nanoseconds, as the file store keys it). A pruned
+	// completed or unknown execution with an instant stays as a row with
+	// pruned set, so that its (job, instant) stays taken through the same
+	// unique index. lease is the length each renewal extends lease_until
+	// by, on the server's clock.
+	`CREATE TABLE IF NOT EXISTS tether.executions (
+		seq              bigint GENERATED ALWAYS AS IDENTITY,
+		id               text PRIMARY KEY,
+		job              text NOT NULL,
+		source           text,
+		instant          text,
+		status           text NOT NULL CHECK (status IN ('claimed', 'running', 'completed', 'failed', 'unknown', 'abandoned')),
+		fenced_at        timestamptz,
+		owner_host       text,
+		owner_boot_id    text,
+		owner_pidns      bigint,
+		owner_pid        integer NOT NULL,
+		owner_start      bigint,
+		child_pid        integer,
+		child_start      bigint,
+		claimed_at       timestamptz NOT NULL,
+		started_at       timestamptz,
+		finished_at      timestamptz,
+		exit_code        integer,
+		error            text,
+		beat_at          timestamptz,
+		note             text,
+		lease            interval,
+		lease_until      timestamptz,
+		late_status      text,
+		late_exit_code   integer,
+		late_error       text,
+		late_finished_at timestamptz,
+		pruned           boolean NOT NULL DEFAULT false
+	)`,
+	`CREATE UNIQUE INDEX IF NOT EXISTS executions_instant_once ON tether.executions (job, instant)
+		WHERE status IN ` + blockingStatuses,
+	`CREATE INDEX IF NOT EXISTS executions_job ON tether.executions (job, seq)`,
+	`CREATE INDEX IF NOT EXISTS executions_open ON tether.executions (job)
+		WHERE status IN ('claimed', 'running')`,
+}
+
+// missingSchema reports whether err says the schema or its tables do not
+// exist (yet): nothing was ever claimed in this database.
+func missingSchema(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "3F000" || pe.Code == "42P01")
+}
+
+// ensureSchema creates the schema and its tables if they do not exist,
+// under the advisory lock, and refuses a schema a later release migrated.
+func (s *Store) ensureSchema(ctx context.Context) error {
+	err := pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
+		for _, q := range createSchema {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		var v int
+		if err := tx.QueryRow(ctx, `SELECT max(version) FROM tether.schema_version`).Scan(&v); err != nil {
+			return err
+		}
+		if v > SchemaVersion {
+			return fmt.Errorf("the schema %s is version %d, newer than this tether's %d: use a newer tether", Schema, v, SchemaVersion)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("creating the schema %s: %w", Schema, err)
+	}
+	return nil
+}

@@ -1,0 +1,333 @@
+// Package pgstore is the ledger kept in PostgreSQL: the same state machine,
+// contract and messages as the flock'd file store (ledger.Store), shared
+// by every host that names the same database, so that two hosts running
+// the same crontab line run each slot once.
+//
+// # Synopsis
+//
+//	st, err := pgstore.Open("postgres:///jobs?host=/run/postgresql", pgstore.Options{Lease: 30 * time.Second})
+//	defer st.Close()
+//	rec, err := st.Claim("backup", ledger.ClaimOptions{Owner: owner, Instant: t})
+//	go st.KeepLease(ctx, rec.ID, nil)      // a runner renews its lease while it runs
+//	rec, err = st.Finish(rec.ID, ledger.Completed, &code, "")
+//	recovered, err := st.Recover(30 * time.Second)
+//	recovered, err = st.RecoverHost("web-2") // a host known to be dead for good
+//
+// # Storage
+//
+// One table, tether.executions, holds a row per execution, and
+// tether.schema_version the schema's version (see Schema, Tables). The
+// first claim in a database creates them, under a transaction-level
+// advisory lock so that hosts starting at once do not race; reads of a
+// database without them find nothing and create nothing.
+//
+// Every transition is one conditional statement (UPDATE ... WHERE id = $1
+// AND status ... RETURNING), the compare-and-swap: of racing callers on any
+// hosts exactly one matches the row. A refusal reads the row once more,
+// only to word the refusal as the file store does (ledger.Transition). A
+// claim with an instant is one INSERT ... ON CONFLICT DO NOTHING against a
+// unique index on (job, instant) over the blocking statuses, so one claim
+// wins across every host; only when it conflicts is the holder read (and
+// recovered, if its owner is gone). A claim with Exclusive judges the
+// job's open executions and inserts while holding a transaction-level
+// advisory lock on the job, so exclusive claims on several hosts serialise.
+// Statements go out unprepared in the extended protocol (pgx's
+// QueryExecModeExec): one round trip each, with no preparation to repay in
+// a process that makes two or three.
+//
+// # Owners and leases
+//
+// An owner is judged by its PID only where its boot id and PID namespace
+// are the judge's own (ledger.JudgeRecord). Any other owner is remote: it
+// is judged by its lease alone, an expiry time kept by the SERVER's clock
+// (now() + the lease, never a client's time). An owner that records a
+// lease renews it while it runs (KeepLease; a beat renews it too); a
+// record whose lease ran out is as dead as a local owner whose PID is
+// gone. A remote record without a lease is never judged (uncertain), but
+// by RecoverHost, which an operator uses for a host that will not return.
+//
+// A result recorded after recovery ended the execution (the owner was cut
+// off from the database longer than its lease) is refused like any finish
+// of a terminal execution, and kept on the record as Late, the status
+// unchanged.
+//
+// # Connections
+//
+// The location is a postgres:// or postgresql:// URL; libpq's conventions
+// apply (PGHOST, PGUSER, PGPASSWORD, ~/.pgpass, PGSSLMODE, a unix-socket
+// host). Connecting gives up after ConnectTimeout and every statement after
+// StatementTimeout (server side, and the client's context), so nothing
+// waits forever. Location() never shows a password.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+// Defaults of Options.
+const (
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultStatementTimeout = 20 * time.Second
+	DefaultLease            = 30 * time.Second
+)
+
+// ErrUnavailable: the database could not be reached or a statement did
+// not complete (the connection broke, a timeout): nothing is known to have
+// changed.
+var ErrUnavailable = errors.New("ledger database unavailable")
+
+// Options configure a Store.
+type Options struct {
+	// Lease, if positive, is the lease of the owners this handle records
+	// (claim, adopt, start): lease_until = now() + Lease on the server.
+	Lease time.Duration
+	// ConnectTimeout bounds connecting (default DefaultConnectTimeout,
+	// or the URL's connect_timeout).
+	ConnectTimeout time.Duration
+	// StatementTimeout bounds each statement (DefaultStatementTimeout).
+	StatementTimeout time.Duration
+	// Clock, for tests, is the time transitions record; nil takes the
+	// server's now(). Leases always run on the server's clock.
+	Clock func() time.Time
+	// Existing is for commands that only read: in a database where no
+	// claim ever created the schema, reads fail with ledger.ErrNoStore
+	// instead of finding nothing.
+	Existing bool
+}
+
+// Store is a ledger in one PostgreSQL database. It is safe for concurrent
+// use; its statements go one at a time over its one connection.
+type Store struct {
+	mu       sync.Mutex
+	conn     *pgx.Conn
+	cfg      *pgx.ConnConfig
+	loc      string
+	password string
+	opts     Options
+}
+
+var _ ledger.Ledger = (*Store)(nil)
+
+// IsURL reports whether location names a PostgreSQL store.
+func IsURL(location string) bool {
+	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
+}
+
+// Open connects to the database named by location (a postgres:// URL).
+// An unreachable server is ErrUnavailable; a malformed URL ErrBadInput.
+func Open(location string, o Options) (*Store, error) {
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.StatementTimeout <= 0 {
+		o.StatementTimeout = DefaultStatementTimeout
+	}
+	s := &Store{loc: Redact(location), opts: o}
+	if !IsURL(location) {
+		return nil, fmt.Errorf("%w: %s is not a postgres:// URL", ledger.ErrBadInput, s.loc)
+	}
+	cfg, err := pgx.ParseConfig(location)
+	if err != nil {
+		return nil, fmt.Errorf("%w: ledger database %s: %v", ledger.ErrBadInput, s.loc, s.scrub(err))
+	}
+	s.password = cfg.Password
+	if cfg.ConnectTimeout <= 0 || cfg.ConnectTimeout > o.ConnectTimeout {
+		cfg.ConnectTimeout = o.ConnectTimeout
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	if _, ok := cfg.RuntimeParams["statement_timeout"]; !ok {
+		cfg.RuntimeParams["statement_timeout"] = fmt.Sprint(o.StatementTimeout.Milliseconds())
+	}
+	if _, ok := cfg.RuntimeParams["lock_timeout"]; !ok {
+		cfg.RuntimeParams["lock_timeout"] = fmt.Sprint(o.StatementTimeout.Milliseconds())
+	}
+	if _, ok := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !ok {
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(o.StatementTimeout.Milliseconds())
+	}
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "tether ledger"
+	}
+	s.cfg = cfg
+	if err := s.connect(); err != nil {
+		return nil, err
+	}
+	if o.Existing {
+		// A read must not answer "nothing" for a database that never held
+		// a ledger (a mistyped URL): it says so, as the file store does.
+		var ok bool
+		err := s.do(func(ctx context.Context, c *pgx.Conn) error {
+			return c.QueryRow(ctx, `SELECT to_regclass('tether.executions') IS NOT NULL`).Scan(&ok)
+		})
+		if err == nil && !ok {
+			err = s.noStore(&pgconn.PgError{Code: "42P01"})
+		}
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// connect (re)opens the connection, giving up after the connect timeout.
+func (s *Store) connect() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ConnectTimeout+time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, s.cfg)
+	if err != nil {
+		return fmt.Errorf("%w: cannot connect to %s: %s", ErrUnavailable, s.loc, s.scrub(err))
+	}
+	s.conn = conn
+	return nil
+}
+
+// Redact returns location with any password replaced by "xxxxx": the
+// form every message, --json and process title shows.
+func Redact(location string) string {
+	u, err := url.Parse(location)
+	if err != nil {
+		// Cannot tell where a password would be: show the scheme only.
+		if i := strings.Index(location, "://"); i >= 0 {
+			return location[:i+3] + "…"
+		}
+		return "…"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// scrub returns err's text without the password, should a driver message
+// ever quote it.
+func (s *Store) scrub(err error) string {
+	msg := err.Error()
+	if s.password != "" {
+		msg = strings.ReplaceAll(msg, s.password, "xxxxx")
+	}
+	return msg
+}
+
+// Location names the store in messages: the URL without its password.
+func (s *Store) Location() string { return s.loc }
+
+// Gone reports false: a database does not vanish as a directory does;
+// losing it is an error of the statement that finds out.
+func (s *Store) Gone() bool { return false }
+
+// Close closes the connection.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg = nil
+	if s.conn == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := s.conn.Close(ctx)
+	s.conn, s.cfg = nil, nil
+	return err
+}
+
+// do runs fn with the connection, one caller at a time, under the
+// statement timeout; a failure of the connection or a timeout becomes
+// ErrUnavailable, and a password never shows in an error.
+func (s *Store) do(fn func(ctx context.Context, c *pgx.Conn) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg == nil {
+		return fmt.Errorf("%w: %s is closed", ErrUnavailable, s.loc)
+	}
+	if s.conn == nil || s.conn.IsClosed() {
+		// A connection lost to a failure is opened again: a runner
+		// records its result after the database came back.
+		if err := s.connect(); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.StatementTimeout+2*time.Second)
+	defer cancel()
+	return s.wrap(fn(ctx, s.conn))
+}
+
+// wrap classifies err: the package's and ledger's errors pass; a server
+// error stays one (a system error, its message kept); anything else is
+// the connection's trouble.
+func (s *Store) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, known := range []error{ledger.ErrRefused, ledger.ErrNotFound, ledger.ErrBadID, ledger.ErrBadInput, ledger.ErrCorrupt, ErrUnavailable} {
+		if errors.Is(err, known) {
+			return err
+		}
+	}
+	var pe *pgconn.PgError
+	if errors.Is(err, pgx.ErrNoRows) || errors.As(err, &pe) && pe.Code != "57014" { // 57014: statement timeout / canceled
+		return &dbError{msg: fmt.Sprintf("ledger database %s: %s", s.loc, s.scrub(err)), err: err}
+	}
+	return &dbError{msg: fmt.Sprintf("%s: %s: %s", ErrUnavailable, s.loc, s.scrub(err)), err: err, kind: ErrUnavailable}
+}
+
+// dbError is a driver's error as the store words it: the text scrubbed of
+// any password, the cause still reachable (errors.Is, errors.As).
+type dbError struct {
+	msg  string
+	err  error
+	kind error
+}
+
+func (e *dbError) Error() string { return e.msg }
+
+func (e *dbError) Unwrap() []error {
+	if e.kind != nil {
+		return []error{e.kind, e.err}
+	}
+	return []error{e.err}
+}
+
+// clock is the time a transition records: the test clock, else nil for
+// the server's now().
+func (s *Store) clock() *time.Time {
+	if s.opts.Clock == nil {
+		return nil
+	}
+	t := s.opts.Clock().UTC().Truncate(time.Microsecond)
+	return &t
+}
+
+// idTime is the time an id is made from: the test clock or this host's.
+func (s *Store) idTime() time.Time {
+	if s.opts.Clock != nil {
+		return s.opts.Clock()
+	}
+	return time.Now()
+}
+
+// lease is the lease this handle records, as an SQL interval parameter
+// (nil: none).
+func (s *Store) lease() any {
+	if s.opts.Lease <= 0 {
+		return nil
+	}
+	return leaseText(s.opts.Lease)
+}
+
+func leaseText(d time.Duration) string { return fmt.Sprintf("%d microseconds", d.Microseconds()) }

@@ -1,0 +1,148 @@
+package runner
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/tether-sh/tether/lib/spec"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/stop"
+)
+
+// ErrBusy is returned when Run is called while another Run is running in
+// the same process: there can be only one owner of wait4.
+var ErrBusy = errors.New("another command is already running in this process")
+
+// Options says what to run and how to stop it.
+type Options struct {
+	// Argv is the command and its arguments; Argv[0] is looked up in PATH
+	// when it contains no slash.
+	Argv []string
+	// Env is the command's environment; nil inherits the runner's.
+	Env []string
+	// Dir is the command's working directory; empty inherits the runner's.
+	Dir string
+	// Stdin, Stdout and Stderr are handed to the command as they are; nil
+	// inherits the runner's own. They are files, not io.Readers, so that no
+	// copying goroutine needs exec.Cmd.Wait to finish.
+	Stdin, Stdout, Stderr *os.File
+
+	// Signal is the first signal of every bounded stop (deadline and
+	// leftovers); zero means TERM.
+	Signal unix.Signal
+	// Grace is the wait after Signal before KILL. Zero means KILL at once;
+	// tools pass their --grace (default stop.DefaultGrace).
+	Grace time.Duration
+	// Schedule, when set, replaces Signal and Grace.
+	Schedule stop.Schedule
+	// Deadline, when positive, stops the command's process group once it
+	// has run that long; the result is then 124.
+	Deadline time.Duration
+	// Forward lists the signals forwarded to the command's process group;
+	// nil means DefaultForward. A signal the runner was started with
+	// ignored (nohup) is neither caught nor forwarded.
+	Forward []os.Signal
+
+	// PIDNamespace runs the command as init of a new PID namespace
+	// (CLONE_NEWPID; needs CAP_SYS_ADMIN). When the command ends — or the
+	// runner is SIGKILLed, which kills the command through its parent-death
+	// signal — the kernel kills everything left in the namespace, so
+	// nothing survives even the runner. As a namespace's init, the command
+	// receives only the signals it has handlers for (and KILL): a forwarded
+	// TERM that it does not handle is ignored, and stops escalate to KILL.
+	PIDNamespace bool
+
+	// Signals, when set, replaces Forward: the channel of a Catcher the
+	// caller started earlier — before claiming the work Run will do — so
+	// that a signal arriving before the command exists is not lost nor
+	// fatal, but forwarded to the command as soon as it runs. The caller
+	// stops the Catcher.
+	Signals chan os.Signal
+
+	// Stop, when set, stops the command boundedly the moment it delivers a
+	// signal, as the deadline and ctx do: its process group (and the
+	// command, should it have left the group) with the schedule, the
+	// signal received replacing the schedule's first (zero, or a closed
+	// channel, keeps it). Result.Stopped then reports it; ExitCode is the
+	// command's own status. Only the first of the deadline, ctx and Stop
+	// stops the command.
+	Stop <-chan unix.Signal
+
+	// OnStart, when set, is called once with the command's identity while
+	// the command is held (gate.go): its process exists, its PID@START and
+	// process group are final, but not one instruction of the command has
+	// run. The command runs only once OnStart returns nil (ledger run and
+	// adopt record it durably there); an error keeps it from ever running,
+	// and Run returns that error with code 125 (or the error's own
+	// *spec.ExitError code).
+	OnStart func(child proc.ID) error
+}
+
+// Result is what happened to the command and what it left behind.
+type Result struct {
+	// Child is the command's process, PID@START.
+	Child proc.ID
+	// Status is the command's raw wait status; ExitCode its exit code per
+	// SPEC §1: its exit status, 128+N when it died of signal N, 124 when
+	// the deadline stopped it.
+	Status   syscall.WaitStatus
+	ExitCode int
+	// Signaled reports that the command died of a signal.
+	Signaled bool
+	// DeadlineHit reports that Options.Deadline stopped the command;
+	// Canceled that ctx did (ExitCode is then the command's own status).
+	DeadlineHit bool
+	Canceled    bool
+	// Stopped reports that Options.Stop stopped the command.
+	Stopped bool
+	// StopIgnored, when the command was stopped (deadline, ctx or Stop)
+	// and its group outlived the first signal, is the signal it ignored:
+	// the one sent just before KILL. Zero when no KILL was needed.
+	StopIgnored unix.Signal
+	// Leftovers are the processes the command left behind when it ended
+	// (zombies included), every one stopped and reaped unless listed in
+	// Survivors. Sorted by PID; START is 0 for one reaped before it was seen.
+	Leftovers []proc.ID
+	// Killed are the leftovers that needed KILL.
+	Killed []proc.ID
+	// Survivors outlived even KILL (or the command did): still there when
+	// Run returned.
+	Survivors []proc.ID
+	// Schedule is the bounded stop that was used.
+	Schedule stop.Schedule
+	// Cleanup is the time from the command's exit to Run's return: what
+	// stopping and reaping the leftovers cost.
+	Cleanup time.Duration
+}
+
+// Code is the runner's exit code: 125 when something survived KILL (the
+// message must say so), else ExitCode.
+func (r Result) Code() int {
+	if len(r.Survivors) > 0 {
+		return spec.ExitNotRun
+	}
+	return r.ExitCode
+}
+
+// StartError turns an error from starting command name into a one-line
+// *spec.ExitError in a shell's words, carrying 127 (not found), 126 (not
+// executable) or 125.
+func StartError(name string, err error) error {
+	code := spec.StartStatus(err)
+	var ee *exec.Error
+	switch {
+	case code == spec.ExitNotFound:
+		return spec.Errorf(code, "%s: command not found", name)
+	case errors.As(err, &ee) && errors.Is(err, exec.ErrDot):
+		return spec.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", name, err)
+	case code == spec.ExitNoExec:
+		return spec.Errorf(code, "%s: cannot execute: %w", name, proc.UnwrapPath(err))
+	}
+	return spec.Errorf(code, "%s: cannot start: %w", name, proc.UnwrapPath(err))
+}
