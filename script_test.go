@@ -48,28 +48,20 @@ func (s stopPostgresAfter) Run() int {
 // pg is the PostgreSQL server of this package's tests, started by the
 // first that needs it (sharedPostgres), stopped after them all.
 var pg struct {
-	once    sync.Once
-	srv     *pgtest.Server
-	err     error
-	missing string // why the ledger cannot use it, when it cannot
+	once sync.Once
+	srv  *pgtest.Server
+	err  error
 }
 
 // sharedPostgres returns the package's throwaway PostgreSQL server, and
-// skips t (or fails it, when CI=true) when there is none. It also skips t
-// with one line while the ledger has no PostgreSQL store (pgStoreMissing).
+// skips t (or fails it, when CI=true) when there is none.
 func sharedPostgres(t *testing.T) *pgtest.Server {
 	t.Helper()
 	pg.once.Do(func() {
 		pg.srv, pg.err = pgtest.StartMain()
-		if pg.err == nil {
-			pg.missing, pg.err = pgStoreMissing(pg.srv)
-		}
 	})
 	if pg.err != nil {
 		pgtest.Unavailable(t, pg.err)
-	}
-	if pg.missing != "" {
-		t.Skip(pg.missing)
 	}
 	return pg.srv
 }
@@ -99,40 +91,6 @@ func TestScriptsNoShortcuts(t *testing.T) {
 func TestScriptsPostgres(t *testing.T) {
 	t.Parallel()
 	runScripts(t, "", sharedPostgres(t))
-}
-
-// pgStoreMissing is the escape hatch that keeps the PostgreSQL tests
-// green until the store lands: it says why the ledger cannot use a
-// postgres:// URL yet, or "" when it can. It asks the ledger itself, in a
-// scratch folder: a ledger without the store either refuses the URL (exit
-// 2 or 3, naming postgres and support) or takes it for a folder name and
-// creates it there.
-func pgStoreMissing(srv *pgtest.Server) (string, error) {
-	dsn, err := srv.CreateDB()
-	if err != nil {
-		return "", err
-	}
-	scratch, err := os.MkdirTemp("", "pgprobe-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(scratch)
-	out, code, err := runTool(scratch, "ledger", "--ledger", dsn, "claim", "probe")
-	if err != nil {
-		return "", err
-	}
-	first, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
-	made, _ := os.ReadDir(scratch)
-	lower := strings.ToLower(out)
-	switch {
-	case code == 0 && len(made) > 0:
-		return fmt.Sprintf("ledger has no PostgreSQL store yet: it took %s for a folder name", srv.DSN("tN")), nil
-	case (code == 2 || code == 3) && strings.Contains(lower, "postgres") && strings.Contains(lower, "support"):
-		return "ledger has no PostgreSQL store yet: " + first, nil
-	case code != 0:
-		return "", fmt.Errorf("ledger --ledger %s claim probe: exit %d: %s", dsn, code, out)
-	}
-	return "", nil
 }
 
 // runTool runs one of tether's tools as a scenario does (this test binary
