@@ -1,13 +1,20 @@
 package tether_test
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/tether-sh/tether/internal/pgtest"
 	"github.com/tether-sh/tether/lib"
 	"github.com/tether-sh/tether/lib/scripttest"
 )
@@ -23,12 +30,45 @@ func TestMain(m *testing.M) {
 	}
 	cmds := lib.ScriptCommands()
 	maps.Copy(cmds, scripttest.Programs())
-	testscript.Main(m, cmds)
+	testscript.Main(stopPostgresAfter{m}, cmds)
+}
+
+// stopPostgresAfter stops the shared PostgreSQL server, if a test started
+// it, once every test has run.
+type stopPostgresAfter struct{ m *testing.M }
+
+func (s stopPostgresAfter) Run() int {
+	code := s.m.Run()
+	if pg.srv != nil {
+		pg.srv.Stop()
+	}
+	return code
+}
+
+// pg is the PostgreSQL server of this package's tests, started by the
+// first that needs it (sharedPostgres), stopped after them all.
+var pg struct {
+	once sync.Once
+	srv  *pgtest.Server
+	err  error
+}
+
+// sharedPostgres returns the package's throwaway PostgreSQL server, and
+// skips t (or fails it, when CI=true) when there is none.
+func sharedPostgres(t *testing.T) *pgtest.Server {
+	t.Helper()
+	pg.once.Do(func() {
+		pg.srv, pg.err = pgtest.StartMain()
+	})
+	if pg.err != nil {
+		pgtest.Unavailable(t, pg.err)
+	}
+	return pg.srv
 }
 
 func TestScripts(t *testing.T) {
 	t.Parallel()
-	runScripts(t, "")
+	runScripts(t, "", nil)
 }
 
 // TestScriptsNoShortcuts runs every scenario again with every accelerator
@@ -40,14 +80,72 @@ func TestScriptsNoShortcuts(t *testing.T) {
 		t.Skip("set TETHER_TEST_NO_SHORTCUTS=1 to run the scenarios without shortcuts")
 	}
 	t.Parallel()
-	runScripts(t, "1")
+	runScripts(t, "1", nil)
+}
+
+// TestScriptsPostgres runs the scenarios that touch the ledger again with
+// the store on PostgreSQL: a throwaway server (internal/pgtest), and
+// $TETHER_LEDGER the URL of a fresh database in each scenario. A scenario
+// that inspects the file store's own files says `[pg] skip 'why'`.
+// Without PostgreSQL's binaries it is skipped, or fails when CI=true.
+func TestScriptsPostgres(t *testing.T) {
+	t.Parallel()
+	runScripts(t, "", sharedPostgres(t))
+}
+
+// runTool runs one of tether's tools as a scenario does (this test binary
+// under the tool's name, see TestMain) in dir, with a private HOME, and
+// returns its combined output and exit code.
+func runTool(dir, tool string, args ...string) (string, int, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", 0, err
+	}
+	c := exec.Command(exe, args...)
+	c.Args[0] = tool
+	c.Dir = dir
+	c.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+dir+"/state", "TETHER_LEDGER=")
+	out, err := c.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode(), nil
+	}
+	return string(out), 0, err
+}
+
+// ledgerLine matches a scenario line that runs ledger or adopt (directly,
+// under exec or exitcode, or inside a shell command): such a scenario
+// touches the ledger and runs in the PostgreSQL pass too.
+var ledgerLine = regexp.MustCompile(`(?m)^[^#\n]*(^|[\s'"(;|&])(ledger|adopt)(\s|$)`)
+
+// ledgerScripts lists the scenarios of dir that touch the ledger.
+func ledgerScripts(t *testing.T, dir string) []string {
+	t.Helper()
+	all, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range all {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ledgerLine.Match(b) {
+			files = append(files, f)
+		}
+	}
+	return files
 }
 
 // runScripts runs the scenarios of testdata/scripts with
-// TETHER_NO_SHORTCUTS set to noShortcuts in each one's environment.
-func runScripts(t *testing.T, noShortcuts string) {
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/scripts",
+// TETHER_NO_SHORTCUTS set to noShortcuts in each one's environment; with a
+// PostgreSQL server, only those that touch the ledger, each with a fresh
+// database of it as its store.
+func runScripts(t *testing.T, noShortcuts string, pgSrv *pgtest.Server) {
+	const dir = "testdata/scripts"
+	p := testscript.Params{
+		Dir:                 dir,
 		Cmds:                scripttest.Cmds(),
 		RequireExplicitExec: true,
 		Condition: func(cond string) (bool, error) {
@@ -59,6 +157,9 @@ func runScripts(t *testing.T, noShortcuts string) {
 				// every process of the machine is visible.
 				ns, err := os.Readlink("/proc/self/ns/pid")
 				return err == nil && ns == "pid:[4026531836]", nil
+			case "pg":
+				// The PostgreSQL pass (TestScriptsPostgres).
+				return pgSrv != nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -67,8 +168,19 @@ func runScripts(t *testing.T, noShortcuts string) {
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("TETHER_LEDGER", "")
+			if pgSrv != nil {
+				dsn, err := pgSrv.CreateDB()
+				if err != nil {
+					return err
+				}
+				env.Setenv("TETHER_LEDGER", dsn)
+			}
 			env.Setenv("TETHER_NO_SHORTCUTS", noShortcuts) // shortcut.Env, internal to lib
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
 		},
-	})
+	}
+	if pgSrv != nil {
+		p.Dir, p.Files = "", ledgerScripts(t, dir)
+	}
+	testscript.Run(t, p)
 }

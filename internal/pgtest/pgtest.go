@@ -345,20 +345,33 @@ func (s *Server) Stop() {
 	os.RemoveAll(s.dir)
 }
 
-// DSN is the URL of database db on the server.
-func (s *Server) DSN(db string) string {
+// DSN is the URL of database db on the server, as the superuser.
+func (s *Server) DSN(db string) string { return s.DSNAs(db, s.User) }
+
+// DSNAs is the URL of database db on the server as role user (trust
+// authentication: no password).
+func (s *Server) DSNAs(db, user string) string {
 	u := url.URL{Scheme: "postgres", Path: "/" + db}
-	u.RawQuery = "host=" + url.QueryEscape(s.SocketDir) + "&user=" + url.QueryEscape(s.User)
+	u.RawQuery = "host=" + url.QueryEscape(s.SocketDir) + "&user=" + url.QueryEscape(user)
 	return u.String()
 }
 
 // CreateDB creates a fresh database and returns its DSN.
 func (s *Server) CreateDB() (string, error) {
+	name, err := s.CreateDBName()
+	if err != nil {
+		return "", err
+	}
+	return s.DSN(name), nil
+}
+
+// CreateDBName creates a fresh database and returns its name.
+func (s *Server) CreateDBName() (string, error) {
 	name := fmt.Sprintf("t%d", s.dbs.Add(1))
 	if _, err := s.Psql("postgres", "CREATE DATABASE "+name); err != nil {
 		return "", err
 	}
-	return s.DSN(name), nil
+	return name, nil
 }
 
 // NewDB creates a fresh database for tb, so that tests do not share state,

@@ -24,7 +24,10 @@ func TestStart(t *testing.T) {
 		t.Fatalf("NewDB() twice = %q, %q; want two databases", a, b)
 	}
 	dbA := strings.TrimPrefix(strings.SplitN(a, "?", 2)[0], "postgres:///")
-	dbB := strings.TrimPrefix(strings.SplitN(b, "?", 2)[0], "postgres:///")
+	dbB, err := s.CreateDBName()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Psql(dbA, "CREATE TABLE x(i int); INSERT INTO x VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +94,9 @@ func TestDSN(t *testing.T) {
 		if got := s.DSN(tt.db); got != tt.want {
 			t.Errorf("DSN(%q) = %q; want %q", tt.db, got, tt.want)
 		}
+	}
+	if got, want := s.DSNAs("t2", "tether_jobs"), "postgres:///t2?host=%2Ftmp%2Fpgtest-1&user=tether_jobs"; got != want {
+		t.Errorf("DSNAs(t2, tether_jobs) = %q; want %q", got, want)
 	}
 }
 

@@ -48,10 +48,17 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 		return ledger.Record{}, err
 	}
 	if errors.Is(err, pgx.ErrNoRows) || missingSchema(err) {
-		return ledger.Record{}, fmt.Errorf("%w: job %s has no execution", ledger.ErrNotFound, job)
+		return ledger.Record{}, noExecution("job " + job + " has no execution")
 	}
 	return r, err
 }
+
+// noExecution is ErrNotFound saying what the file store says, word for
+// word: the two stores' output is one contract.
+type noExecution string
+
+func (e noExecution) Error() string { return string(e) }
+func (e noExecution) Unwrap() error { return ledger.ErrNotFound }
 
 // List returns the executions matching f, oldest first.
 func (s *Store) List(f ledger.Filter) ([]ledger.Record, error) {
