@@ -254,7 +254,7 @@ func (s *Server) start(cred *syscall.Credential) error {
 	}
 	s.proc = s.command(cred, "postgres", args...)
 	s.proc.Stdout, s.proc.Stderr = log, log
-	s.proc.SysProcAttr.Pdeathsig = syscall.SIGQUIT
+	dieWithParent(s.proc.SysProcAttr)
 	if err := s.proc.Start(); err != nil {
 		s.proc = nil
 		return fmt.Errorf("pgtest: postgres: %w", err)
