@@ -17,7 +17,12 @@
 # as root; stopped (immediate) and removed at exit.
 #
 # Usage: bench/ledger-pg/run.sh   (env: N, ROUNDS, PER_LOOP, BIG, RT,
-#        LEDGER=a prebuilt ledger binary instead of building ./cmd/ledger)
+#        LEDGER, TETHER_PG=prebuilt binaries instead of building ./cmd/ledger
+#        and ./cmd/tether-pg)
+#
+# ledger itself does not link the PostgreSQL driver: it hands a postgres://
+# store's command to tether-pg beside it (one exec). (a) also times
+# "tether-pg ledger" called directly, to show what that hand-off costs.
 # Needs go, PostgreSQL's server binaries and psql, bash ≥ 5; strace for (e).
 set -euo pipefail
 
@@ -69,8 +74,10 @@ Q postgres "CREATE EXTENSION pg_stat_statements" >/dev/null
 build() { CGO_ENABLED=0 go build -C "$root" -trimpath -ldflags "-s -w" "$@"; } # as install.sh does
 if [ -n "${LEDGER:-}" ]; then
 	cp "$LEDGER" "$T/ledger"
+	cp "${TETHER_PG:?with LEDGER, set TETHER_PG too}" "$T/tether-pg"
 else
 	build -o "$T/ledger" ./cmd/ledger
+	build -o "$T/tether-pg" ./cmd/tether-pg
 fi
 L=$T/ledger
 
@@ -92,6 +99,13 @@ ledger_cycle() { # DB [claim flags...]
 	"$L" --ledger "$st" finish "$id" --status completed --exit-code 0
 }
 ledger_run() { "$L" --ledger "$(dsn "$1")" run bench -- true; } # DB
+direct_cycle() { # DB: ledger_cycle through tether-pg itself, no hand-off
+	local st id
+	st=$(dsn "$1")
+	id=$("$T/tether-pg" ledger --ledger "$st" claim bench --owner $$)
+	"$T/tether-pg" ledger --ledger "$st" start "$id"
+	"$T/tether-pg" ledger --ledger "$st" finish "$id" --status completed --exit-code 0
+}
 
 # psql's table has what the three statements need, and the store's unique
 # index on (job, instant) so that an INSERT pays for one too.
@@ -127,19 +141,22 @@ verdict() { awk -v r="$1" -v t="$2" -v op="$3" 'BEGIN {ok = (op == "<=") ? r <= 
 
 # --- (a) single cycle, interleaved ----------------------------------------
 
-: >"$T/a.ledger" >"$T/a.psql" >"$T/a.run"
+: >"$T/a.ledger" >"$T/a.psql" >"$T/a.run" >"$T/a.direct"
 for ((i = 0; i < N; i++)); do
 	if ((i % 2)); then
 		timed ledger_run d >>"$T/a.run"
+		timed direct_cycle a >>"$T/a.direct"
 		timed ledger_cycle a >>"$T/a.ledger"
 		timed psql_cycle a >>"$T/a.psql"
 	else
 		timed psql_cycle a >>"$T/a.psql"
 		timed ledger_cycle a >>"$T/a.ledger"
+		timed direct_cycle a >>"$T/a.direct"
 		timed ledger_run d >>"$T/a.run"
 	fi
 done
 a_l=$(median <"$T/a.ledger")
+a_t=$(median <"$T/a.direct")
 a_p=$(median <"$T/a.psql")
 d_r=$(median <"$T/a.run")
 
@@ -249,6 +266,7 @@ rd=$(ratio "$d_r" "$a_p")
 cat <<REPORT
 ledger on PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') vs psql — $(nproc) cores, $(uname -r), data on $(stat -f -c %T "$T"), unix socket, fsync on
 (a) claim→start→finish, 3 processes, median of $N:  ledger ${a_l}us  psql ${a_p}us  ratio $ra (target <= 0.80: $(verdict "$ra" 0.80 "<="))
+      tether-pg ledger (no hand-off) ${a_t}us  ratio $(ratio "$a_t" "$a_p")
 (b) $LOOPS concurrent loops, median of $ROUNDS rounds:    ledger ${b_l}/s  psql ${b_p}/s  ratio $rb (target >= 1.00: $(verdict "$rb" 1.00 ">="))
 (c) cycle with $BIG stored vs empty, median of $N:
       ledger                       ${c_lb}us vs ${c_le}us  ratio $rc (target <= 1.20: $(verdict "$rc" 1.20 "<="))
