@@ -2,7 +2,6 @@ package tether_test
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -40,15 +38,6 @@ func TestMain(m *testing.M) {
 type stopPostgresAfter struct{ m *testing.M }
 
 func (s stopPostgresAfter) Run() int {
-	flag.Parse()
-	// go test gives a test binary ten minutes unless told otherwise. This
-	// package runs every scenario with real processes, then those that
-	// touch the ledger again on PostgreSQL, and the fleet: on a loaded
-	// 2-core machine, or under -race, that takes longer. go test's default
-	// becomes 30 minutes here; a -timeout of another value is kept.
-	if f := flag.Lookup("test.timeout"); f != nil && f.Value.String() == (10*time.Minute).String() {
-		f.Value.Set((30 * time.Minute).String())
-	}
 	code := s.m.Run()
 	if pg.srv != nil {
 		pg.srv.Stop()
