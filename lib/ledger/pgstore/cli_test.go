@@ -118,7 +118,7 @@ func TestLeaseRemoteOwner(t *testing.T) {
 	remote.Host, remote.BootID = "web-2", "00000000-0000-0000-0000-0000000000e2"
 	claimed := ledgertest.MustClaim(t, st, "j", ledger.ClaimOptions{Owner: remote})
 	running := ledgertest.MustClaim(t, st, "k", ledger.ClaimOptions{Owner: remote})
-	ledgertest.Must(t)(st.Start(running.ID, nil))
+	started := ledgertest.Must(t)(st.Start(running.ID, nil))
 	bare := ledgertest.MustClaim(t, noLease, "l", ledger.ClaimOptions{Owner: remote})
 	if claimed.LeaseUntil.IsZero() || !bare.LeaseUntil.IsZero() {
 		t.Fatalf("lease_until = %v and %v; want one set, one null", claimed.LeaseUntil, bare.LeaseUntil)
@@ -126,8 +126,9 @@ func TestLeaseRemoteOwner(t *testing.T) {
 	if got, err := noLease.Recover(time.Second); err != nil || len(got) != 0 {
 		t.Fatalf("Recover within the lease = %v, %v; want nothing judged", got, err)
 	}
-	// Wait, by the server's clock, for the lease to run out.
-	waitServer(t, url, claimed.LeaseUntil)
+	// Wait, by the server's clock, for both leases to run out (the start
+	// renewed the running one's).
+	waitServer(t, url, started.LeaseUntil)
 	got, err := noLease.Recover(time.Second)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("Recover after the lease = %v, %v; want 2", got, err)
