@@ -58,6 +58,7 @@ type gated struct {
 	release *os.File // write end: the release lets the payload run
 	errors  *os.File // read end: end-of-file once the payload exec'd
 	name    string   // the command as given, for messages
+	path    string   // the payload's resolved path
 }
 
 // gateCommand returns the gate's command for o, not yet started, and the
@@ -90,7 +91,7 @@ func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 		Env:        append(env, gate.Env+"=1"),
 		ExtraFiles: []*os.File{relR, errW}, // descriptors 3 and 4
 	}
-	return cmd, &gated{release: relW, errors: errR, name: o.Argv[0]}, nil
+	return cmd, &gated{release: relW, errors: errR, name: o.Argv[0], path: path}, nil
 }
 
 // open lets the payload run and reports whether it did: nil once it has
@@ -114,7 +115,7 @@ func (g *gated) open() error {
 	if msg[0] == gate.MountFailed {
 		return spec.Errorf(spec.ExitNotRun, "cannot mount /proc for %s in its PID namespace: %w", g.name, errno)
 	}
-	return StartError(g.name, &os.PathError{Op: "exec", Path: g.name, Err: errno})
+	return StartError(g.name, &os.PathError{Op: "exec", Path: g.path, Err: errno})
 }
 
 // shut keeps the payload from ever running: the gate reads end-of-file.
