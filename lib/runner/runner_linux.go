@@ -57,6 +57,9 @@ type run struct {
 	// reaped after it.
 	stoppedWith map[int]bool
 	undo        []func() // run by close, last first
+	// pending are the signals caught while the command was held: the wait
+	// loop forwards them first.
+	pending []unix.Signal
 }
 
 // close undoes what start did to the runner's process.
@@ -78,6 +81,9 @@ func (r *run) waitLoop(ctx context.Context) (ws syscall.WaitStatus, exited bool)
 		deadline = tm.C
 	}
 	done, stopNow := ctx.Done(), r.o.Stop
+	for _, s := range r.pending {
+		unix.Kill(-r.pid, s)
+	}
 	for {
 		sched := r.sched
 		select {
