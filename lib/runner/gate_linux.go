@@ -136,7 +136,10 @@ var traceRefused bool
 // killed should the runner die, and held when o.OnStart or o.PIDNamespace
 // asks for it (traced where it can be, else behind the gate). A held
 // command is released by Run once OnStart has recorded it.
-func startCommand(o Options) (*exec.Cmd, holder, error) {
+//
+// With tty, the command's group is made the terminal's foreground before
+// the command runs (terminal.go).
+func startCommand(o Options, tty *terminal) (*exec.Cmd, holder, error) {
 	build := func() *exec.Cmd {
 		cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
 		cmd.Env = o.Env
@@ -149,6 +152,11 @@ func startCommand(o Options) (*exec.Cmd, holder, error) {
 		// the thread that forked (the flag is per thread) while the
 		// goroutine is unlocked.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if tty != nil && !o.PIDNamespace {
+			// The child takes the foreground itself, with every signal
+			// blocked, before its exec: before it could read the terminal.
+			cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, tty.fd
+		}
 		return cmd
 	}
 	cmd := build()

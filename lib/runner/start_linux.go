@@ -33,9 +33,13 @@ func start(o Options) (_ *run, err error) {
 		return nil, err
 	}
 	r.catch()
+	if r.tty = foregroundTerminal(orFile(o.Stdin, os.Stdin)); r.tty != nil {
+		// Should the command fail to start, or once it has ended.
+		r.undo = append(r.undo, r.tty.takeBack)
+	}
 	// A command that is recorded, or must get a /proc of its own PID
 	// namespace, starts held (gate.go).
-	cmd, h, err := startCommand(o)
+	cmd, h, err := startCommand(o, r.tty)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +47,9 @@ func start(o Options) (_ *run, err error) {
 	// for it. Release only drops the pidfd os/exec keeps.
 	r.undo = append(r.undo, func() { cmd.Process.Release() })
 	r.pid = cmd.Process.Pid
+	if r.tty != nil {
+		r.tty.child = r.pid
+	}
 	r.res = Result{Child: proc.ID{PID: r.pid}, Schedule: r.sched}
 	if st, err := proc.ReadStat(r.pid); err == nil {
 		// Unreaped, the child keeps its PID even as a zombie.
@@ -58,9 +65,17 @@ func start(o Options) (_ *run, err error) {
 	}
 	r.reap = startReaper(r.pid)
 	if g, ok := h.(*gated); ok {
+		if r.tty != nil && o.PIDNamespace {
+			// The child, its namespace's PID 1, cannot name its own group
+			// in ours: the runner gives it the terminal while it is held.
+			r.tty.setForeground(r.pid)
+		}
 		if err := openGate(g, r.reap, r.pid, r.res.Child, onStart); err != nil {
 			return nil, err
 		}
+	}
+	if r.tty != nil {
+		go r.tty.jobControl(r.pid)
 	}
 	return r, nil
 }
