@@ -29,10 +29,15 @@ const catchBuffer = 16
 
 // Catch starts catching sigs: from now on they are delivered to C instead
 // of taking their default action (which for most is the tool's death).
-// Call Stop once done. Pass Forwardable(sigs) to leave alone the signals
-// the process was started with ignored.
+// Call Stop once done. The signals the process was started with ignored
+// (Forwardable) are left alone: a runner started under nohup, or as a
+// background job, stays deaf to them, and its command inherits them
+// ignored. Catching one would install a handler, which exec resets to the
+// default action: the command would die of the HUP or INT its caller
+// meant it to ignore.
 func Catch(sigs ...os.Signal) *Catcher {
 	surviveEPIPE()
+	sigs = Forwardable(sigs)
 	c := &Catcher{c: make(chan os.Signal, catchBuffer)}
 	if len(sigs) > 0 {
 		// With no signal at all, Notify would catch every one.
