@@ -84,7 +84,7 @@ var metricFamilies = []metricFamily{
 				add("", float64(*s.LastFinished.ExitCode))
 			}
 		}},
-	{"tether_last_success", "gauge",
+	{"tether_last_run_success", "gauge",
 		"1 when the job's newest terminal execution completed, 0 when it failed or was recovered (absent when none finished).",
 		func(s ledger.Summary, add func(string, float64)) {
 			if s.LastFinished.ID != "" {
