@@ -175,3 +175,20 @@ func checkUsage(args []string) bool {
 	}
 	return false
 }
+
+func (*checkCmd) Help() string {
+	return `A monitoring plugin (Nagios, Icinga, Sensu, Zabbix): prints one line,
+"STATE: text | perfdata", and exits 0 OK, 1 WARNING, 2 CRITICAL or
+3 UNKNOWN. CRITICAL when JOB never ran, never succeeded, or last
+succeeded longer than --max-age ago, or when a live run has lasted more
+than twice --max-duration; WARNING when a live run has lasted longer than
+--max-duration, or when the latest finished run failed (or was recovered)
+while a success within --max-age keeps JOB from being critical; UNKNOWN
+when the store cannot be read (there is none, permission, the database is
+down) and on bad usage. A live run older than JOB's latest execution is
+judged by the latest's claim: "at least" that old. Perfdata:
+last_success_age, last_duration, live_age (with --max-duration as warn
+and twice it as crit) and running.
+
+  ledger check backup --max-age 26h --max-duration 2h`
+}

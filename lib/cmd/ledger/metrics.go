@@ -141,3 +141,19 @@ func unixSeconds(t time.Time) float64 {
 	}
 	return float64(t.UnixNano()) / 1e9
 }
+
+func (*metricsCmd) Help() string {
+	return `Prints the Prometheus text format, one sample per job labelled job="JOB":
+tether_last_success_timestamp_seconds (0: never succeeded),
+tether_last_finish_timestamp_seconds, tether_last_duration_seconds,
+tether_last_exit_code, tether_last_run_success (1 or 0),
+tether_runs_total{status} (completed, failed, unknown, abandoned; prune
+does not decrease it) and tether_live_runs. --output FILE replaces FILE
+atomically, mode 0644, for node_exporter's textfile collector (name it
+*.prom in the collector's folder). Reads a per-job summary, never every
+record; creates no store (3 when there is none). Run by root on a file
+store another user owns, it reads the store with that user's rights and
+writes FILE as root.
+
+  ledger metrics --output /var/lib/prometheus/node-exporter/tether.prom`
+}

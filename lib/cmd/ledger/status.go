@@ -161,3 +161,20 @@ func shortDuration(d time.Duration) string {
 	}
 	return d.Round(time.Second).String()
 }
+
+func (*statusCmd) Help() string {
+	return `One line per job (every job of the store when none is named, in name
+order): its latest execution's status, when it finished, how long it ran
+(so far, while it is live), its exit code, when the job last completed
+successfully, and how many of its executions are live (claimed,
+claimed+fenced or running). A named job with nothing stored shows as
+never-ran. --json prints one object per job: job, status, id,
+finished_at, duration_seconds, exit_code, last_success_at, running and
+runs (counts by terminal status), null when unknown. Reads a per-job
+summary, never every record; creates no store (3 when there is none).
+Root may read a file store another user owns: it reads it with that
+user's rights.
+
+  ledger status
+  ledger status backup report --json`
+}
