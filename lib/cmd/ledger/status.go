@@ -3,9 +3,11 @@ package ledger
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,17 +26,24 @@ func (c *statusCmd) Run(e *env) error {
 		}
 	}
 	sums, err := e.summaries(c.Jobs...)
-	if err != nil {
+	if len(sums) == 0 {
 		return err
 	}
+	// Print what could be read, then report what could not (exit 3), as
+	// list does.
 	w := bufio.NewWriter(e.tool.Stdout)
-	defer w.Flush()
 	now := time.Now()
 	if e.g.JSON {
-		return writeStatusJSON(w, sums, now)
+		if jerr := writeStatusJSON(w, sums, now); jerr != nil {
+			return jerr
+		}
+	} else {
+		writeStatusTable(w, sums, now)
 	}
-	writeStatusTable(w, sums, now)
-	return nil
+	if ferr := w.Flush(); ferr != nil {
+		return ferr
+	}
+	return err
 }
 
 // summaries reads the summaries of jobs (every job when none is named)
@@ -61,7 +70,47 @@ func (e *env) summaries(jobs ...string) ([]ledger.Summary, error) {
 	if rerr := restore(); rerr != nil {
 		return nil, rerr
 	}
-	return sums, err
+	return sums, flatten(err)
+}
+
+// flatten makes err, which may join errors that join others, one join of
+// its distinct leaves, so that each is reported once, on a line of its own.
+func flatten(err error) error {
+	var leaves []error
+	seen := map[string]bool{}
+	var walk func(error)
+	walk = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok && !isWrapped(e) {
+			for _, one := range j.Unwrap() {
+				walk(one)
+			}
+			return
+		}
+		if msg := e.Error(); !seen[msg] {
+			seen[msg] = true
+			leaves = append(leaves, e)
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	walk(err)
+	if len(leaves) == 1 {
+		return leaves[0]
+	}
+	return errors.Join(leaves...)
+}
+
+// isWrapped reports whether e, which unwraps to several errors, is one
+// error with causes (its own message) rather than a list: errors.Join's
+// message is its parts' on lines of their own.
+func isWrapped(e error) bool {
+	j := e.(interface{ Unwrap() []error })
+	var parts []string
+	for _, one := range j.Unwrap() {
+		parts = append(parts, one.Error())
+	}
+	return e.Error() != strings.Join(parts, "\n")
 }
 
 // lastDuration is how long r ran: from its start (its claim, if it never
