@@ -80,6 +80,8 @@ func judgeCheck(s ledger.Summary, now time.Time, maxAge, maxDuration time.Durati
 	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 
 	switch succ := s.LastSuccess; {
+	case s.Latest.ID == "" && ranBefore(s) > 0:
+		raise(checkCritical, "%s has no execution on record (its %d runs were pruned)", s.Job, ranBefore(s))
 	case s.Latest.ID == "":
 		raise(checkCritical, "%s never ran", s.Job)
 	case succ.ID == "":
@@ -126,6 +128,15 @@ func judgeCheck(s ledger.Summary, now time.Time, maxAge, maxDuration time.Durati
 	}
 	perf = append(perf, fmt.Sprintf("running=%d;;;0", s.Live))
 	return state, strings.Join(why, "; "), strings.Join(perf, " ")
+}
+
+// ranBefore is how many runs of s's job ended, pruned ones included.
+func ranBefore(s ledger.Summary) uint64 {
+	var n uint64
+	for _, c := range s.Runs {
+		n += c
+	}
+	return n
 }
 
 // describeEnd says how a terminal execution ended, for check's text.
