@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/internal/durable"
+	"github.com/tether-sh/tether/lib/ledger"
 )
 
 type metricsCmd struct {
