@@ -245,7 +245,8 @@ func (s *Store) checkDue(job string, every, grace time.Duration) error {
 		}
 		return err
 	}
-	sum, err := s.summary(job)
+	// checkExclusive settled every terminal record still marked active.
+	sum, err := s.summary(job, nil)
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,10 @@ func (s *Store) RecoverOne(id string) (Record, error) {
 // ("its owner 12@34 on h is alive").
 func (s *Store) recoverOne(r Record, grace time.Duration) (Record, string, error) {
 	if r.Status.Terminal() {
-		s.dropActive(r.ID, r.Job)
+		// A marker left by a writer killed before it settled r.
+		if err := s.settle(r); err != nil {
+			return Record{}, "", err
+		}
 		return r, "", nil
 	}
 	next, why := JudgeRecord(r, grace, s.clock(), nil)
@@ -110,6 +113,6 @@ func (s *Store) recoverOne(r Record, grace time.Duration) (Record, string, error
 	if err := s.writeRecord(r); err != nil {
 		return Record{}, "", err
 	}
-	s.dropActive(r.ID, r.Job)
+	s.settle(r) // failing, it leaves the marker for the next settle
 	return r, "", nil
 }
