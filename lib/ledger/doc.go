@@ -58,7 +58,9 @@
 //	  output/                  0700, made by the first OpenOutput
 //	    ID                     "tether-output 1 LIMIT\n" and the execution's
 //	                           output, of which the last LIMIT bytes count
-//	  active/ID.JOB            marker: ID may still be claimed or running
+//	  active/ID.JOB            marker: ID may still be claimed or running, or
+//	                           finished and not yet counted in its job's
+//	                           _summary (see "Crash safety")
 //	  handoff/                 0700, made by the first spawn (HandoffDir)
 //	    ID.ack                 a spawned worker's acknowledgement, read and
 //	                           removed by its spawn; one left by a killed
@@ -79,7 +81,8 @@
 // executions: show/start/finish open exec/ID; latest reads _latest and then at
 // most two records; claim --instant reads one @INSTANT slot; claim --exclusive,
 // claim --every, recover and list of claimed or running executions read
-// active/, which holds only executions not yet finished; Summaries reads each
+// active/, which holds only executions not yet finished (and at most a few
+// finished ones per job, waiting to be counted in its summary); Summaries reads each
 // job's _summary and _latest and active/. Only list of other statuses and
 // prune, whose output is proportional anyway, read exec/ or a job's
 // directory; prune of one job (PruneOptions.Job) reads that job's directory

@@ -68,6 +68,11 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 			}
 		}
 	}
+	if !o.DryRun {
+		// Finished executions are counted into their job's summary
+		// before any is deleted.
+		s.pruneActive(o.Job)
+	}
 	now := s.clock()
 	var drop []Record
 	var errs []error
@@ -82,7 +87,6 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 	if o.DryRun {
 		return drop, errors.Join(errs...)
 	}
-	s.pruneActive(o.Job)
 	s.pruneOutputs(drop, o.Job == "")
 	if o.Job == "" {
 		s.pruneExecLeftovers()
@@ -138,6 +142,9 @@ func (s *Store) pruneJob(job string, o PruneOptions, now time.Time) ([]Record, e
 		if kept < o.Keep || (o.OlderThan > 0 && now.Sub(r.FinishedAt) < o.OlderThan) {
 			kept++
 			continue
+		}
+		if !o.DryRun && s.marked(r) {
+			continue // not counted in the summary: its settle failed
 		}
 		drop = append(drop, r)
 	}
@@ -245,6 +252,7 @@ func (s *Store) pruneSlots(jd dirh, names []string, dropped map[string]bool) {
 // pruneActive drops the active markers (of job, or of every job) that name
 // a missing record, and settles those that name a terminal one.
 func (s *Store) pruneActive(job string) {
+	var done []Record
 	s.scanActive(func(id, j string) error {
 		if job != "" && j != job {
 			return nil
@@ -256,10 +264,11 @@ func (s *Store) pruneActive(job string) {
 				s.dropActive(id, j)
 			}
 		case err == nil && r.Status.Terminal() && r.Job == j:
-			s.settle(r)
+			done = append(done, r)
 		}
 		return nil
 	})
+	s.settleAll(done)
 	names, _ := readNames(s.active)
 	for _, n := range names {
 		if strings.HasPrefix(n, tmpPrefix) {
@@ -287,4 +296,10 @@ func (s *Store) pruneExecLeftovers() {
 			return
 		}
 	}
+}
+
+// marked reports whether r still has its active marker.
+func (s *Store) marked(r Record) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(s.active.FD, activeName(r.ID, r.Job), &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 }

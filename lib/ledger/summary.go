@@ -74,8 +74,8 @@ func newerFinish(r, than Record) bool {
 }
 
 // A job's summary is kept in jobs/JOB/_summary, rewritten (durably,
-// through the job directory's spare, like _latest) by every transition
-// that makes one of its executions terminal, after the record itself:
+// through the job directory's spare, like _latest) when executions that
+// became terminal are settled, after their records were made durable:
 //
 //	tether-summary 1
 //	runs STATUS N ...          executions that became terminal, by status
@@ -84,11 +84,16 @@ func newerFinish(r, than Record) bool {
 //	success RECORD             the Completed one that finished last
 //
 // The records are copies (the stored form, one line each), so that prune
-// loses neither them nor the counts. A writer killed between the record
-// and the summary leaves the execution's active marker behind, naming a
-// terminal record that "counted" does not list: whoever next drops that
-// marker under the lock (recover, claim --exclusive/--every, prune)
-// counts it first (settle), and readers count it in their view meanwhile.
+// loses neither them nor the counts. A finish writes its record only and
+// leaves the execution's active marker, now naming a terminal record that
+// "counted" does not list; readers count such records in what they
+// return. They are settled — counted into the summary, and then their
+// markers dropped — by whoever next goes through the job's markers under
+// the lock (recover, claim --exclusive/--every, prune), or by a finish
+// that leaves the job more than settleAfter markers. A writer killed
+// between the summary and the markers leaves markers of records that
+// "counted" lists (it keeps at least the last batch), which are dropped
+// without counting them again.
 // Latest comes from _latest and Live from active/, which are kept as
 // before, so claims do not write the summary.
 //
@@ -133,9 +138,6 @@ func (js *jobSummary) count(r Record) bool {
 	}
 	js.runs[r.Status]++
 	js.counted = append(js.counted, r.ID)
-	if len(js.counted) > maxCounted {
-		js.counted = js.counted[len(js.counted)-maxCounted:]
-	}
 	if newerFinish(r, js.finished) {
 		js.finished = r
 	}
@@ -294,31 +296,93 @@ func (s *Store) summary(job string, active []Record) (Summary, error) {
 	return sum, nil
 }
 
-// settle counts terminal record r into its job's summary (unless it is
-// counted already) and then drops its active marker. Called with the
-// lock held, after r was made durable. If the summary cannot be written
-// the marker stays, so that the next settle counts r.
-func (s *Store) settle(r Record) error {
-	jd, err := openSubdir(s.jobs, r.Job)
+// settleAfter is how many active markers a job may have before a finish
+// settles its terminal ones: below it, a finish writes its record alone,
+// and its marker, now naming a terminal record, waits for the next
+// settle, counted by readers meanwhile.
+const settleAfter = 8
+
+// maybeSettle settles job's finished executions once it has more than
+// settleAfter active markers. Called with the lock held, after a finish;
+// failing, it leaves the markers for the next settle.
+func (s *Store) maybeSettle(job string) {
+	names, err := readNames(s.active)
 	if err != nil {
-		return fmt.Errorf("summary of %s: %w", r.Job, err)
+		return
+	}
+	var ids []string
+	for _, n := range names {
+		if id, j, ok := strings.Cut(n, "."); ok && j == job && ValidID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) <= settleAfter {
+		return
+	}
+	var done []Record
+	for _, id := range ids {
+		if r, err := s.readRecord(id); err == nil && r.Job == job && r.Status.Terminal() {
+			done = append(done, r)
+		}
+	}
+	s.settle(job, done)
+}
+
+// settleAll settles the terminal records in done, job by job.
+func (s *Store) settleAll(done []Record) error {
+	byJob := map[string][]Record{}
+	for _, r := range done {
+		byJob[r.Job] = append(byJob[r.Job], r)
+	}
+	var errs []error
+	for job, recs := range byJob {
+		if err := s.settle(job, recs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// settle counts done, terminal records of job still marked active, into
+// its summary (those not counted already), durably, and then drops their
+// markers. Called with the lock held, after they were made durable. If
+// the summary cannot be written the markers stay, for the next settle.
+func (s *Store) settle(job string, done []Record) error {
+	if len(done) == 0 {
+		return nil
+	}
+	jd, err := openSubdir(s.jobs, job)
+	if err != nil {
+		return fmt.Errorf("summary of %s: %w", job, err)
 	}
 	defer unix.Close(jd.FD)
-	js, err := readSummary(jd, r.Job)
+	js, err := readSummary(jd, job)
 	if err != nil {
 		// A damaged summary is rebuilt from the records (counts of pruned
 		// executions are lost with it).
-		if js, err = s.rebuildSummary(r.Job); err != nil {
+		if js, err = s.rebuildSummary(job); err != nil {
 			return err
 		}
 	}
-	if js.count(r) {
-		reached("settle")
-		if err := s.rep.Replace(jd, summaryName, js.encode()); err != nil {
-			return fmt.Errorf("summary of %s: %w", r.Job, err)
+	changed := false
+	for _, r := range done {
+		if js.count(r) {
+			changed = true
 		}
 	}
-	s.dropActive(r.ID, r.Job)
+	if changed {
+		// "counted" keeps at least this whole batch: its markers go next.
+		if keep := max(maxCounted, len(done)); len(js.counted) > keep {
+			js.counted = js.counted[len(js.counted)-keep:]
+		}
+		reached("settle")
+		if err := s.rep.Replace(jd, summaryName, js.encode()); err != nil {
+			return fmt.Errorf("summary of %s: %w", job, err)
+		}
+	}
+	for _, r := range done {
+		s.dropActive(r.ID, job)
+	}
 	return nil
 }
 

@@ -51,7 +51,7 @@ func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (
 				return Record{}, fmt.Errorf("writing record %s: %w", id, err)
 			}
 			if next.Status.Terminal() {
-				s.settle(next) // failing, it leaves the marker for the next settle
+				s.maybeSettle(next.Job)
 			}
 			return next, nil
 		}
@@ -67,7 +67,7 @@ func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (
 		return Record{}, err
 	}
 	if r.Status.Terminal() {
-		s.settle(r) // failing, it leaves the marker for the next settle
+		s.maybeSettle(r.Job)
 	}
 	return r, nil
 }
