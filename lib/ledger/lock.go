@@ -76,7 +76,7 @@ func keepPrivate(fd int, p string) error {
 // that opened the lock file while it was open to others (keepPrivate has
 // closed it since). Only the store's owner may write the store, so such a
 // holder is never a writer, and waiting for it would only wait out the
-// lock timeout.
+// lock timeout. Root is not taken for a stranger.
 func foreignHolder(fd int, p string) error {
 	holder, comm, ok := proc.FlockHolder(fd)
 	if !ok {
@@ -87,7 +87,9 @@ func foreignHolder(fd int, p string) error {
 		return nil
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || st.Uid == uint32(os.Geteuid()) {
+	if !ok || st.Uid == uint32(os.Geteuid()) || st.Uid == 0 {
+		// Ours, or root's (who may read any store, and could take any
+		// lock anyway).
 		return nil
 	}
 	return fmt.Errorf("%w: %s is held by pid %d (%s) of uid %d, not a writer of this store: it opened the lock file while it was open to others (it is 0600 again); end that process", ErrUnsafeStore, p, holder.PID, comm, st.Uid)
