@@ -31,6 +31,7 @@ var (
 	flagN   = flag.Int("n", 300, "iterations per command")
 	flagBin = flag.String("bin", "", "use the ledger already built in `DIR` instead of building it")
 	flagV   = flag.Bool("v", false, "print every sample on stderr")
+	flagX   = flag.String("extra", "", "also measure these `programs` (comma-separated, each a path and its arguments split at spaces), for diagnosis")
 )
 
 const helloSrc = `package main
@@ -84,6 +85,12 @@ func run() int {
 		{name: "ledger run JOB -- true (the one-shot cycle)", argv: []string{ledger, "--ledger", store, "run", "job", "--", "true"}},
 		// (the warm-up's one-shot cycle made the store)
 		{name: "ledger show ID --field status", argv: []string{ledger, "--ledger", store, "show", "0dn81anxuj0hf-51gz31", "--field", "status"}, exit: 1},
+	}
+	if *flagX != "" {
+		for _, x := range strings.Split(*flagX, ",") {
+			argv := strings.Fields(x)
+			cmds = append(cmds, command{name: filepath.Base(x), argv: argv})
+		}
 	}
 	for i := range cmds {
 		if cmds[i].env == nil {

@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Value is one flag or positional argument of a grammar G: how to set it
@@ -94,6 +95,11 @@ type Node[G, E any] struct {
 // commands); ok is false when kong must parse args, and g is then to be
 // discarded.
 func Parse[G, E any](root *Node[G, E], g *G, args []string) (selected *Node[G, E], ok bool) {
+	for _, a := range args {
+		if !utf8.ValidString(a) {
+			return nil, false // kong's string mapper, through JSON, would mend it
+		}
+	}
 	p := parser[G, E]{g: g, given: map[*Value[G]]bool{}}
 	if !p.trace(root, args) {
 		return nil, false
