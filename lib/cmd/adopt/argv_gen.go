@@ -9,64 +9,65 @@ import (
 // argvZero is the zero grammar: the tables' Zero functions copy from it.
 var argvZero grammar
 
-// argvGrammar is adopt's command line for lib/internal/argv, made from the
-// kong model (regenerate: go run ./lib/internal/tetherdoc -argv lib/cmd).
-func argvGrammar() *argv.Node[grammar, struct{}] {
-	return &argv.Node[grammar, struct{}]{
-		Name: "adopt",
-		Flags: []argv.Flag[grammar]{
-			{Names: []string{"ledger"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Ledger.UnmarshalText([]byte(v)) == nil
-				},
-				Zero: func(g *grammar) { g.Ledger = argvZero.Ledger },
-			}},
-			{Names: []string{"lease"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Lease.UnmarshalText([]byte(v)) == nil
-				},
-				Zero:    func(g *grammar) { g.Lease = argvZero.Lease },
-				Default: "30s", HasDefault: true,
-			}},
-			{Names: []string{"ack-file"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					g.AckFile = v
-					return true
-				},
-				Zero: func(g *grammar) { g.AckFile = argvZero.AckFile },
-			}},
-			{Names: []string{"grace"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Grace.UnmarshalText([]byte(v)) == nil
-				},
-				Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
-				Default: "5s", HasDefault: true,
-			}},
-			{Names: []string{"lock-timeout"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.LockTimeout.UnmarshalText([]byte(v)) == nil
-				},
-				Zero: func(g *grammar) { g.LockTimeout = argvZero.LockTimeout },
-			}},
-			{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.PIDNS = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.PIDNS = argvZero.PIDNS },
-			}},
-		},
-		Positionals: []argv.Positional[grammar]{
-			{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					g.ID = v
-					return true
-				},
-				Zero:     func(g *grammar) { g.ID = argvZero.ID },
-				Required: true,
-			}},
-		},
-		Fast: true,
-	}
+// argvGrammar returns adopt's command line for lib/internal/argv, made from
+// the kong model (regenerate: go generate ./lib/internal/tetherdoc).
+func argvGrammar() *argv.Node[grammar, struct{}] { return argvTables }
+
+// argvTables is initialised statically: no code runs to build it.
+var argvTables = &argv.Node[grammar, struct{}]{
+	Name: "adopt",
+	Flags: []argv.Flag[grammar]{
+		{Names: []string{"ledger"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Ledger.UnmarshalText([]byte(v)) == nil
+			},
+			Zero: func(g *grammar) { g.Ledger = argvZero.Ledger },
+		}},
+		{Names: []string{"lease"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Lease.UnmarshalText([]byte(v)) == nil
+			},
+			Zero:    func(g *grammar) { g.Lease = argvZero.Lease },
+			Default: "30s", HasDefault: true,
+		}},
+		{Names: []string{"ack-file"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				g.AckFile = v
+				return true
+			},
+			Zero: func(g *grammar) { g.AckFile = argvZero.AckFile },
+		}},
+		{Names: []string{"grace"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Grace.UnmarshalText([]byte(v)) == nil
+			},
+			Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
+			Default: "5s", HasDefault: true,
+		}},
+		{Names: []string{"lock-timeout"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.LockTimeout.UnmarshalText([]byte(v)) == nil
+			},
+			Zero: func(g *grammar) { g.LockTimeout = argvZero.LockTimeout },
+		}},
+		{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.PIDNS = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.PIDNS = argvZero.PIDNS },
+		}},
+	},
+	Positionals: []argv.Positional[grammar]{
+		{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				g.ID = v
+				return true
+			},
+			Zero:     func(g *grammar) { g.ID = argvZero.ID },
+			Required: true,
+		}},
+	},
+	Fast: true,
 }

@@ -9,589 +9,590 @@ import (
 // argvZero is the zero grammar: the tables' Zero functions copy from it.
 var argvZero grammar
 
-// argvGrammar is ledger's command line for lib/internal/argv, made from the
-// kong model (regenerate: go run ./lib/internal/tetherdoc -argv lib/cmd).
-func argvGrammar() *argv.Node[grammar, *env] {
-	return &argv.Node[grammar, *env]{
-		Name: "ledger",
-		Flags: []argv.Flag[grammar]{
-			{Names: []string{"ledger"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Ledger.UnmarshalText([]byte(v)) == nil
-				},
-				Zero: func(g *grammar) { g.Ledger = argvZero.Ledger },
-			}},
-			{Names: []string{"json"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.JSON = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.JSON = argvZero.JSON },
-			}},
-			{Names: []string{"lock-timeout"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.LockTimeout.UnmarshalText([]byte(v)) == nil
-				},
-				Zero: func(g *grammar) { g.LockTimeout = argvZero.LockTimeout },
-			}},
+// argvGrammar returns ledger's command line for lib/internal/argv, made from
+// the kong model (regenerate: go generate ./lib/internal/tetherdoc).
+func argvGrammar() *argv.Node[grammar, *env] { return argvTables }
+
+// argvTables is initialised statically: no code runs to build it.
+var argvTables = &argv.Node[grammar, *env]{
+	Name: "ledger",
+	Flags: []argv.Flag[grammar]{
+		{Names: []string{"ledger"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Ledger.UnmarshalText([]byte(v)) == nil
+			},
+			Zero: func(g *grammar) { g.Ledger = argvZero.Ledger },
+		}},
+		{Names: []string{"json"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.JSON = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.JSON = argvZero.JSON },
+		}},
+		{Names: []string{"lock-timeout"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.LockTimeout.UnmarshalText([]byte(v)) == nil
+			},
+			Zero: func(g *grammar) { g.LockTimeout = argvZero.LockTimeout },
+		}},
+	},
+	Children: []*argv.Node[grammar, *env]{
+		&argv.Node[grammar, *env]{
+			Name: "claim",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"source"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Claim.jobClaim.Source = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.Claim.jobClaim.Source = argvZero.commands.Claim.jobClaim.Source },
+				}},
+				{Names: []string{"instant"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Claim.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Claim.jobClaim.Instant = argvZero.commands.Claim.jobClaim.Instant },
+				}},
+				{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Claim.jobClaim.Exclusive = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Claim.jobClaim.Exclusive = argvZero.commands.Claim.jobClaim.Exclusive },
+				}},
+				{Names: []string{"owner"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Claim.Owner.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Claim.Owner = argvZero.commands.Claim.Owner },
+				}},
+				{Names: []string{"lease"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Claim.Lease.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Claim.Lease = argvZero.commands.Claim.Lease },
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Claim.jobClaim.Job = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Claim.jobClaim.Job = argvZero.commands.Claim.jobClaim.Job },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Claim.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
 		},
-		Children: []*argv.Node[grammar, *env]{
-			&argv.Node[grammar, *env]{
-				Name: "claim",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"source"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Claim.jobClaim.Source = v
-							return true
-						},
-						Zero: func(g *grammar) { g.commands.Claim.jobClaim.Source = argvZero.commands.Claim.jobClaim.Source },
-					}},
-					{Names: []string{"instant"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Claim.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
-						},
-						Zero: func(g *grammar) { g.commands.Claim.jobClaim.Instant = argvZero.commands.Claim.jobClaim.Instant },
-					}},
-					{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							b, ok := argv.Bool(v)
-							g.commands.Claim.jobClaim.Exclusive = b
-							return ok
-						},
-						Zero: func(g *grammar) { g.commands.Claim.jobClaim.Exclusive = argvZero.commands.Claim.jobClaim.Exclusive },
-					}},
-					{Names: []string{"owner"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Claim.Owner.UnmarshalText([]byte(v)) == nil
-						},
-						Zero: func(g *grammar) { g.commands.Claim.Owner = argvZero.commands.Claim.Owner },
-					}},
-					{Names: []string{"lease"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Claim.Lease.UnmarshalText([]byte(v)) == nil
-						},
-						Zero: func(g *grammar) { g.commands.Claim.Lease = argvZero.commands.Claim.Lease },
-					}},
-				},
-				Positionals: []argv.Positional[grammar]{
-					{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Claim.jobClaim.Job = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Claim.jobClaim.Job = argvZero.commands.Claim.jobClaim.Job },
-						Required: true,
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Claim.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
+		&argv.Node[grammar, *env]{
+			Name: "fence",
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Fence.ID = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Fence.ID = argvZero.commands.Fence.ID },
+					Required: true,
+				}},
 			},
-			&argv.Node[grammar, *env]{
-				Name: "fence",
-				Positionals: []argv.Positional[grammar]{
-					{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Fence.ID = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Fence.ID = argvZero.commands.Fence.ID },
-						Required: true,
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Fence.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Fence.Run(e); err != nil {
+					return err
+				}
+				return nil
 			},
-			&argv.Node[grammar, *env]{
-				Name: "adopt",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"owner"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Adopt.Owner.UnmarshalText([]byte(v)) == nil
-						},
-						Zero: func(g *grammar) { g.commands.Adopt.Owner = argvZero.commands.Adopt.Owner },
-					}},
-				},
-				Positionals: []argv.Positional[grammar]{
-					{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Adopt.ID = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Adopt.ID = argvZero.commands.Adopt.ID },
-						Required: true,
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Adopt.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
-			&argv.Node[grammar, *env]{
-				Name: "start",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"owner"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Start.Owner.UnmarshalText([]byte(v)) == nil
-						},
-						Zero: func(g *grammar) { g.commands.Start.Owner = argvZero.commands.Start.Owner },
-					}},
-				},
-				Positionals: []argv.Positional[grammar]{
-					{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Start.ID = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Start.ID = argvZero.commands.Start.ID },
-						Required: true,
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Start.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
-			&argv.Node[grammar, *env]{
-				Name: "finish",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"status"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Finish.Status = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Finish.Status = argvZero.commands.Finish.Status },
-						Required: true,
-						Enum: func(g *grammar) bool {
-							switch g.commands.Finish.Status {
-							case "completed", "failed":
-								return true
-							}
-							return false
-						},
-					}},
-					{Names: []string{"exit-code"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							var x int
-							ok := func() bool {
-								n, ok := argv.Int(v, 64)
-								x = int(n)
-								return ok
-							}()
-							g.commands.Finish.ExitCode = &x
-							return ok
-						},
-						Zero: func(g *grammar) { g.commands.Finish.ExitCode = argvZero.commands.Finish.ExitCode },
-					}},
-					{Names: []string{"error"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Finish.Error = v
-							return true
-						},
-						Zero: func(g *grammar) { g.commands.Finish.Error = argvZero.commands.Finish.Error },
-					}},
-				},
-				Positionals: []argv.Positional[grammar]{
-					{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Finish.ID = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Finish.ID = argvZero.commands.Finish.ID },
-						Required: true,
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Finish.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
-			&argv.Node[grammar, *env]{
-				Name: "beat",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"note"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							var x string
-							ok := func() bool {
-								x = v
-								return true
-							}()
-							g.commands.Beat.Note = &x
-							return ok
-						},
-						Zero: func(g *grammar) { g.commands.Beat.Note = argvZero.commands.Beat.Note },
-					}},
-					{Names: []string{"if-latest"}, Switch: true, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							b, ok := argv.Bool(v)
-							g.commands.Beat.IfLatest = b
-							return ok
-						},
-						Zero: func(g *grammar) { g.commands.Beat.IfLatest = argvZero.commands.Beat.IfLatest },
-					}},
-				},
-				Positionals: []argv.Positional[grammar]{
-					{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Beat.ID = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Beat.ID = argvZero.commands.Beat.ID },
-						Required: true,
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Beat.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
-			&argv.Node[grammar, *env]{
-				Name: "recover",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"grace"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Recover.Grace.UnmarshalText([]byte(v)) == nil
-						},
-						Zero:    func(g *grammar) { g.commands.Recover.Grace = argvZero.commands.Recover.Grace },
-						Default: "30s", HasDefault: true,
-					}},
-					{Names: []string{"host"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Recover.Host = v
-							return true
-						},
-						Zero: func(g *grammar) { g.commands.Recover.Host = argvZero.commands.Recover.Host },
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Recover.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
-			&argv.Node[grammar, *env]{
-				Name: "show",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"field"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Show.Field = v
-							return true
-						},
-						Zero: func(g *grammar) { g.commands.Show.Field = argvZero.commands.Show.Field },
-					}},
-				},
-				Positionals: []argv.Positional[grammar]{
-					{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Show.ID = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Show.ID = argvZero.commands.Show.ID },
-						Required: true,
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Show.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
-			&argv.Node[grammar, *env]{
-				Name: "latest",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"field"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Latest.Field = v
-							return true
-						},
-						Zero: func(g *grammar) { g.commands.Latest.Field = argvZero.commands.Latest.Field },
-					}},
-				},
-				Positionals: []argv.Positional[grammar]{
-					{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Latest.Job = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Latest.Job = argvZero.commands.Latest.Job },
-						Required: true,
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Latest.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
-			&argv.Node[grammar, *env]{
-				Name: "list",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"job"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.List.Job = v
-							return true
-						},
-						Zero: func(g *grammar) { g.commands.List.Job = argvZero.commands.List.Job },
-					}},
-					{Names: []string{"status"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.List.Status = v
-							return true
-						},
-						Zero: func(g *grammar) { g.commands.List.Status = argvZero.commands.List.Status },
-					}},
-					{Names: []string{"field"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.List.Field = v
-							return true
-						},
-						Zero: func(g *grammar) { g.commands.List.Field = argvZero.commands.List.Field },
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.List.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
-			&argv.Node[grammar, *env]{
-				Name: "prune",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"keep"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Prune.Keep.UnmarshalText([]byte(v)) == nil
-						},
-						Zero: func(g *grammar) { g.commands.Prune.Keep = argvZero.commands.Prune.Keep },
-					}},
-					{Names: []string{"older-than"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Prune.OlderThan.UnmarshalText([]byte(v)) == nil
-						},
-						Zero: func(g *grammar) { g.commands.Prune.OlderThan = argvZero.commands.Prune.OlderThan },
-					}},
-					{Names: []string{"dry-run"}, Short: 'n', Switch: true, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							b, ok := argv.Bool(v)
-							g.commands.Prune.DryRun = b
-							return ok
-						},
-						Zero: func(g *grammar) { g.commands.Prune.DryRun = argvZero.commands.Prune.DryRun },
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Prune.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
-			&argv.Node[grammar, *env]{
-				Name: "run",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"source"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Run.jobClaim.Source = v
-							return true
-						},
-						Zero: func(g *grammar) { g.commands.Run.jobClaim.Source = argvZero.commands.Run.jobClaim.Source },
-					}},
-					{Names: []string{"instant"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Run.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
-						},
-						Zero: func(g *grammar) { g.commands.Run.jobClaim.Instant = argvZero.commands.Run.jobClaim.Instant },
-					}},
-					{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							b, ok := argv.Bool(v)
-							g.commands.Run.jobClaim.Exclusive = b
-							return ok
-						},
-						Zero: func(g *grammar) { g.commands.Run.jobClaim.Exclusive = argvZero.commands.Run.jobClaim.Exclusive },
-					}},
-					{Names: []string{"deadline"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Run.Deadline.UnmarshalText([]byte(v)) == nil
-						},
-						Zero: func(g *grammar) { g.commands.Run.Deadline = argvZero.commands.Run.Deadline },
-					}},
-					{Names: []string{"grace"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Run.Grace.UnmarshalText([]byte(v)) == nil
-						},
-						Zero:    func(g *grammar) { g.commands.Run.Grace = argvZero.commands.Run.Grace },
-						Default: "5s", HasDefault: true,
-					}},
-					{Names: []string{"lease"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Run.Lease.UnmarshalText([]byte(v)) == nil
-						},
-						Zero:    func(g *grammar) { g.commands.Run.Lease = argvZero.commands.Run.Lease },
-						Default: "30s", HasDefault: true,
-					}},
-					{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							b, ok := argv.Bool(v)
-							g.commands.Run.PIDNS = b
-							return ok
-						},
-						Zero: func(g *grammar) { g.commands.Run.PIDNS = argvZero.commands.Run.PIDNS },
-					}},
-				},
-				Positionals: []argv.Positional[grammar]{
-					{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Run.jobClaim.Job = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Run.jobClaim.Job = argvZero.commands.Run.jobClaim.Job },
-						Required: true,
-					}},
-					{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Run.Cmd = append(g.commands.Run.Cmd, v)
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Run.Cmd = argvZero.commands.Run.Cmd },
-						Required: true,
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Run.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
-			&argv.Node[grammar, *env]{
-				Name: "spawn",
-				Flags: []argv.Flag[grammar]{
-					{Names: []string{"source"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Spawn.jobClaim.Source = v
-							return true
-						},
-						Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Source = argvZero.commands.Spawn.jobClaim.Source },
-					}},
-					{Names: []string{"instant"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Spawn.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
-						},
-						Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Instant = argvZero.commands.Spawn.jobClaim.Instant },
-					}},
-					{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							b, ok := argv.Bool(v)
-							g.commands.Spawn.jobClaim.Exclusive = b
-							return ok
-						},
-						Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Exclusive = argvZero.commands.Spawn.jobClaim.Exclusive },
-					}},
-					{Names: []string{"scope"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Spawn.Scope = v
-							return true
-						},
-						Zero:    func(g *grammar) { g.commands.Spawn.Scope = argvZero.commands.Spawn.Scope },
-						Default: "auto", HasDefault: true,
-						Enum: func(g *grammar) bool {
-							switch g.commands.Spawn.Scope {
-							case "auto", "require", "never":
-								return true
-							}
-							return false
-						},
-					}},
-					{Names: []string{"ack-timeout"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Spawn.AckTimeout.UnmarshalText([]byte(v)) == nil
-						},
-						Zero:    func(g *grammar) { g.commands.Spawn.AckTimeout = argvZero.commands.Spawn.AckTimeout },
-						Default: "10s", HasDefault: true,
-					}},
-					{Names: []string{"wait"}, Switch: true, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							b, ok := argv.Bool(v)
-							g.commands.Spawn.Wait = b
-							return ok
-						},
-						Zero: func(g *grammar) { g.commands.Spawn.Wait = argvZero.commands.Spawn.Wait },
-					}},
-					{Names: []string{"log"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							p, ok := argv.Path(v)
-							g.commands.Spawn.Log = p
-							return ok
-						},
-						Zero: func(g *grammar) { g.commands.Spawn.Log = argvZero.commands.Spawn.Log },
-					}},
-					{Names: []string{"lease"}, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							return g.commands.Spawn.Lease.UnmarshalText([]byte(v)) == nil
-						},
-						Zero:    func(g *grammar) { g.commands.Spawn.Lease = argvZero.commands.Spawn.Lease },
-						Default: "30s", HasDefault: true,
-					}},
-				},
-				Positionals: []argv.Positional[grammar]{
-					{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Spawn.jobClaim.Job = v
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Spawn.jobClaim.Job = argvZero.commands.Spawn.jobClaim.Job },
-						Required: true,
-					}},
-					{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
-						Set: func(g *grammar, v string) bool {
-							g.commands.Spawn.Cmd = append(g.commands.Spawn.Cmd, v)
-							return true
-						},
-						Zero:     func(g *grammar) { g.commands.Spawn.Cmd = argvZero.commands.Spawn.Cmd },
-						Required: true,
-					}},
-				},
-				Run: func(g *grammar, e *env) error {
-					if err := g.commands.Spawn.Run(e); err != nil {
-						return err
-					}
-					return nil
-				},
-				Fast: true,
-			},
+			Fast: true,
 		},
-		Fast: true,
-	}
+		&argv.Node[grammar, *env]{
+			Name: "adopt",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"owner"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Adopt.Owner.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Adopt.Owner = argvZero.commands.Adopt.Owner },
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Adopt.ID = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Adopt.ID = argvZero.commands.Adopt.ID },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Adopt.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "start",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"owner"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Start.Owner.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Start.Owner = argvZero.commands.Start.Owner },
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Start.ID = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Start.ID = argvZero.commands.Start.ID },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Start.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "finish",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"status"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Finish.Status = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Finish.Status = argvZero.commands.Finish.Status },
+					Required: true,
+					Enum: func(g *grammar) bool {
+						switch g.commands.Finish.Status {
+						case "completed", "failed":
+							return true
+						}
+						return false
+					},
+				}},
+				{Names: []string{"exit-code"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						var x int
+						ok := func() bool {
+							n, ok := argv.Int(v, 64)
+							x = int(n)
+							return ok
+						}()
+						g.commands.Finish.ExitCode = &x
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Finish.ExitCode = argvZero.commands.Finish.ExitCode },
+				}},
+				{Names: []string{"error"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Finish.Error = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.Finish.Error = argvZero.commands.Finish.Error },
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Finish.ID = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Finish.ID = argvZero.commands.Finish.ID },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Finish.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "beat",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"note"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						var x string
+						ok := func() bool {
+							x = v
+							return true
+						}()
+						g.commands.Beat.Note = &x
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Beat.Note = argvZero.commands.Beat.Note },
+				}},
+				{Names: []string{"if-latest"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Beat.IfLatest = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Beat.IfLatest = argvZero.commands.Beat.IfLatest },
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Beat.ID = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Beat.ID = argvZero.commands.Beat.ID },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Beat.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "recover",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"grace"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Recover.Grace.UnmarshalText([]byte(v)) == nil
+					},
+					Zero:    func(g *grammar) { g.commands.Recover.Grace = argvZero.commands.Recover.Grace },
+					Default: "30s", HasDefault: true,
+				}},
+				{Names: []string{"host"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Recover.Host = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.Recover.Host = argvZero.commands.Recover.Host },
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Recover.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "show",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"field"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Show.Field = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.Show.Field = argvZero.commands.Show.Field },
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Show.ID = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Show.ID = argvZero.commands.Show.ID },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Show.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "latest",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"field"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Latest.Field = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.Latest.Field = argvZero.commands.Latest.Field },
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Latest.Job = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Latest.Job = argvZero.commands.Latest.Job },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Latest.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "list",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"job"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.List.Job = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.List.Job = argvZero.commands.List.Job },
+				}},
+				{Names: []string{"status"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.List.Status = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.List.Status = argvZero.commands.List.Status },
+				}},
+				{Names: []string{"field"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.List.Field = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.List.Field = argvZero.commands.List.Field },
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.List.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "prune",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"keep"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Prune.Keep.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Prune.Keep = argvZero.commands.Prune.Keep },
+				}},
+				{Names: []string{"older-than"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Prune.OlderThan.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Prune.OlderThan = argvZero.commands.Prune.OlderThan },
+				}},
+				{Names: []string{"dry-run"}, Short: 'n', Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Prune.DryRun = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Prune.DryRun = argvZero.commands.Prune.DryRun },
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Prune.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "run",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"source"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Run.jobClaim.Source = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.Run.jobClaim.Source = argvZero.commands.Run.jobClaim.Source },
+				}},
+				{Names: []string{"instant"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Run.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Run.jobClaim.Instant = argvZero.commands.Run.jobClaim.Instant },
+				}},
+				{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Run.jobClaim.Exclusive = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Run.jobClaim.Exclusive = argvZero.commands.Run.jobClaim.Exclusive },
+				}},
+				{Names: []string{"deadline"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Run.Deadline.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Run.Deadline = argvZero.commands.Run.Deadline },
+				}},
+				{Names: []string{"grace"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Run.Grace.UnmarshalText([]byte(v)) == nil
+					},
+					Zero:    func(g *grammar) { g.commands.Run.Grace = argvZero.commands.Run.Grace },
+					Default: "5s", HasDefault: true,
+				}},
+				{Names: []string{"lease"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Run.Lease.UnmarshalText([]byte(v)) == nil
+					},
+					Zero:    func(g *grammar) { g.commands.Run.Lease = argvZero.commands.Run.Lease },
+					Default: "30s", HasDefault: true,
+				}},
+				{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Run.PIDNS = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Run.PIDNS = argvZero.commands.Run.PIDNS },
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Run.jobClaim.Job = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Run.jobClaim.Job = argvZero.commands.Run.jobClaim.Job },
+					Required: true,
+				}},
+				{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Run.Cmd = append(g.commands.Run.Cmd, v)
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Run.Cmd = argvZero.commands.Run.Cmd },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Run.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "spawn",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"source"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Spawn.jobClaim.Source = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Source = argvZero.commands.Spawn.jobClaim.Source },
+				}},
+				{Names: []string{"instant"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Spawn.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Instant = argvZero.commands.Spawn.jobClaim.Instant },
+				}},
+				{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Spawn.jobClaim.Exclusive = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Exclusive = argvZero.commands.Spawn.jobClaim.Exclusive },
+				}},
+				{Names: []string{"scope"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Spawn.Scope = v
+						return true
+					},
+					Zero:    func(g *grammar) { g.commands.Spawn.Scope = argvZero.commands.Spawn.Scope },
+					Default: "auto", HasDefault: true,
+					Enum: func(g *grammar) bool {
+						switch g.commands.Spawn.Scope {
+						case "auto", "require", "never":
+							return true
+						}
+						return false
+					},
+				}},
+				{Names: []string{"ack-timeout"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Spawn.AckTimeout.UnmarshalText([]byte(v)) == nil
+					},
+					Zero:    func(g *grammar) { g.commands.Spawn.AckTimeout = argvZero.commands.Spawn.AckTimeout },
+					Default: "10s", HasDefault: true,
+				}},
+				{Names: []string{"wait"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Spawn.Wait = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Spawn.Wait = argvZero.commands.Spawn.Wait },
+				}},
+				{Names: []string{"log"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						p, ok := argv.Path(v)
+						g.commands.Spawn.Log = p
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Spawn.Log = argvZero.commands.Spawn.Log },
+				}},
+				{Names: []string{"lease"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Spawn.Lease.UnmarshalText([]byte(v)) == nil
+					},
+					Zero:    func(g *grammar) { g.commands.Spawn.Lease = argvZero.commands.Spawn.Lease },
+					Default: "30s", HasDefault: true,
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Spawn.jobClaim.Job = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Spawn.jobClaim.Job = argvZero.commands.Spawn.jobClaim.Job },
+					Required: true,
+				}},
+				{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Spawn.Cmd = append(g.commands.Spawn.Cmd, v)
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Spawn.Cmd = argvZero.commands.Spawn.Cmd },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Spawn.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+	},
+	Fast: true,
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/internal/argv"
 	"github.com/tether-sh/tether/lib/internal/argv/argvtest"
 )
 
@@ -171,4 +172,16 @@ func FuzzArgv(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		checkArgv(t, strings.Split(s, "\n"))
 	})
+}
+
+// BenchmarkArgvParse is the generated parser's share of a wrapper's call:
+// building the tables and parsing run's command line.
+func BenchmarkArgvParse(b *testing.B) {
+	args := []string{"--ledger", "/tmp/st", "run", "job", "--instant", "1700000000", "--deadline", "4m", "--", "report.sh", "-x"}
+	for b.Loop() {
+		var g grammar
+		if _, ok := argv.Parse(argvGrammar(), &g, args); !ok {
+			b.Fatal("declined")
+		}
+	}
 }

@@ -9,51 +9,52 @@ import (
 // argvZero is the zero grammar: the tables' Zero functions copy from it.
 var argvZero grammar
 
-// argvGrammar is reap's command line for lib/internal/argv, made from the
-// kong model (regenerate: go run ./lib/internal/tetherdoc -argv lib/cmd).
-func argvGrammar() *argv.Node[grammar, struct{}] {
-	return &argv.Node[grammar, struct{}]{
-		Name: "reap",
-		Flags: []argv.Flag[grammar]{
-			{Names: []string{"grace"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Grace.UnmarshalText([]byte(v)) == nil
-				},
-				Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
-				Default: "5s", HasDefault: true,
-			}},
-			{Names: []string{"deadline"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Deadline.UnmarshalText([]byte(v)) == nil
-				},
-				Zero:    func(g *grammar) { g.Deadline = argvZero.Deadline },
-				Default: "0", HasDefault: true,
-			}},
-			{Names: []string{"signal"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Signal.UnmarshalText([]byte(v)) == nil
-				},
-				Zero:    func(g *grammar) { g.Signal = argvZero.Signal },
-				Default: "TERM", HasDefault: true,
-			}},
-			{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.PIDNS = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.PIDNS = argvZero.PIDNS },
-			}},
-		},
-		Positionals: []argv.Positional[grammar]{
-			{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					g.Cmd = append(g.Cmd, v)
-					return true
-				},
-				Zero: func(g *grammar) { g.Cmd = argvZero.Cmd },
-			}},
-		},
-		Fast: true,
-	}
+// argvGrammar returns reap's command line for lib/internal/argv, made from
+// the kong model (regenerate: go generate ./lib/internal/tetherdoc).
+func argvGrammar() *argv.Node[grammar, struct{}] { return argvTables }
+
+// argvTables is initialised statically: no code runs to build it.
+var argvTables = &argv.Node[grammar, struct{}]{
+	Name: "reap",
+	Flags: []argv.Flag[grammar]{
+		{Names: []string{"grace"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Grace.UnmarshalText([]byte(v)) == nil
+			},
+			Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
+			Default: "5s", HasDefault: true,
+		}},
+		{Names: []string{"deadline"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Deadline.UnmarshalText([]byte(v)) == nil
+			},
+			Zero:    func(g *grammar) { g.Deadline = argvZero.Deadline },
+			Default: "0", HasDefault: true,
+		}},
+		{Names: []string{"signal"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Signal.UnmarshalText([]byte(v)) == nil
+			},
+			Zero:    func(g *grammar) { g.Signal = argvZero.Signal },
+			Default: "TERM", HasDefault: true,
+		}},
+		{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.PIDNS = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.PIDNS = argvZero.PIDNS },
+		}},
+	},
+	Positionals: []argv.Positional[grammar]{
+		{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				g.Cmd = append(g.Cmd, v)
+				return true
+			},
+			Zero: func(g *grammar) { g.Cmd = argvZero.Cmd },
+		}},
+	},
+	Fast: true,
 }

@@ -9,110 +9,111 @@ import (
 // argvZero is the zero grammar: the tables' Zero functions copy from it.
 var argvZero grammar
 
-// argvGrammar is stopbounded's command line for lib/internal/argv, made from the
-// kong model (regenerate: go run ./lib/internal/tetherdoc -argv lib/cmd).
-func argvGrammar() *argv.Node[grammar, struct{}] {
-	return &argv.Node[grammar, struct{}]{
-		Name: "stopbounded",
-		Flags: []argv.Flag[grammar]{
-			{Names: []string{"grace"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Grace.UnmarshalText([]byte(v)) == nil
-				},
-				Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
-				Default: "5s", HasDefault: true,
-			}},
-			{Names: []string{"signal"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Signal.UnmarshalText([]byte(v)) == nil
-				},
-				Zero:    func(g *grammar) { g.Signal = argvZero.Signal },
-				Default: "TERM", HasDefault: true,
-			}},
-			{Names: []string{"schedule"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Schedule.UnmarshalText([]byte(v)) == nil
-				},
-				Zero: func(g *grammar) { g.Schedule = argvZero.Schedule },
-			}},
-			{Names: []string{"group"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.Group = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.Group = argvZero.Group },
-			}},
-			{Names: []string{"tree"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.Tree = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.Tree = argvZero.Tree },
-			}},
-			{Names: []string{"list"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.List = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.List = argvZero.List },
-			}},
-			{Names: []string{"within"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					g.Within = v
-					return true
-				},
-				Zero: func(g *grammar) { g.Within = argvZero.Within },
-			}},
-			{Names: []string{"name"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					g.Name = v
-					return true
-				},
-				Zero: func(g *grammar) { g.Name = argvZero.Name },
-			}},
-			{Names: []string{"pidfile"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					if !argv.Item(v, 44) {
-						return false
-					}
-					p, ok := argv.Path(v)
-					if !ok {
-						return false
-					}
-					g.Pidfile = append(g.Pidfile, p)
-					return true
-				},
-				Zero: func(g *grammar) { g.Pidfile = argvZero.Pidfile },
-			}},
-			{Names: []string{"quiet"}, Short: 'q', Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.Quiet = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.Quiet = argvZero.Quiet },
-			}},
-			{Names: []string{"json"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.JSON = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.JSON = argvZero.JSON },
-			}},
-		},
-		Positionals: []argv.Positional[grammar]{
-			{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					g.Targets = append(g.Targets, v)
-					return true
-				},
-				Zero: func(g *grammar) { g.Targets = argvZero.Targets },
-			}},
-		},
-		Fast: true,
-	}
+// argvGrammar returns stopbounded's command line for lib/internal/argv, made from
+// the kong model (regenerate: go generate ./lib/internal/tetherdoc).
+func argvGrammar() *argv.Node[grammar, struct{}] { return argvTables }
+
+// argvTables is initialised statically: no code runs to build it.
+var argvTables = &argv.Node[grammar, struct{}]{
+	Name: "stopbounded",
+	Flags: []argv.Flag[grammar]{
+		{Names: []string{"grace"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Grace.UnmarshalText([]byte(v)) == nil
+			},
+			Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
+			Default: "5s", HasDefault: true,
+		}},
+		{Names: []string{"signal"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Signal.UnmarshalText([]byte(v)) == nil
+			},
+			Zero:    func(g *grammar) { g.Signal = argvZero.Signal },
+			Default: "TERM", HasDefault: true,
+		}},
+		{Names: []string{"schedule"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Schedule.UnmarshalText([]byte(v)) == nil
+			},
+			Zero: func(g *grammar) { g.Schedule = argvZero.Schedule },
+		}},
+		{Names: []string{"group"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.Group = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.Group = argvZero.Group },
+		}},
+		{Names: []string{"tree"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.Tree = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.Tree = argvZero.Tree },
+		}},
+		{Names: []string{"list"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.List = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.List = argvZero.List },
+		}},
+		{Names: []string{"within"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				g.Within = v
+				return true
+			},
+			Zero: func(g *grammar) { g.Within = argvZero.Within },
+		}},
+		{Names: []string{"name"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				g.Name = v
+				return true
+			},
+			Zero: func(g *grammar) { g.Name = argvZero.Name },
+		}},
+		{Names: []string{"pidfile"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				if !argv.Item(v, 44) {
+					return false
+				}
+				p, ok := argv.Path(v)
+				if !ok {
+					return false
+				}
+				g.Pidfile = append(g.Pidfile, p)
+				return true
+			},
+			Zero: func(g *grammar) { g.Pidfile = argvZero.Pidfile },
+		}},
+		{Names: []string{"quiet"}, Short: 'q', Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.Quiet = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.Quiet = argvZero.Quiet },
+		}},
+		{Names: []string{"json"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.JSON = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.JSON = argvZero.JSON },
+		}},
+	},
+	Positionals: []argv.Positional[grammar]{
+		{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				g.Targets = append(g.Targets, v)
+				return true
+			},
+			Zero: func(g *grammar) { g.Targets = argvZero.Targets },
+		}},
+	},
+	Fast: true,
 }

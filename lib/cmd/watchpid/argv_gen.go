@@ -9,84 +9,85 @@ import (
 // argvZero is the zero grammar: the tables' Zero functions copy from it.
 var argvZero grammar
 
-// argvGrammar is watchpid's command line for lib/internal/argv, made from the
-// kong model (regenerate: go run ./lib/internal/tetherdoc -argv lib/cmd).
-func argvGrammar() *argv.Node[grammar, struct{}] {
-	return &argv.Node[grammar, struct{}]{
-		Name: "watchpid",
-		Flags: []argv.Flag[grammar]{
-			{Names: []string{"timeout"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					g.Timeout = v
-					return true
-				},
-				Zero: func(g *grammar) { g.Timeout = argvZero.Timeout },
-			}},
-			{Names: []string{"any"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.Any = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.Any = argvZero.Any },
-			}},
-			{Names: []string{"grace"}, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					return g.Grace.UnmarshalText([]byte(v)) == nil
-				},
-				Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
-				Default: "5s", HasDefault: true,
-			}},
-			{Names: []string{"quiet"}, Short: 'q', Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.Quiet = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.Quiet = argvZero.Quiet },
-			}},
-			{Names: []string{"parent"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.Parent = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.Parent = argvZero.Parent },
-			}},
-			{Names: []string{"id"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.ID = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.ID = argvZero.ID },
-			}},
-			{Names: []string{"status"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.Status = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.Status = argvZero.Status },
-			}},
-			{Names: []string{"json"}, Switch: true, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					b, ok := argv.Bool(v)
-					g.JSON = b
-					return ok
-				},
-				Zero: func(g *grammar) { g.JSON = argvZero.JSON },
-			}},
-		},
-		Positionals: []argv.Positional[grammar]{
-			{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
-				Set: func(g *grammar, v string) bool {
-					g.Targets = append(g.Targets, v)
-					return true
-				},
-				Zero: func(g *grammar) { g.Targets = argvZero.Targets },
-			}},
-		},
-		Fast: true,
-	}
+// argvGrammar returns watchpid's command line for lib/internal/argv, made from
+// the kong model (regenerate: go generate ./lib/internal/tetherdoc).
+func argvGrammar() *argv.Node[grammar, struct{}] { return argvTables }
+
+// argvTables is initialised statically: no code runs to build it.
+var argvTables = &argv.Node[grammar, struct{}]{
+	Name: "watchpid",
+	Flags: []argv.Flag[grammar]{
+		{Names: []string{"timeout"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				g.Timeout = v
+				return true
+			},
+			Zero: func(g *grammar) { g.Timeout = argvZero.Timeout },
+		}},
+		{Names: []string{"any"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.Any = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.Any = argvZero.Any },
+		}},
+		{Names: []string{"grace"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.Grace.UnmarshalText([]byte(v)) == nil
+			},
+			Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
+			Default: "5s", HasDefault: true,
+		}},
+		{Names: []string{"quiet"}, Short: 'q', Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.Quiet = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.Quiet = argvZero.Quiet },
+		}},
+		{Names: []string{"parent"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.Parent = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.Parent = argvZero.Parent },
+		}},
+		{Names: []string{"id"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.ID = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.ID = argvZero.ID },
+		}},
+		{Names: []string{"status"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.Status = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.Status = argvZero.Status },
+		}},
+		{Names: []string{"json"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.JSON = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.JSON = argvZero.JSON },
+		}},
+	},
+	Positionals: []argv.Positional[grammar]{
+		{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				g.Targets = append(g.Targets, v)
+				return true
+			},
+			Zero: func(g *grammar) { g.Targets = argvZero.Targets },
+		}},
+	},
+	Fast: true,
 }

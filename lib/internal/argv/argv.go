@@ -254,7 +254,10 @@ func (p *parser[G, E]) reset(n *Node[G, E]) bool {
 	}
 	one := func(v *Value[G]) bool {
 		if p.given[v] {
-			return true
+			// kong resets a value before it applies the command line's:
+			// an environment variable it cannot read is an error even
+			// then.
+			return len(v.Envs) == 0 || envReadable(v)
 		}
 		if resetValue(p.g, v) || !selected {
 			return true
@@ -277,6 +280,13 @@ func (p *parser[G, E]) reset(n *Node[G, E]) bool {
 		}
 	}
 	return true
+}
+
+// envReadable reports whether v's environment variable, if one is set,
+// reads.
+func envReadable[G any](v *Value[G]) bool {
+	var scratch G
+	return resetValue(&scratch, v)
 }
 
 func resetValue[G any](g *G, v *Value[G]) bool {

@@ -29,6 +29,7 @@ import (
 	"github.com/tether-sh/tether/lib/cmd/reap"
 	"github.com/tether-sh/tether/lib/cmd/stopbounded"
 	"github.com/tether-sh/tether/lib/cmd/watchpid"
+	"github.com/tether-sh/tether/lib/internal/argv/argvgen"
 	"github.com/tether-sh/tether/lib/internal/manual"
 )
 
@@ -85,7 +86,7 @@ func write(t tool, godoc, argvDir, man, comp, bindir string) error {
 		}
 	}
 	if argvDir != "" {
-		src, err := argvGen(name, k.Model.Target.Type().PkgPath(), k)
+		src, err := argvgen.Generate(name, k)
 		if err != nil {
 			return err
 		}

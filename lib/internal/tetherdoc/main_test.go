@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tether-sh/tether/lib/internal/argv/argvgen"
 	"github.com/tether-sh/tether/lib/internal/manual"
 )
 
@@ -42,7 +43,7 @@ func TestArgvUpToDate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s.Model() = %v", tl.page.Name, err)
 		}
-		want, err := argvGen(tl.page.Name, k.Model.Target.Type().PkgPath(), k)
+		want, err := argvgen.Generate(tl.page.Name, k)
 		if err != nil {
 			t.Fatalf("argvGen(%s) = %v", tl.page.Name, err)
 		}
@@ -67,7 +68,7 @@ func TestArgvFast(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, err := argvGen(tl.page.Name, k.Model.Target.Type().PkgPath(), k)
+		src, err := argvgen.Generate(tl.page.Name, k)
 		if err != nil {
 			t.Fatal(err)
 		}

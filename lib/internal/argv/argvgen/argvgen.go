@@ -1,4 +1,7 @@
-package main
+// Package argvgen writes the tables lib/internal/argv parses a command line
+// with, from a tool's kong model: lib/cmd/TOOL/argv_gen.go, which
+// lib/internal/tetherdoc -argv writes and TestArgvUpToDate checks.
+package argvgen
 
 import (
 	"bytes"
@@ -19,18 +22,20 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 )
 
-// The hot path's parser: -argv writes lib/cmd/TOOL/argv_gen.go, the tables
-// lib/internal/argv parses a command line with, made from the tool's kong
-// model, so that kong stays the grammar's one source. Whatever the
+// The hot path's parser: argv_gen.go holds the tables lib/internal/argv
+// parses a command line with, made from the tool's kong model, so that
+// kong stays the grammar's one source. Whatever the
 // generator cannot read exactly as kong does (a mapper it does not know, a
 // hook, a validator, a flag group) is left out of the tables, and a
 // command line that uses it goes to kong; when kong would apply it unasked
-// (a default, an environment variable), its command — or the whole tool —
-// goes to kong.
+// (a default, an environment variable: kong's Reset applies those of every
+// command, whichever runs), the whole tool goes to kong. A hook or a
+// validator on a command sends the command lines that select it to kong.
 
-// argvGen returns the gofmt'ed argv_gen.go of a tool whose package is pkg
-// (its import path).
-func argvGen(name, pkg string, k *kong.Kong) ([]byte, error) {
+// Generate returns the gofmt'ed argv_gen.go of the tool name whose kong
+// model is k; it belongs in the package of k's grammar struct.
+func Generate(name string, k *kong.Kong) ([]byte, error) {
+	pkg := k.Model.Target.Type().PkgPath()
 	root := k.Model.Node
 	g := &argvWriter{pkg: pkg, imports: map[string]bool{"github.com/tether-sh/tether/lib/internal/argv": true}, fields: map[uintptr][]field{}}
 	g.walk(root.Target, "g")
@@ -57,10 +62,11 @@ func argvGen(name, pkg string, k *kong.Kong) ([]byte, error) {
 	}
 	fmt.Fprintf(&out, ")\n\n")
 	fmt.Fprintf(&out, "// argvZero is the zero %[1]s: the tables' Zero functions copy from it.\nvar argvZero %[1]s\n\n", gt.Name())
-	fmt.Fprintf(&out, "// argvGrammar is %s's command line for lib/internal/argv, made from the\n// kong model (regenerate: go run ./lib/internal/tetherdoc -argv lib/cmd).\n", name)
-	fmt.Fprintf(&out, "func argvGrammar() *argv.Node[%s, %s] {\n\treturn ", gt.Name(), g.env)
+	fmt.Fprintf(&out, "// argvGrammar returns %s's command line for lib/internal/argv, made from\n// the kong model (regenerate: go generate ./lib/internal/tetherdoc).\n", name)
+	fmt.Fprintf(&out, "func argvGrammar() *argv.Node[%s, %s] { return argvTables }\n\n", gt.Name(), g.env)
+	fmt.Fprintf(&out, "// argvTables is initialised statically: no code runs to build it.\nvar argvTables = ")
 	out.Write(body.Bytes())
-	fmt.Fprintf(&out, "\n}\n")
+	fmt.Fprintf(&out, "\n")
 	src, err := format.Source(out.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("generated argv_gen.go does not parse: %v\n%s", err, out.Bytes())
@@ -82,6 +88,9 @@ type argvWriter struct {
 	g       string       // the grammar struct's type name
 	env     string       // the type Run methods take
 	envType reflect.Type // nil: no Run anywhere
+	// kongDefaults: a value the tables leave out has a default or an
+	// environment variable.
+	kongDefaults bool
 }
 
 // walk records the address of every field under v, a struct.
@@ -182,7 +191,7 @@ func (w *argvWriter) node(b *bytes.Buffer, n *kong.Node, ancestors []*kong.Node)
 		case ok:
 			flags.WriteString(code)
 		case f.HasDefault || len(f.Tag.Envs) > 0:
-			fast = false // kong applies it unasked
+			w.kongDefaults = true
 		}
 	}
 	if flags.Len() > 0 {
@@ -193,6 +202,7 @@ func (w *argvWriter) node(b *bytes.Buffer, n *kong.Node, ancestors []*kong.Node)
 		code, ok := w.positional(p)
 		if !ok {
 			fast = false // the ones after it would shift
+			w.kongDefaults = w.kongDefaults || p.HasDefault || len(p.Tag.Envs) > 0
 			continue
 		}
 		pos.WriteString(code)
@@ -215,6 +225,12 @@ func (w *argvWriter) node(b *bytes.Buffer, n *kong.Node, ancestors []*kong.Node)
 	if run, ok := w.run(n, ancestors); ok {
 		b.WriteString(run)
 	} else {
+		fast = false
+	}
+	if len(ancestors) == 0 && w.kongDefaults {
+		// kong's Reset applies every default and environment variable
+		// of the whole model, whatever the command: one the tables
+		// cannot apply leaves every command line to kong.
 		fast = false
 	}
 	fmt.Fprintf(b, "Fast: %v,\n}", fast)
