@@ -593,6 +593,80 @@ var argvTables = &argv.Node[grammar, *env]{
 			},
 			Fast: true,
 		},
+		&argv.Node[grammar, *env]{
+			Name: "status",
+			Positionals: []argv.Positional[grammar]{
+				{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Status.Jobs = append(g.commands.Status.Jobs, v)
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.Status.Jobs = argvZero.commands.Status.Jobs },
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Status.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "check",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"max-age"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Check.MaxAge.UnmarshalText([]byte(v)) == nil
+					},
+					Zero:     func(g *grammar) { g.commands.Check.MaxAge = argvZero.commands.Check.MaxAge },
+					Required: true,
+				}},
+				{Names: []string{"max-duration"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Check.MaxDuration.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Check.MaxDuration = argvZero.commands.Check.MaxDuration },
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Check.Job = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Check.Job = argvZero.commands.Check.Job },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Check.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "metrics",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"output"}, Short: 'o', Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						p, ok := argv.Path(v)
+						g.commands.Metrics.Output = p
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Metrics.Output = argvZero.commands.Metrics.Output },
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Metrics.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
 	},
 	Fast: true,
 }

@@ -89,6 +89,14 @@ func TestArgvMatchesKong(t *testing.T) {
 		{"spawn", "job", "--log=rel/x.log", "--lease=1m", "--", "true"},
 		{"--lock-timeout", "5s", "claim", "backup"},
 		{"start", id, "--lock-timeout=0"},
+		// Added by another branch; covered by regenerating, no hand edit.
+		{"status"},
+		{"status", "backup", "sync", "--json"},
+		{"check", "backup", "--max-age", "2d"},
+		{"check", "backup", "--max-age=26h", "--max-duration", "1h"},
+		{"metrics"},
+		{"metrics", "-o", "/var/lib/node_exporter/tether.prom"},
+		{"metrics", "--output=rel.prom"},
 	}
 	// Left to kong: help, refusals and anything it might read otherwise.
 	declined := [][]string{
@@ -133,6 +141,10 @@ func TestArgvMatchesKong(t *testing.T) {
 		{"show", id, "--ledger", ""},
 		{"show", id, "--json=false"},
 		{"start", id, "--lock-timeout", "soon"},
+		{"check", "backup"},
+		{"check", "backup", "--max-age", "-1h"},
+		{"metrics", "-o", "~/x.prom"},
+		{"status", "a", "-x"},
 	}
 	for _, args := range accepted {
 		if !checkArgv(t, args) {
@@ -166,6 +178,9 @@ func FuzzArgv(f *testing.F) {
 		"prune\n-n\n--keep\n3\n--older-than\n7d",
 		"recover\n--grace\n1m",
 		"list\n--status\nrunning",
+		"status\nbackup\nsync",
+		"check\nbackup\n--max-age\n2d",
+		"metrics\n-o\nx.prom",
 	} {
 		f.Add(s)
 	}
