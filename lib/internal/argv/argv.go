@@ -1,6 +1,7 @@
 // Package argv parses a command line without kong, against tables that
-// lib/internal/tetherdoc generates from the tool's kong model (the
-// lib/cmd/TOOL/argv_gen.go files): the hot path's parser, so that no tool
+// argvgen generates from the tool's kong model (the lib/cmd/TOOL/argv_gen.go
+// files; go generate ./lib/internal/tetherdoc rewrites them and
+// TestArgvUpToDate fails when one is stale): the hot path's parser, so that no tool
 // builds kong's model by reflection (≈2 ms, ≈300 page faults) to run a
 // command line that parses.
 //
@@ -14,9 +15,9 @@
 // and the caller hands the command line to kong, which parses it or words
 // the error and picks the exit code. So the generated tables may leave
 // anything out, never get anything wrong: a flag the generator cannot
-// read is left out of them (and its command or tool to kong entirely when
-// it has a default or an environment variable, which kong applies
-// unasked).
+// read is left out of them (and the whole tool to kong when it has a
+// default or an environment variable, which kong applies unasked; a
+// command with a hook or a validator goes to kong).
 //
 // The walk is kong's own (kong's Context.trace), restricted: flags of the
 // command reached so far and of its ancestors, "--name=value" and
@@ -24,8 +25,8 @@
 // flags (kept as CMD's first word when the next argument is a
 // passthrough one, as kong keeps it), positionals in order, a []string
 // positional taking the values that follow, a passthrough one everything.
-// TestArgvMatchesKong (per tool) and the fuzz targets hold the two
-// together.
+// TestArgvMatchesKong and FuzzArgv (per tool, and on argvtest/toy's
+// grammar, which uses what the tools do not yet) hold the two together.
 package argv
 
 import (
