@@ -27,5 +27,5 @@ func fastRun(t *cli.Tool, args []string) (code int, done bool) {
 	if cmd == "" {
 		return 0, false
 	}
-	return result(t, runCmd(&env{tool: t, g: &g})), true
+	return result(t, runCmd(&env{tool: t, g: &g, args: args})), true
 }
