@@ -106,7 +106,7 @@ func CheckLease(lease, grace time.Duration) error {
 		return nil
 	}
 	if need := 2 * StopBudget(grace); lease < need {
-		return fmt.Errorf("%w: --lease %v is too short for --grace %v: a runner that cannot renew its lease stops CMD (TERM, %v, KILL) before the lease runs out, and keeps at least half the lease for renewing it: give --lease %v or more, or a shorter --grace", ledger.ErrBadInput, lease, grace, grace, need)
+		return badName(fmt.Sprintf("--lease %v is too short for --grace %v: a runner that cannot renew its lease stops CMD (TERM, %v, KILL) before the lease runs out, and keeps at least half the lease for renewing it: give --lease %v or more, or a shorter --grace", lease, grace, grace, need))
 	}
 	return nil
 }
@@ -158,7 +158,7 @@ var scheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 func Check(loc string, write bool) error {
 	switch {
 	case loc == "":
-		return fmt.Errorf("%w: empty store location", ledger.ErrBadInput)
+		return badName("empty store location")
 	case IsPostgres(loc):
 		return nil
 	case IsURL(loc):
@@ -169,12 +169,18 @@ func Check(loc string, write bool) error {
 		if lower := strings.ToLower(name); lower != "postgres:" && lower != "postgresql:" {
 			fix = "name a folder by its absolute path, or a database by a postgres:// URL"
 		}
-		return fmt.Errorf("%w: %s: not a store: a name starting %q is neither a postgres:// URL nor a folder; %s", ledger.ErrBadInput, Redact(loc), name, fix)
+		return badName(fmt.Sprintf("%s: not a store: a name starting %q is neither a postgres:// URL nor a folder; %s", Redact(loc), name, fix))
 	case write && !filepath.IsAbs(loc):
-		return fmt.Errorf("%w: %s: a relative store folder is another store in every working directory; name it by its absolute path (--ledger \"$PWD/%s\")", ledger.ErrBadInput, loc, loc)
+		return badName(fmt.Sprintf("%s: a relative store folder is another store in every working directory; name it by its absolute path (--ledger \"$PWD/%s\")", loc, loc))
 	}
 	return nil
 }
+
+// badName is bad input (2) that reads as its message alone.
+type badName string
+
+func (e badName) Error() string { return string(e) }
+func (e badName) Unwrap() error { return ledger.ErrBadInput }
 
 // Redact is loc as messages, --json and process titles show it: a URL
 // without its password.
@@ -272,7 +278,7 @@ func Exists(loc string) error {
 type badURL struct{ loc string }
 
 func (e badURL) Error() string {
-	return e.loc + ": not a store: only postgres:// and postgresql:// URLs name one"
+	return e.loc + ": not a store: only postgres:// and postgresql:// URLs (and libpq's key=value form) name one"
 }
 
 func (e badURL) Unwrap() error { return ledger.ErrBadInput }
