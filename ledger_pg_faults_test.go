@@ -197,8 +197,7 @@ while [ $i -lt ` + strconv.Itoa(slots) + ` ]; do
 	for try in 1 2 3 4 5 6 7 8; do
 		ledger run fj --exclusive --instant $((1700000000 + i)) --lease 2s --grace 300ms -- flock -n -E 99 "$OUT/alive.lock" sh -c '
 			trap "date +%s.%N >>\"$1.end\"; exit 143" TERM
-			echo "$TETHER_EXECUTION $(uname -n)" >>"$1.ran"
-			date +%s.%N >>"$1.start"
+			echo "$TETHER_EXECUTION $(uname -n) $(date +%s.%N)" >>"$1.ran"
 			sleep 0.$(( $$ % 3 + 1 )) & wait
 			date +%s.%N >>"$1.end"
 			echo "$TETHER_EXECUTION" >>"$1.done"' sh "$RUNS/$i.$(uname -n).$try" 2>"$OUT/err.$(uname -n)"
@@ -339,16 +338,19 @@ func verdict(t *testing.T, runs string, records map[string][]string, slots int, 
 	files, _ := filepath.Glob(filepath.Join(runs, "*.ran"))
 	for _, file := range files {
 		b, _ := os.ReadFile(file)
+		var start []float64
 		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			id := strings.Fields(line)[0]
+			fields := strings.Fields(line)
+			id := fields[0]
 			if prev, dup := ran[id]; dup {
 				t.Errorf("execution %s's payload ran twice: %s and %s", id, prev, file)
 			}
 			ran[id] = file
+			start = append(start, readTimes(fields[len(fields)-1]+"\n")...)
 		}
 		base := strings.TrimSuffix(file, ".ran")
 		slot := strings.SplitN(filepath.Base(base), ".", 2)[0]
-		start, end := readTimes(base+".start"), readTimes(base+".end")
+		end := readTimes(base + ".end")
 		if len(start) != 1 || len(end) != 1 {
 			t.Errorf("%s: start %v, end %v; want one of each (the payload ended without a word?)", base, start, end)
 			continue
@@ -410,11 +412,15 @@ func verdict(t *testing.T, runs string, records map[string][]string, slots int, 
 	}
 }
 
-// readTimes reads the seconds.nanoseconds lines of path.
+// readTimes reads the seconds.nanoseconds lines of path (or of the text
+// itself, when it ends in a newline).
 func readTimes(path string) []float64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
+	b := []byte(path)
+	if !strings.HasSuffix(path, "\n") {
+		var err error
+		if b, err = os.ReadFile(path); err != nil {
+			return nil
+		}
 	}
 	var ts []float64
 	for _, l := range strings.Fields(string(b)) {

@@ -158,15 +158,14 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // FinishRetrying is Finish, tried again with backoff while the database
-// is unavailable, for at most the lease (DefaultLease without one): after
-// that other hosts may judge the execution anyway. A finish whose first
-// try reached the server but whose answer was lost is refused on retry
-// with the record already holding this result: that is success.
+// is unavailable, for the lease or DefaultLease, whichever is longer: a
+// partition that outlasts the lease still ends in time for the result to
+// be kept — recorded, or kept as Late on the record when another host
+// judged the execution meanwhile. A finish whose first try reached the
+// server but whose answer was lost is refused on retry with the record
+// already holding this result: that is success.
 func (s *Store) FinishRetrying(id string, status ledger.Status, exitCode *int, errMsg string) (ledger.Record, error) {
-	limit := s.opts.Lease
-	if limit <= 0 {
-		limit = DefaultLease
-	}
+	limit := max(s.opts.Lease, DefaultLease)
 	deadline := time.Now().Add(limit)
 	backoff := 100 * time.Millisecond
 	retried := false
