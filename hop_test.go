@@ -78,7 +78,7 @@ func TestPostgresHandOff(t *testing.T) {
 	// the caller that set it, as on a file store.
 	if _, err := exec.LookPath("setpriv"); err == nil {
 		dir := t.TempDir()
-		parent := exec.Command("sh", "-c", `setpriv --pdeathsig KILL "$0" --ledger "$1" run pdeath -- sh -c 'touch "$2"; exec sleep 60' sh "$2" & echo $! >"$3"; wait`,
+		parent := exec.Command("sh", "-c", `setpriv --pdeathsig KILL "$0" --ledger "$1" run pdeath -- sh -c 'touch "$1"; exec sleep 60' sh "$2" & echo $! >"$3"; wait`,
 			renamed, url, filepath.Join(dir, "started"), filepath.Join(dir, "pid"))
 		if err := parent.Start(); err != nil {
 			t.Fatal(err)
