@@ -451,3 +451,92 @@ func jsonField(line, key string) string {
 	j := strings.IndexAny(rest, ",}")
 	return rest[:j]
 }
+
+// TestLedgerPostgresPartitionFences is issue #21's first report: host A
+// runs an --exclusive job and is cut off from the database (its relay
+// frozen: its connections hang, everyone else's answer). A cannot renew
+// its lease and stops its payload before the lease runs out; only then may
+// host B's --exclusive run recover A's execution (unknown) and start. The
+// payloads' flock and the times they wrote say that they never overlapped.
+// Once the partition heals, A's late result is kept on its record.
+func TestLedgerPostgresPartitionFences(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t)
+	srv := sharedPostgres(t)
+	db, err := srv.CreateDBName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdir, err := os.MkdirTemp("", "relay-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(rdir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(rdir) })
+	r := newRelay(t, rdir, filepath.Join(srv.SocketDir, ".s.PGSQL.5432"))
+	viaRelay := "postgres:///" + db + "?host=" + rdir + "&user=" + pgtest.Superuser + "&connect_timeout=1&statement_timeout=1500"
+	direct := "postgres:///" + db + "?host=" + srv.SocketDir + "&user=" + pgtest.Superuser
+	payload := func(who string) string {
+		return `flock -n -E 99 "$OUT/alive.lock" sh -c 'trap "date +%s.%N >\"$OUT/` + who + `.end\"; exit 143" TERM
+			date +%s.%N >"$OUT/` + who + `.start"; echo "$TETHER_EXECUTION" >"$OUT/` + who + `.id"; sleep 60 & wait'`
+	}
+	a := f.host("pa", `ledger run excl --exclusive --lease 3s --grace 300ms -- `+payload("a")+`; echo $? >"$OUT/a.rc"`)
+	a.Env = append(a.Env, "TETHER_LEDGER="+viaRelay)
+	var aSaid bytes.Buffer
+	a.Stdout, a.Stderr = &aSaid, &aSaid
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	aID := waitFile(t, filepath.Join(f.dir, "a.id"))
+	r.freeze()
+	frozen := time.Now()
+
+	// B tries until its exclusive claim gets through: refused (125) while
+	// A's lease runs, then it recovers A and runs.
+	var bCode int
+	for deadline := time.Now().Add(fleetLimit); ; time.Sleep(100 * time.Millisecond) {
+		c := f.host("pb", `ledger run excl --exclusive --lease 3s --grace 300ms -- `+
+			`flock -n -E 99 "$OUT/alive.lock" sh -c 'date +%s.%N >"$OUT/b.start"; echo "$TETHER_EXECUTION" >"$OUT/b.id"'`)
+		c.Env = append(c.Env, "TETHER_LEDGER="+direct)
+		out, err := c.CombinedOutput()
+		bCode = c.ProcessState.ExitCode()
+		if err == nil || bCode != 125 {
+			if bCode != 0 {
+				t.Fatalf("host B: ledger run = %d (%v): %s; want 0, or 125 while A's lease runs", bCode, err, out)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host B still refused %v after the partition: %s", fleetLimit, out)
+		}
+	}
+	t.Logf("B ran %v after A was cut off", time.Since(frozen).Round(time.Millisecond))
+	aEnd, bStart := readTimes(filepath.Join(f.dir, "a.end")), readTimes(filepath.Join(f.dir, "b.start"))
+	if len(aEnd) != 1 || len(bStart) != 1 {
+		t.Fatalf("A's payload ended at %v, B's started at %v; want A stopped (TERM) before B started", aEnd, bStart)
+	}
+	if aEnd[0] >= bStart[0] {
+		t.Errorf("A's payload ended at %.3f, after B's started at %.3f: two runs of an --exclusive job at once", aEnd[0], bStart[0])
+	}
+
+	// The partition heals: A records its result, refused as late.
+	r.thaw()
+	if rc := waitFile(t, filepath.Join(f.dir, "a.rc")); rc != "143" {
+		t.Errorf("host A: ledger run = %s; want 143 (its payload stopped by TERM)", rc)
+	}
+	a.Wait()
+	c := f.host("auditor", "exec ledger show "+aID+" --json")
+	c.Env = append(c.Env, "TETHER_LEDGER="+direct)
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("ledger show %s: %v", aID, err)
+	}
+	rec := string(out)
+	if jsonField(rec, "status") != "unknown" || !strings.Contains(jsonField(rec, "late"), `"status":"failed"`) {
+		t.Errorf("A's record = %s; want unknown (recovered by B) with A's result kept as late (failed)", rec)
+	}
+	if !strings.Contains(aSaid.String(), "stopping its command before the lease runs out") {
+		t.Errorf("host A said %q; want it to say it stopped its command before the lease ran out", aSaid.String())
+	}
+}
