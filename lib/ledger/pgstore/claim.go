@@ -109,9 +109,9 @@ func (s *Store) settleClaim(job string, o ledger.ClaimOptions, lost error) error
 	for {
 		committed, err := s.settleOnce(job, o, deadline)
 		if err == nil {
-			what := "it was never committed: nothing was claimed"
+			what := "it was never committed, and execution " + o.ID + " is recorded failed in its place (the slot may be retried)"
 			if committed {
-				what = "it had been committed: execution " + o.ID + " is now failed"
+				what = "it had been committed, and execution " + o.ID + " is now failed (the slot may be retried)"
 			}
 			return fmt.Errorf("cannot claim %s: %w; its outcome is settled: %s", job, lost, what)
 		}
@@ -156,6 +156,11 @@ func (s *Store) settleOnce(job string, o ledger.ClaimOptions, deadline time.Time
 	err = conn.QueryRow(ctx, settleFailed, args...).Scan(&inserted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return true, nil // committed, and ended since (recovered): terminal either way
+	}
+	if missingSchema(err) {
+		// No table, no claim; and one that reaches the server late is
+		// never committed, as its COMMIT is never sent.
+		return false, nil
 	}
 	if err != nil {
 		return false, s.wrap(err)
