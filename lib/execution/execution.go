@@ -36,6 +36,11 @@ type Options struct {
 	// PIDNamespace runs the payload as init of a new PID namespace, so that
 	// nothing it starts outlives it, even a SIGKILL of the tool (root only).
 	PIDNamespace bool
+	// Fence, when done, stops the payload (its process group: TERM, Grace,
+	// KILL) and ends the execution failed: the runner could not renew its
+	// lease, and must be rid of the payload before the lease runs out and
+	// another host may judge it gone. nil: never.
+	Fence context.Context
 	// Signals is a channel registered by CatchSignals before the execution
 	// was claimed or adopted; nil lets the runner register its own.
 	Signals chan os.Signal
@@ -83,7 +88,11 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	// goes on in its goroutine after Run returned.
 	var recorded, tried atomic.Bool
 	recorded.Store(o.Claim == nil)
-	res, err := runner.Run(context.Background(), runner.Options{
+	fence := o.Fence
+	if fence == nil {
+		fence = context.Background()
+	}
+	res, err := runner.Run(fence, runner.Options{
 		Argv:         o.Argv,
 		Grace:        o.Grace,
 		Deadline:     o.Deadline,
@@ -129,6 +138,9 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	switch {
 	case res.DeadlineHit:
 		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", o.Deadline)
+		warn("%s: %s", id, msg)
+	case res.Canceled:
+		status, msg = ledger.Failed, "its lease could not be renewed; stopped before it ran out"
 		warn("%s: %s", id, msg)
 	case res.Signaled:
 		status, msg = ledger.Failed, fmt.Sprintf("killed by signal %s", spec.SignalName(res.Status.Signal()))
