@@ -83,6 +83,24 @@ type Tool struct {
 	// predictor:"NAME" when the tool is run by a shell's completion
 	// (see Parse).
 	Predictors map[string]complete.Predictor
+
+	// RunsCommand reports whether a command line asks the tool to run a
+	// command: a runner (ledger run, ledger spawn, adopt, reap, watchpid
+	// … CMD). A runner's usage error exits 125 (spec.ExitNotRun), as
+	// timeout's, env's and nice's do, so that a caller can tell it from
+	// the command's own exit 2; every other usage error is 2. ctx is what
+	// kong parsed before it failed (nil before any word), args the whole
+	// command line. Nil: never a runner.
+	RunsCommand func(ctx *kong.Context, args []string) bool
+}
+
+// UsageCode is the exit code of a usage error in the command line args:
+// 125 when it asked to run a command (see RunsCommand), else 2.
+func (t *Tool) UsageCode(ctx *kong.Context, args []string) int {
+	if t.RunsCommand != nil && t.RunsCommand(ctx, args) {
+		return spec.ExitNotRun
+	}
+	return spec.ExitUsage
 }
 
 // New returns a Tool writing to the process's stdout, through an *Output
@@ -131,8 +149,8 @@ func Completing() bool { return os.Getenv("COMP_LINE") != "" }
 
 // Parse parses args into grammar. done reports that the caller should return
 // code at once: --help and --version were served (0), or the arguments did
-// not parse (2, after one line on stderr). Usage errors are always 2, never
-// kong's default 80. When Completing, Parse prints the completions of
+// not parse (2, or 125 for a runner, after one line on stderr: see
+// RunsCommand), never kong's default 80. When Completing, Parse prints the completions of
 // $COMP_LINE, one a line, and returns done with 0.
 func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *kong.Context, code int, done bool) {
 	// Answering a lone --version before building kong's model saves a
@@ -151,7 +169,7 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 			ctx, done = nil, true
 			code = ep.code
 			if code != 0 {
-				code = spec.ExitUsage
+				code = t.UsageCode(nil, args)
 			}
 			// --help or --version was served: was it written?
 			code = t.Done(code)
@@ -173,13 +191,104 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 	}
 	ctx, err = parser.Parse(args)
 	if err != nil {
-		t.Warnf("%v", err)
+		var pe *kong.ParseError
+		var partial *kong.Context
+		if errors.As(err, &pe) {
+			partial = pe.Context
+		}
+		t.Warnf("%v", unknownCommand(parser, partial, err))
 		if errors.Is(err, ErrOutput) {
 			return nil, spec.ExitSystem, true // --help could not be written
 		}
-		return nil, spec.Code(err, spec.ExitUsage), true
+		var ee *spec.ExitError
+		if errors.As(err, &ee) {
+			return nil, ee.Code, true
+		}
+		return nil, t.UsageCode(partial, args), true
 	}
 	return ctx, 0, false
+}
+
+// unknownCommand words kong's "unexpected argument X" where a subcommand
+// was wanted as "unknown command "X"", with the commands to choose from:
+// what a user who mistyped one needs to read.
+func unknownCommand(parser *kong.Kong, ctx *kong.Context, err error) error {
+	const prefix = "unexpected argument "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	node := parser.Model.Node
+	if ctx != nil {
+		if sel := ctx.Selected(); sel != nil {
+			node = sel
+		}
+	}
+	if len(node.Positional) > 0 {
+		return err
+	}
+	var names []string
+	for _, c := range node.Children {
+		if c.Type == kong.CommandNode && !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	if len(names) == 0 {
+		return err
+	}
+	word, hint, _ := strings.Cut(strings.TrimPrefix(msg, prefix), ", ")
+	if hint != "" {
+		hint = " (" + hint + ")"
+	}
+	return fmt.Errorf("unknown command %q%s; the commands are %s", word, hint, strings.Join(names, ", "))
+}
+
+// FirstWord is the first argument of args that is neither a flag of
+// parser's top level nor such a flag's value: the subcommand a command
+// line names, or "" when there is none.
+func FirstWord(parser *kong.Kong, args []string) string {
+	if words, _ := Words(parser, args); len(words) > 0 {
+		return words[0]
+	}
+	return ""
+}
+
+// Words are the arguments of args before a first "--" that are neither
+// flags of parser's top level nor such flags' values; dashdash reports
+// whether there was a "--". A tool reads from them whether a command line
+// that did not parse asked it to run a command.
+func Words(parser *kong.Kong, args []string) (words []string, dashdash bool) {
+	takesValue := map[string]bool{}
+	for _, f := range parser.Model.Flags {
+		v := !f.IsBool() && !f.IsCounter()
+		takesValue["--"+f.Name] = v
+		if f.Short != 0 {
+			takesValue["-"+string(f.Short)] = v
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return words, true
+		case strings.HasPrefix(a, "-") && a != "-":
+			if !strings.Contains(a, "=") && takesValue[a] {
+				i++
+			}
+		default:
+			words = append(words, a)
+		}
+	}
+	return words, false
+}
+
+// CommandArgv strips the leading "--" kong leaves in a passthrough
+// argument (arg:"" passthrough:"partial"): the command a runner runs.
+func CommandArgv(cmd []string) []string {
+	if len(cmd) > 0 && cmd[0] == "--" {
+		return cmd[1:]
+	}
+	return cmd
 }
 
 // SplitCommand splits args at the first "--": the tool's own arguments

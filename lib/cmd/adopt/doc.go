@@ -22,6 +22,7 @@
 // # Arguments
 //
 //   - <ID>: The fenced execution to adopt.
+//   - <CMD> ...: The command and its arguments: from the first argument after ID that is not one of adopt's flags (or after --) on, everything is CMD's.
 //
 // # Options
 //

@@ -55,7 +55,7 @@
 //   - -h, --help: Show context-sensitive help.
 //   - --ledger=DIR|URL: Store directory, or a postgres:// URL naming a PostgreSQL database (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger).
 //   - --json: Print records as JSON, one object per line; every key present, null when unknown.
-//   - --lock-timeout=D: Give up (exit 3, nothing changed) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder.
+//   - --lock-timeout=D: Give up (exit 3, nothing changed; under run and spawn 125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder.
 //   - --version: Print the version and exit.
 //
 // # Commands
@@ -289,7 +289,7 @@
 // Arguments of run:
 //
 //   - <job>: Job name: 1-128 of [A-Za-z0-9._:@-].
-//   - <CMD> ...: -- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value.
+//   - <CMD> ...: -- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value.
 //
 // Options of run:
 //
@@ -330,7 +330,7 @@
 // Arguments of spawn:
 //
 //   - <job>: Job name: 1-128 of [A-Za-z0-9._:@-].
-//   - <CMD> ...: -- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value.
+//   - <CMD> ...: -- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value.
 //
 // Options of spawn:
 //

@@ -19,7 +19,7 @@ import (
 // [--grace D] -- CMD...`: the cron one-liner.
 //
 // Everything before CMD is ledger's: an argument there that starts with "-"
-// is a flag, and an unknown one is a usage error (2) before anything is
+// is a flag, and an unknown one is a usage error (125) before anything is
 // recorded or run, never the command (a typo such as --dedline must not
 // spend the slot). "--" may be omitted: CMD then starts at the first
 // argument after JOB that is neither a flag nor a flag's value, and
@@ -30,7 +30,7 @@ type runCmd struct {
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
 	Lease    cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: this run's lease, renewed every D/3 on the server's clock while it runs; recover on another host judges it gone only once the lease ran out (the file store judges by PID)."`
 	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles)."`
-	Cmd      []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
+	Cmd      []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
 
 // exitStatus is a runner's exit code that needs no message: the command
@@ -50,13 +50,18 @@ func commandArgv(cmd []string) ([]string, error) {
 	return cmd, nil
 }
 
-func (c *runCmd) Run(e *env) error {
+func (c *runCmd) Run(e *env) (err error) {
+	defer func() { err = asRunner(err) }()
 	argv, err := commandArgv(c.Cmd)
 	if err != nil {
 		return err
 	}
 	if err := ledger.ValidJob(c.Job); err != nil {
 		return err
+	}
+	if e.g.JSON {
+		// CMD's output is run's: a record printed there would mix with it.
+		return spec.Errorf(spec.ExitUsage, "--json: ledger run prints no record (the output is CMD's); read it with ledger latest %s --json", c.Job)
 	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
@@ -88,14 +93,25 @@ func (c *runCmd) Run(e *env) error {
 }
 
 // notRun gives err the exit code of a runner that did not start its
-// command: 125, or 2 for bad input.
+// command: 125.
 func notRun(err error) error {
 	code := exitCode(err)
-	if code != spec.ExitUsage && !errors.Is(err, ledger.ErrUnavailable) {
+	if !errors.Is(err, ledger.ErrUnavailable) {
 		// (A database that cannot be reached is 3, as SPEC §2a says.)
 		code = spec.ExitNotRun
 	}
 	return &spec.ExitError{Code: code, Err: err}
+}
+
+// asRunner gives a runner's usage error, bad input included, the exit
+// code of a command that tether did not run: 125, as timeout and env do,
+// so that a cron line can tell it from the command's own 2.
+func asRunner(err error) error {
+	var status exitStatus
+	if err == nil || errors.As(err, &status) || exitCode(err) != spec.ExitUsage {
+		return err
+	}
+	return &spec.ExitError{Code: spec.ExitNotRun, Err: err}
 }
 
 // claimAsSelf opens the store and claims job with this process as owner:

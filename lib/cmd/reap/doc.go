@@ -19,7 +19,7 @@
 //
 // # Arguments
 //
-//   - <CMD> ...: The command to run and its arguments, after --.
+//   - <CMD> ...: The command and its arguments: from the first argument that is not one of reap's flags (or after --) on, everything is CMD's.
 //
 // # Options
 //

@@ -55,7 +55,8 @@
 //
 // # Arguments
 //
-//   - <TARGET> ...: PID or PID@START.
+//   - <TARGET>: PID or PID@START, one or more.
+//   - <CMD> ...: Run CMD while the targets live: from the first argument that is neither a flag nor a TARGET (or after --) on, everything is CMD's.
 //
 // # Options
 //
