@@ -32,7 +32,7 @@ type grammar struct {
 	Timeout string       `placeholder:"D" help:"Give up after D and exit 124 (Go duration or seconds); with CMD, stop CMD first."`
 	Any     bool         `help:"Done when any target is gone, not all."`
 	Grace   cli.Duration `default:"5s" placeholder:"D" help:"With CMD: wait at most D after TERM before KILL."`
-	Quiet   bool         `short:"q" help:"Print nothing on success."`
+	Quiet   bool         `short:"q" help:"Print nothing but errors: the exit status says gone (0) or timed out (124), as in a loop that waits one idle period at a time."`
 	Parent  bool         `help:"Watch the caller's parent process."`
 	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist or is a thread)."`
 	Status  bool         `help:"Exit with TARGET's own status once it is gone (N, or 128+SIG); 193 when the kernel cannot tell."`
@@ -268,7 +268,9 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 			running = append(running, targets[idx[i]].label())
 		}
 	}
-	t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
+	if !g.Quiet {
+		t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
+	}
 	return spec.ExitDeadline
 }
 
@@ -473,7 +475,9 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 	}
 	switch {
 	case r.timeout:
-		t.Warnf("timed out after %v; stopped %s", timeout, name)
+		if !g.Quiet {
+			t.Warnf("timed out after %v; stopped %s", timeout, name)
+		}
 		return spec.ExitDeadline
 	case r.sig != 0:
 		return spec.SignalExit(r.sig)
