@@ -75,7 +75,6 @@ func TestLedgerPostgresGrants(t *testing.T) {
 	if out, code := ledger(srv.DSNAs(made, "tether_none"), "claim", "j"); code != 3 {
 		t.Errorf("with no grants: ledger claim j: exit %d: %s; want 3", code, out)
 	}
-	psql(made, `GRANT USAGE ON SCHEMA tether TO tether_jobs;
-		GRANT SELECT, INSERT, UPDATE, DELETE ON tether.executions, tether.schema_version TO tether_jobs`)
+	psql(made, readmeSQL(t)) // the README's grants, as written
 	everything(made, "tether_jobs")
 }
