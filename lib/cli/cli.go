@@ -10,12 +10,17 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -182,6 +187,9 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 		return nil, spec.ExitSystem, true
 	}
 	if Completing() {
+		if t.completeCommand(parser) {
+			return nil, t.Done(0), true
+		}
 		// Completion errors go nowhere: stderr would garble the
 		// user's prompt.
 		kongplete.Complete(parser,
@@ -196,7 +204,7 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 		if errors.As(err, &pe) {
 			partial = pe.Context
 		}
-		t.Warnf("%v", unknownCommand(parser, partial, err))
+		t.Warnf("%v", unknownValue(unknownCommand(parser, partial, err)))
 		if errors.Is(err, ErrOutput) {
 			return nil, spec.ExitSystem, true // --help could not be written
 		}
@@ -243,12 +251,78 @@ func unknownCommand(parser *kong.Kong, ctx *kong.Context, err error) error {
 	return fmt.Errorf("unknown command %q%s; the commands are %s", word, hint, strings.Join(names, ", "))
 }
 
-// FirstWord is the first argument of args that is neither a flag of
-// parser's top level nor such a flag's value: the subcommand a command
-// line names, or "" when there is none.
-func FirstWord(parser *kong.Kong, args []string) string {
-	if words, _ := Words(parser, args); len(words) > 0 {
-		return words[0]
+// completeCommand completes a runner's CMD after "--" as bash completes
+// one after sudo or timeout: the command's name from the executables on
+// PATH, then nothing of the tool's own (the shell's default, file names,
+// takes over). It reports whether the line was one.
+func (t *Tool) completeCommand(parser *kong.Kong) bool {
+	line := os.Getenv("COMP_LINE")
+	if p, err := strconv.Atoi(os.Getenv("COMP_POINT")); err == nil && p >= 0 && p <= len(line) {
+		line = line[:p]
+	}
+	words := strings.Fields(line)
+	current := ""
+	if len(words) > 0 && !strings.HasSuffix(line, " ") {
+		current, words = words[len(words)-1], words[:len(words)-1]
+	}
+	if len(words) == 0 {
+		return false
+	}
+	args := words[1:] // words[0] is the tool
+	dash := slices.Index(args, "--")
+	if dash < 0 || t.RunsCommand == nil || !t.RunsCommand(&kong.Context{Kong: parser}, args) {
+		return false
+	}
+	if dash != len(args)-1 || strings.Contains(current, "/") {
+		return true // CMD's arguments, or a path: the shell's file names
+	}
+	seen := map[string]bool{}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		entries, _ := os.ReadDir(cmp.Or(dir, "."))
+		for _, e := range entries {
+			name := e.Name()
+			if seen[name] || !strings.HasPrefix(name, current) {
+				continue
+			}
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				seen[name] = true
+				fmt.Fprintln(t.Stdout, name)
+			}
+		}
+	}
+	return true
+}
+
+// kongEnum is kong's message for a value outside a flag's enum.
+var kongEnum = regexp.MustCompile(`^--(\S+) must be one of ((?:"[^"]*",?)+) but got (".*")$`)
+
+// unknownValue words kong's "--status must be one of "a","b" but got "c""
+// as tether words a bad value everywhere else: unknown status "c" (want
+// a or b).
+func unknownValue(err error) error {
+	m := kongEnum.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	values := strings.Split(strings.Trim(m[2], `"`), `","`)
+	want := values[len(values)-1]
+	if len(values) > 1 {
+		want = strings.Join(values[:len(values)-1], ", ") + " or " + want
+	}
+	return fmt.Errorf("unknown %s %s (want %s)", m[1], m[3], want)
+}
+
+// Subcommand is the subcommand a command line names: the first of its
+// Words that is the name of one of parser's commands (a mistyped flag's
+// value before it is passed over), or "" when there is none.
+func Subcommand(parser *kong.Kong, args []string) string {
+	words, _ := Words(parser, args)
+	for _, w := range words {
+		for _, c := range parser.Model.Children {
+			if c.Type == kong.CommandNode && c.Name == w {
+				return w
+			}
+		}
 	}
 	return ""
 }

@@ -81,7 +81,7 @@ func Main(args []string) int {
 func newTool() *cli.Tool {
 	t := cli.New("ledger", description)
 	t.RunsCommand = func(ctx *kong.Context, args []string) bool {
-		return ctx != nil && runners[cli.FirstWord(ctx.Kong, args)]
+		return ctx != nil && runners[cli.Subcommand(ctx.Kong, args)]
 	}
 	return t
 }
