@@ -144,8 +144,19 @@ func ledgerScripts(t *testing.T, dir string) []string {
 // database of it as its store.
 func runScripts(t *testing.T, noShortcuts string, pgSrv *pgtest.Server) {
 	const dir = "testdata/scripts"
-	p := testscript.Params{
-		Dir:                 dir,
+	p := scenarioParams(noShortcuts, pgSrv)
+	p.Dir = dir
+	if pgSrv != nil {
+		p.Dir, p.Files = "", ledgerScripts(t, dir)
+	}
+	testscript.Run(t, p)
+}
+
+// scenarioParams are the testscript parameters of every scenario: the
+// custom commands, the conditions, and a private store (a fresh database
+// of pgSrv when given).
+func scenarioParams(noShortcuts string, pgSrv *pgtest.Server) testscript.Params {
+	return testscript.Params{
 		Cmds:                scripttest.Cmds(),
 		RequireExplicitExec: true,
 		Condition: func(cond string) (bool, error) {
@@ -179,8 +190,4 @@ func runScripts(t *testing.T, noShortcuts string, pgSrv *pgtest.Server) {
 			return os.MkdirAll(env.WorkDir+"/home", 0o700)
 		},
 	}
-	if pgSrv != nil {
-		p.Dir, p.Files = "", ledgerScripts(t, dir)
-	}
-	testscript.Run(t, p)
 }

@@ -10,12 +10,17 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -83,6 +88,24 @@ type Tool struct {
 	// predictor:"NAME" when the tool is run by a shell's completion
 	// (see Parse).
 	Predictors map[string]complete.Predictor
+
+	// RunsCommand reports whether a command line asks the tool to run a
+	// command: a runner (ledger run, ledger spawn, adopt, reap, watchpid
+	// … CMD). A runner's usage error exits 125 (spec.ExitNotRun), as
+	// timeout's, env's and nice's do, so that a caller can tell it from
+	// the command's own exit 2; every other usage error is 2. ctx is what
+	// kong parsed before it failed (nil before any word), args the whole
+	// command line. Nil: never a runner.
+	RunsCommand func(ctx *kong.Context, args []string) bool
+}
+
+// UsageCode is the exit code of a usage error in the command line args:
+// 125 when it asked to run a command (see RunsCommand), else 2.
+func (t *Tool) UsageCode(ctx *kong.Context, args []string) int {
+	if t.RunsCommand != nil && t.RunsCommand(ctx, args) {
+		return spec.ExitNotRun
+	}
+	return spec.ExitUsage
 }
 
 // New returns a Tool writing to the process's stdout, through an *Output
@@ -131,8 +154,8 @@ func Completing() bool { return os.Getenv("COMP_LINE") != "" }
 
 // Parse parses args into grammar. done reports that the caller should return
 // code at once: --help and --version were served (0), or the arguments did
-// not parse (2, after one line on stderr). Usage errors are always 2, never
-// kong's default 80. When Completing, Parse prints the completions of
+// not parse (2, or 125 for a runner, after one line on stderr: see
+// RunsCommand), never kong's default 80. When Completing, Parse prints the completions of
 // $COMP_LINE, one a line, and returns done with 0.
 func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *kong.Context, code int, done bool) {
 	// Answering a lone --version before building kong's model saves a
@@ -151,7 +174,7 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 			ctx, done = nil, true
 			code = ep.code
 			if code != 0 {
-				code = spec.ExitUsage
+				code = t.UsageCode(nil, args)
 			}
 			// --help or --version was served: was it written?
 			code = t.Done(code)
@@ -164,6 +187,9 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 		return nil, spec.ExitSystem, true
 	}
 	if Completing() {
+		if t.completeCommand(parser) {
+			return nil, t.Done(0), true
+		}
 		// Completion errors go nowhere: stderr would garble the
 		// user's prompt.
 		kongplete.Complete(parser,
@@ -173,13 +199,170 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 	}
 	ctx, err = parser.Parse(args)
 	if err != nil {
-		t.Warnf("%v", err)
+		var pe *kong.ParseError
+		var partial *kong.Context
+		if errors.As(err, &pe) {
+			partial = pe.Context
+		}
+		t.Warnf("%v", unknownValue(unknownCommand(parser, partial, err)))
 		if errors.Is(err, ErrOutput) {
 			return nil, spec.ExitSystem, true // --help could not be written
 		}
-		return nil, spec.Code(err, spec.ExitUsage), true
+		var ee *spec.ExitError
+		if errors.As(err, &ee) {
+			return nil, ee.Code, true
+		}
+		return nil, t.UsageCode(partial, args), true
 	}
 	return ctx, 0, false
+}
+
+// unknownCommand words kong's "unexpected argument X" where a subcommand
+// was wanted as "unknown command "X"", with the commands to choose from:
+// what a user who mistyped one needs to read.
+func unknownCommand(parser *kong.Kong, ctx *kong.Context, err error) error {
+	const prefix = "unexpected argument "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	node := parser.Model.Node
+	if ctx != nil {
+		if sel := ctx.Selected(); sel != nil {
+			node = sel
+		}
+	}
+	if len(node.Positional) > 0 {
+		return err
+	}
+	var names []string
+	for _, c := range node.Children {
+		if c.Type == kong.CommandNode && !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	if len(names) == 0 {
+		return err
+	}
+	word, hint, _ := strings.Cut(strings.TrimPrefix(msg, prefix), ", ")
+	if hint != "" {
+		hint = " (" + hint + ")"
+	}
+	return fmt.Errorf("unknown command %q%s; the commands are %s", word, hint, strings.Join(names, ", "))
+}
+
+// completeCommand completes a runner's CMD after "--" as bash completes
+// one after sudo or timeout: the command's name from the executables on
+// PATH, then nothing of the tool's own (the shell's default, file names,
+// takes over). It reports whether the line was one.
+func (t *Tool) completeCommand(parser *kong.Kong) bool {
+	line := os.Getenv("COMP_LINE")
+	if p, err := strconv.Atoi(os.Getenv("COMP_POINT")); err == nil && p >= 0 && p <= len(line) {
+		line = line[:p]
+	}
+	words := strings.Fields(line)
+	current := ""
+	if len(words) > 0 && !strings.HasSuffix(line, " ") {
+		current, words = words[len(words)-1], words[:len(words)-1]
+	}
+	if len(words) == 0 {
+		return false
+	}
+	args := words[1:] // words[0] is the tool
+	dash := slices.Index(args, "--")
+	if dash < 0 || t.RunsCommand == nil || !t.RunsCommand(&kong.Context{Kong: parser}, args) {
+		return false
+	}
+	if dash != len(args)-1 || strings.Contains(current, "/") {
+		return true // CMD's arguments, or a path: the shell's file names
+	}
+	seen := map[string]bool{}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		entries, _ := os.ReadDir(cmp.Or(dir, "."))
+		for _, e := range entries {
+			name := e.Name()
+			if seen[name] || !strings.HasPrefix(name, current) {
+				continue
+			}
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				seen[name] = true
+				fmt.Fprintln(t.Stdout, name)
+			}
+		}
+	}
+	return true
+}
+
+// kongEnum is kong's message for a value outside a flag's enum.
+var kongEnum = regexp.MustCompile(`^--(\S+) must be one of ((?:"[^"]*",?)+) but got (".*")$`)
+
+// unknownValue words kong's "--status must be one of "a","b" but got "c""
+// as tether words a bad value everywhere else: unknown status "c" (want
+// a or b).
+func unknownValue(err error) error {
+	m := kongEnum.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	values := strings.Split(strings.Trim(m[2], `"`), `","`)
+	want := values[len(values)-1]
+	if len(values) > 1 {
+		want = strings.Join(values[:len(values)-1], ", ") + " or " + want
+	}
+	return fmt.Errorf("unknown %s %s (want %s)", m[1], m[3], want)
+}
+
+// Subcommand is the subcommand a command line names: the first of its
+// Words that is the name of one of parser's commands (a mistyped flag's
+// value before it is passed over), or "" when there is none.
+func Subcommand(parser *kong.Kong, args []string) string {
+	words, _ := Words(parser, args)
+	for _, w := range words {
+		for _, c := range parser.Model.Children {
+			if c.Type == kong.CommandNode && c.Name == w {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// Words are the arguments of args before a first "--" that are neither
+// flags of parser's top level nor such flags' values; dashdash reports
+// whether there was a "--". A tool reads from them whether a command line
+// that did not parse asked it to run a command.
+func Words(parser *kong.Kong, args []string) (words []string, dashdash bool) {
+	takesValue := map[string]bool{}
+	for _, f := range parser.Model.Flags {
+		v := !f.IsBool() && !f.IsCounter()
+		takesValue["--"+f.Name] = v
+		if f.Short != 0 {
+			takesValue["-"+string(f.Short)] = v
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return words, true
+		case strings.HasPrefix(a, "-") && a != "-":
+			if !strings.Contains(a, "=") && takesValue[a] {
+				i++
+			}
+		default:
+			words = append(words, a)
+		}
+	}
+	return words, false
+}
+
+// CommandArgv strips the leading "--" kong leaves in a passthrough
+// argument (arg:"" passthrough:"partial"): the command a runner runs.
+func CommandArgv(cmd []string) []string {
+	if len(cmd) > 0 && cmd[0] == "--" {
+		return cmd[1:]
+	}
+	return cmd
 }
 
 // SplitCommand splits args at the first "--": the tool's own arguments

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/spec"
 )
@@ -60,3 +64,57 @@ type stringsBuilder struct{ b []byte }
 
 func (s *stringsBuilder) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
 func (s *stringsBuilder) String() string              { return string(s.b) }
+
+// TestRunnerUsage: a runner's usage error is 125, everything else's 2;
+// Subcommand finds the subcommand past flags and a mistyped flag's value.
+func TestRunnerUsage(t *testing.T) {
+	type run struct {
+		Grace string   `placeholder:"D"`
+		Cmd   []string `arg:"" optional:"" passthrough:"partial"`
+	}
+	type g struct {
+		Ledger string `placeholder:"DIR"`
+		JSON   bool
+		Run    run      `cmd:""`
+		List   struct{} `cmd:""`
+	}
+	tool := func() (*Tool, *stringsBuilder) {
+		var errOut stringsBuilder
+		tl := &Tool{Name: "t", Stdout: &stringsBuilder{}, Stderr: &errOut}
+		tl.RunsCommand = func(ctx *kong.Context, args []string) bool {
+			return ctx != nil && Subcommand(ctx.Kong, args) == "run"
+		}
+		return tl, &errOut
+	}
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"run", "--gace", "1s", "--", "true"}, spec.ExitNotRun, `t: unknown flag --gace, did you mean "--grace"?`},
+		{[]string{"--ledger", "run", "list", "--bogus"}, spec.ExitUsage, "t: unknown flag --bogus"},
+		{[]string{"--ledgr", "x", "run", "--bogus"}, spec.ExitNotRun, "t: unknown flag --ledgr"},
+		{[]string{"--json", "list", "x"}, spec.ExitUsage, `t: unexpected argument x`},
+		{[]string{"frobnicate"}, spec.ExitUsage, `t: unknown command "frobnicate"; the commands are run, list`},
+	}
+	for _, tt := range tests {
+		tl, errOut := tool()
+		var v g
+		_, code, done := tl.Parse(&v, tt.args)
+		if !done || code != tt.code || !strings.HasPrefix(errOut.String(), tt.msg) {
+			t.Errorf("Parse(%q) = %d, %v, %q; want %d, %q", tt.args, code, done, errOut.String(), tt.code, tt.msg)
+		}
+	}
+}
+
+func TestUnknownValue(t *testing.T) {
+	for in, want := range map[string]string{
+		`--status must be one of "completed","failed" but got "ok"`:     `unknown status "ok" (want completed or failed)`,
+		`--scope must be one of "auto","require","never" but got "x y"`: `unknown scope "x y" (want auto, require or never)`,
+		`unknown flag --x`: `unknown flag --x`,
+	} {
+		if got := unknownValue(errors.New(in)).Error(); got != want {
+			t.Errorf("unknownValue(%q) = %q; want %q", in, got, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tether-sh/tether/lib/proc"
@@ -63,8 +64,19 @@ func JudgeRecord(r Record, grace time.Duration, now time.Time, remote RemoteJudg
 	case uncertain:
 		return r, fmt.Sprintf("its owner %s cannot be judged (%s)", r.Owner, why)
 	}
-	MarkGone(&r, fmt.Sprintf("owner %s is gone (%s)", r.Owner, why), now)
+	MarkGone(&r, goneWhy(r.Owner, why), now)
 	return r, ""
+}
+
+// goneWhy words a dead owner's error without saying its PID twice: "owner
+// 12@34 on h is gone", or "... is gone (died with boot B)".
+func goneWhy(o Owner, why string) string {
+	gone := fmt.Sprintf("owner %s is gone", o)
+	switch why = strings.TrimPrefix(why, o.ID().String()+" "); why {
+	case "", "is gone":
+		return gone
+	}
+	return gone + " (" + why + ")"
 }
 
 // MarkGone ends a claimed or running execution whose owner is gone:

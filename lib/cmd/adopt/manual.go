@@ -12,7 +12,7 @@ import (
 var Page = manual.Page{
 	Name:     "adopt",
 	Summary:  "Take durable ownership of a fenced execution, then run its payload exactly once.",
-	Synopsis: []string{"[--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] ID -- CMD [ARGS...]"},
+	Synopsis: []string{"[--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] ID [--] CMD [ARGS...]"},
 	Body: `adopt is the external worker of a hand-off: it moves execution ID from
 claimed+fenced to running with itself as owner. Only once that is durable
 does it write the ack file (atomically, 0600) as
@@ -30,8 +30,8 @@ setsid adopt --ack-file /run/nightly.ack "$id" -- ./nightly.sh &`,
 	Exit: `CMD's status (128+N when it died of signal N); 125 when the adoption was
 refused or failed before CMD ran (CMD did not run, no ack was written),
 among other reasons where /proc belongs to another PID namespace, in
-which adopt cannot identify itself as owner; 126 when CMD is not
-executable; 127 when it is not found; 2 for bad usage.`,
+which adopt cannot identify itself as owner, or for bad usage (as
+timeout(1) does); 126 when CMD is not executable; 127 when it is not found.`,
 	SeeAlso: []string{"ledger(1)", "reap(1)"},
 }
 

@@ -22,6 +22,8 @@ func predictors() map[string]complete.Predictor {
 			_, ids := names(a, false)
 			return ids
 		}),
+		// list --status: every status a record can be in.
+		"status": complete.PredictSet(statuses()...),
 		// Executions that may still be claimed or running: what adopt,
 		// start, fence and finish can act on.
 		"active": complete.PredictFunc(func(a complete.Args) []string {
@@ -29,6 +31,15 @@ func predictors() map[string]complete.Predictor {
 			return ids
 		}),
 	}
+}
+
+// statuses are the statuses a record can be in, in their order of life.
+func statuses() []string {
+	var out []string
+	for _, s := range ledger.Statuses {
+		out = append(out, string(s))
+	}
+	return out
 }
 
 // names lists the store's jobs and ids; none when there is no store.

@@ -74,7 +74,7 @@
 //   - -h, --help: Show context-sensitive help.
 //   - --ledger=DIR|URL: Store directory, or a postgres:// URL naming a PostgreSQL database (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger).
 //   - --json: Print records as JSON, one object per line; every key present, null when unknown.
-//   - --lock-timeout=D: Give up (exit 3, nothing changed) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder.
+//   - --lock-timeout=D: Give up (exit 3, nothing changed; under run and spawn 125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder.
 //   - --version: Print the version and exit.
 //
 // # Commands
@@ -303,12 +303,13 @@
 // not run: the claim was refused (the instant was taken, --exclusive found
 // a live run), or the store could not be opened or written; 126 when CMD is
 // not executable; 127 when it is not found; 128+N when CMD died of signal N;
-// 2 for bad input (nothing recorded, nothing run).
+// 125 too for bad usage, as timeout(1) says (nothing recorded, nothing run),
+// so that it is never mistaken for CMD's own 2.
 //
 // Arguments of run:
 //
 //   - <job>: Job name: 1-128 of [A-Za-z0-9._:@-].
-//   - <CMD> ...: -- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value.
+//   - <CMD> ...: -- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value.
 //
 // Options of run:
 //
@@ -340,8 +341,9 @@
 //
 // Exit status: 0 when the worker took the execution; 125 when CMD will not
 // run (the claim was refused, adopt was not found, the worker did not take
-// it within --ack-timeout; the record ends failed); 3 when the worker took
-// it but its id could not be printed; 2 for bad input. With --wait: CMD's
+// it within --ack-timeout; the record ends failed), bad usage included
+// (nothing recorded); 3 when the worker took it but its id could not be
+// printed. With --wait: CMD's
 // recorded status (124, 126, 127 and 128+N as for run), 1 when it failed
 // without one, 125 when it ended abandoned (never started), 255 when it
 // ended unknown, 128+N when signal N ended the waiting.
@@ -349,7 +351,7 @@
 // Arguments of spawn:
 //
 //   - <job>: Job name: 1-128 of [A-Za-z0-9._:@-].
-//   - <CMD> ...: -- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value.
+//   - <CMD> ...: -- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value.
 //
 // Options of spawn:
 //
@@ -449,8 +451,9 @@
 // such execution; 2 bad input; 3 system error (permission, I/O, a corrupt or
 // unsafe store, the store's lock not free within --lock-timeout, output that
 // could not be written; claim, adopt and recover where /proc is another PID
-// namespace's). run and spawn exit with their command's status instead: see
-// their sections.
+// namespace's). run and spawn exit with their command's status instead, and
+// 125 when it did not run, a usage error of theirs included: see their
+// sections.
 //
 // # Examples
 //
@@ -468,7 +471,8 @@
 //	ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
 //
 //	# the same crontab line on two hosts, one database: each slot runs once
-//	ledger --ledger postgres:///jobs?host=/run/postgresql run report --instant $(( $(date +%s) / 300 * 300 )) -- report.sh
+//	# (rounded to the nearest slot, so a clock a second behind names the same one)
+//	ledger --ledger 'postgres:///jobs?host=/run/postgresql' run report --instant $(( ($(date +%s) + 150) / 300 * 300 )) -- report.sh
 //
 //	# in a crontab: cron's PATH and HOME are not yours
 //	PATH=/home/me/.local/bin:/usr/bin:/bin

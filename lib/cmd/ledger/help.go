@@ -106,7 +106,8 @@ Exit status: CMD's own; 124 when --deadline stopped it; 125 when CMD did
 not run: the claim was refused (the instant was taken, --exclusive found
 a live run), or the store could not be opened or written; 126 when CMD is
 not executable; 127 when it is not found; 128+N when CMD died of signal N;
-2 for bad input (nothing recorded, nothing run).`
+125 too for bad usage, as timeout(1) says (nothing recorded, nothing run),
+so that it is never mistaken for CMD's own 2.`
 }
 
 func (*spawnCmd) Help() string {
@@ -120,8 +121,9 @@ worker runs CMD once and finishes the record.
 
 Exit status: 0 when the worker took the execution; 125 when CMD will not
 run (the claim was refused, adopt was not found, the worker did not take
-it within --ack-timeout; the record ends failed); 3 when the worker took
-it but its id could not be printed; 2 for bad input. With --wait: CMD's
+it within --ack-timeout; the record ends failed), bad usage included
+(nothing recorded); 3 when the worker took it but its id could not be
+printed. With --wait: CMD's
 recorded status (124, 126, 127 and 128+N as for run), 1 when it failed
 without one, 125 when it ended abandoned (never started), 255 when it
 ended unknown, 128+N when signal N ended the waiting.`

@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
@@ -23,7 +25,7 @@ type grammar struct {
 	Ledger cli.Dir `name:"ledger" placeholder:"DIR|URL" help:"Store directory, or a postgres:// URL naming a PostgreSQL database (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
 	JSON   bool    `name:"json" help:"Print records as JSON, one object per line; every key present, null when unknown."`
 
-	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (exit 3, nothing changed) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder."`
+	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (exit 3, nothing changed; under run and spawn 125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder."`
 	cli.VersionFlag
 	commands
 }
@@ -80,9 +82,22 @@ func (e *env) location() (string, error) { return location.Resolve(string(e.g.Le
 
 // Main runs ledger with args (without the program name) and returns its exit code.
 func Main(args []string) int {
-	t := cli.New("ledger", description)
+	t := newTool()
 	return t.Done(run(t, args))
 }
+
+// newTool is ledger's cli.Tool: run's and spawn's usage errors exit 125.
+func newTool() *cli.Tool {
+	t := cli.New("ledger", description)
+	t.RunsCommand = func(ctx *kong.Context, args []string) bool {
+		return ctx != nil && runners[cli.Subcommand(ctx.Kong, args)]
+	}
+	return t
+}
+
+// runners are the subcommands that run a command: their usage errors
+// exit 125, not 2 (cli.Tool.RunsCommand).
+var runners = map[string]bool{"run": true, "spawn": true}
 
 func run(t *cli.Tool, args []string) int {
 	if cli.Completing() {

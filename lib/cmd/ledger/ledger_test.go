@@ -62,7 +62,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"show", id, "--field", "nope"}, 2, "unknown field"},
 		{[]string{"list", "--status", "nope"}, 2, "unknown status"},
 		{[]string{"recover", "--grace", "soon"}, 2, "invalid duration"},
-		{[]string{"bogus"}, 2, "unexpected argument"},
+		{[]string{"bogus"}, 2, `unknown command "bogus"; the commands are claim, `},
 		{[]string{}, 2, ""},
 	} {
 		code, _, stderr := runMain(append([]string{"--ledger", dir}, tc.args...)...)

@@ -91,7 +91,8 @@ ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- repo
 ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
 
 # the same crontab line on two hosts, one database: each slot runs once
-ledger --ledger postgres:///jobs?host=/run/postgresql run report --instant $(( $(date +%s) / 300 * 300 )) -- report.sh
+# (rounded to the nearest slot, so a clock a second behind names the same one)
+ledger --ledger 'postgres:///jobs?host=/run/postgresql' run report --instant $(( ($(date +%s) + 150) / 300 * 300 )) -- report.sh
 
 # in a crontab: cron's PATH and HOME are not yours
 PATH=/home/me/.local/bin:/usr/bin:/bin
@@ -101,8 +102,9 @@ TETHER_LEDGER=/home/me/.local/state/tether/ledger
 such execution; 2 bad input; 3 system error (permission, I/O, a corrupt or
 unsafe store, the store's lock not free within --lock-timeout, output that
 could not be written; claim, adopt and recover where /proc is another PID
-namespace's). run and spawn exit with their command's status instead: see
-their sections.`,
+namespace's). run and spawn exit with their command's status instead, and
+125 when it did not run, a usage error of theirs included: see their
+sections.`,
 	SeeAlso: []string{"adopt(1)", "reap(1)", "watchpid(1)", "stopbounded(1)", "flock(2)"},
 }
 

@@ -20,7 +20,7 @@ import (
 // [--grace D] -- CMD...`: the cron one-liner.
 //
 // Everything before CMD is ledger's: an argument there that starts with "-"
-// is a flag, and an unknown one is a usage error (2) before anything is
+// is a flag, and an unknown one is a usage error (125) before anything is
 // recorded or run, never the command (a typo such as --dedline must not
 // spend the slot). "--" may be omitted: CMD then starts at the first
 // argument after JOB that is neither a flag nor a flag's value, and
@@ -31,7 +31,7 @@ type runCmd struct {
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
 	Lease    cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: this run's lease, renewed on the server's clock while it runs; recover on another host judges it gone only once the lease ran out (the file store judges by PID). A run that cannot renew it stops CMD before it runs out; D must be at least 2 × (grace + 0.5s)."`
 	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles)."`
-	Cmd      []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
+	Cmd      []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
 
 // exitStatus is a runner's exit code that needs no message: the command
@@ -51,7 +51,8 @@ func commandArgv(cmd []string) ([]string, error) {
 	return cmd, nil
 }
 
-func (c *runCmd) Run(e *env) error {
+func (c *runCmd) Run(e *env) (err error) {
+	defer func() { err = asRunner(err) }()
 	argv, err := commandArgv(c.Cmd)
 	if err != nil {
 		return err
@@ -61,6 +62,10 @@ func (c *runCmd) Run(e *env) error {
 	}
 	if err := e.checkLease(c.Lease.D(), c.Grace.D()); err != nil {
 		return err
+	}
+	if e.g.JSON {
+		// CMD's output is run's: a record printed there would mix with it.
+		return spec.Errorf(spec.ExitUsage, "--json: ledger run prints no record (the output is CMD's); read it with ledger latest %s --json", c.Job)
 	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
@@ -120,6 +125,17 @@ func (e *env) checkLease(lease, grace time.Duration) error {
 		return spec.Errorf(spec.ExitUsage, "%s", strings.TrimPrefix(err.Error(), ledger.ErrBadInput.Error()+": "))
 	}
 	return nil
+}
+
+// asRunner gives a runner's usage error, bad input included, the exit
+// code of a command that tether did not run: 125, as timeout and env do,
+// so that a cron line can tell it from the command's own 2.
+func asRunner(err error) error {
+	var status exitStatus
+	if err == nil || errors.As(err, &status) || exitCode(err) != spec.ExitUsage {
+		return err
+	}
+	return &spec.ExitError{Code: spec.ExitNotRun, Err: err}
 }
 
 // claimAsSelf opens the store and claims job with this process as owner:

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/tether-sh/tether/lib/spec"
-
-	"github.com/tether-sh/tether/lib/cli"
 )
 
 // parseOnly parses args as run does when the fast path declines (kong)
@@ -18,7 +16,7 @@ import (
 // message on stderr.
 func parseOnly(args []string) (g grammar, ok bool, code int, stderr string) {
 	var errb bytes.Buffer
-	t := cli.New("ledger", description)
+	t := newTool()
 	t.Stdout, t.Stderr = io.Discard, &errb
 	_, code, done := t.Parse(&g, args)
 	if done {
@@ -48,8 +46,8 @@ func TestRunSpawnArgs(t *testing.T) {
 	}
 	for _, tc := range refused {
 		_, ok, code, stderr := parseOnly(tc.args)
-		if ok || code != spec.ExitUsage || stderr != "ledger: "+tc.msg+"\n" {
-			t.Errorf("parse(%q) = %v, %d, %q; want usage error 2 %q", tc.args, ok, code, stderr, tc.msg)
+		if ok || code != spec.ExitNotRun || stderr != "ledger: "+tc.msg+"\n" {
+			t.Errorf("parse(%q) = %v, %d, %q; want a runner's usage error 125 %q", tc.args, ok, code, stderr, tc.msg)
 		}
 	}
 

@@ -47,7 +47,7 @@ func (e *env) printOne(field string, argErr error, get func(ledger.Ledger) (ledg
 
 type listCmd struct {
 	Job    string `placeholder:"J" predictor:"job" help:"Only executions of this job."`
-	Status string `placeholder:"S" help:"Only executions in this status (claimed, running, completed, failed, unknown, abandoned)."`
+	Status string `placeholder:"S" predictor:"status" help:"Only executions in this status (claimed, running, completed, failed, unknown, abandoned)."`
 	Field  string `placeholder:"F" help:"Print only this field."`
 }
 

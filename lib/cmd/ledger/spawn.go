@@ -22,13 +22,14 @@ type spawnCmd struct {
 	Wait       bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
 	Log        string       `type:"path" placeholder:"F" help:"Append the worker's output to F (default: discard)."`
 	Lease      cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out."`
-	Cmd        []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (2); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
+	Cmd        []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
 
 // Run claims JOB with this process as owner and hands it off through
 // execution.Spawn, which holds the dispatcher's protocol; here are only
 // the flags, the output and the exit status.
-func (c *spawnCmd) Run(e *env) error {
+func (c *spawnCmd) Run(e *env) (err error) {
+	defer func() { err = asRunner(err) }()
 	argv, err := commandArgv(c.Cmd)
 	if err != nil {
 		return err

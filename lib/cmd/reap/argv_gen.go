@@ -48,7 +48,7 @@ var argvTables = &argv.Node[grammar, struct{}]{
 		}},
 	},
 	Positionals: []argv.Positional[grammar]{
-		{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
+		{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				g.Cmd = append(g.Cmd, v)
 				return true

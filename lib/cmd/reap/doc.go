@@ -4,7 +4,7 @@
 //
 // Synopsis:
 //
-//	reap [--grace D] [--deadline D] [--signal SIG] [--pidns] -- CMD [ARGS...]
+//	reap [--grace D] [--deadline D] [--signal SIG] [--pidns] [--] CMD [ARGS...]
 //
 // CMD runs in a new process group with reap as its child subreaper, so
 // descendants that double-fork or setsid away are re-parented to reap
@@ -19,7 +19,7 @@
 //
 // # Arguments
 //
-//   - <CMD> ...: The command to run and its arguments, after --.
+//   - <CMD> ...: The command and its arguments: from the first argument that is not one of reap's flags (or after --) on, everything is CMD's.
 //
 // # Options
 //
@@ -36,8 +36,8 @@
 // stopped it; 125 when reap failed before CMD started (among other reasons
 // where /proc belongs to another PID namespace, through which reap would
 // take other processes for CMD's leftovers) or when something survived
-// even KILL; 126 when CMD is not executable; 127 when it is not found;
-// 2 for bad usage.
+// even KILL, or for bad usage (as timeout(1) does); 126 when CMD is not
+// executable; 127 when it is not found.
 //
 // # Examples
 //

@@ -12,7 +12,7 @@ import (
 var Page = manual.Page{
 	Name:     "reap",
 	Summary:  "Run a command as a child subreaper and, when it ends, stop and reap everything it left behind.",
-	Synopsis: []string{"[--grace D] [--deadline D] [--signal SIG] [--pidns] -- CMD [ARGS...]"},
+	Synopsis: []string{"[--grace D] [--deadline D] [--signal SIG] [--pidns] [--] CMD [ARGS...]"},
 	Body: `CMD runs in a new process group with reap as its child subreaper, so
 descendants that double-fork or setsid away are re-parented to reap
 instead of init. TERM, INT, HUP, QUIT, USR1 and USR2 are forwarded to
@@ -33,8 +33,8 @@ reap --pidns -- ./supervisor.sh    # nothing survives, even a SIGKILL of reap
 stopped it; 125 when reap failed before CMD started (among other reasons
 where /proc belongs to another PID namespace, through which reap would
 take other processes for CMD's leftovers) or when something survived
-even KILL; 126 when CMD is not executable; 127 when it is not found;
-2 for bad usage.`,
+even KILL, or for bad usage (as timeout(1) does); 126 when CMD is not
+executable; 127 when it is not found.`,
 	SeeAlso: []string{"stopbounded(1)", "watchpid(1)", "ledger(1)", "prctl(2)"},
 }
 

@@ -3,6 +3,8 @@ package reap
 import (
 	"context"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -16,33 +18,28 @@ type grammar struct {
 	Deadline cli.Duration `default:"0" placeholder:"D" help:"Stop CMD's group once it has run D and exit 124 (default 0: no deadline)."`
 	Signal   cli.Signal   `default:"TERM" placeholder:"SIG" help:"First signal of every stop (name or number)."`
 	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even if reap is SIGKILLed (needs root; CMD gets only the signals it handles)."`
-	Cmd      []string     `arg:"" optional:"" name:"CMD" help:"The command to run and its arguments, after --."`
+	Cmd      []string     `arg:"" optional:"" passthrough:"partial" name:"CMD" help:"The command and its arguments: from the first argument that is not one of reap's flags (or after --) on, everything is CMD's."`
 }
 
 // Main runs reap with args (without the program name) and returns its exit code.
 func Main(args []string) int {
 	t := cli.New("reap", Page.Description())
-	// Everything after "--" is CMD, untouched; without "--" a command
-	// whose arguments look like no flag of reap's still works.
-	own, cmd, hasCmd := cli.SplitCommand(args)
+	// reap always runs a command: its usage errors are 125, as timeout's.
+	t.RunsCommand = func(*kong.Context, []string) bool { return true }
+	// CMD starts at "--" or at the first argument that is not a flag of
+	// reap's (or a flag's value): everything from there on is CMD's.
 	var g grammar
 	// kong's model is built only for what the generated parser leaves
 	// to it: help, errors, completion.
-	if _, ok := cli.FastParse(argvGrammar, &g, own); !ok {
-		if _, code, done := t.Parse(&g, own); done {
+	if _, ok := cli.FastParse(argvGrammar, &g, args); !ok {
+		if _, code, done := t.Parse(&g, args); done {
 			return code
 		}
 	}
-	if hasCmd {
-		if len(g.Cmd) > 0 {
-			t.Warnf("unexpected argument %q before --: usage: reap [--grace D] [--deadline D] [--signal SIG] -- CMD [ARGS...]", g.Cmd[0])
-			return spec.ExitUsage
-		}
-		g.Cmd = cmd
-	}
+	g.Cmd = cli.CommandArgv(g.Cmd)
 	if len(g.Cmd) == 0 {
-		t.Warnf("no command given: usage: reap [--grace D] [--deadline D] [--signal SIG] -- CMD [ARGS...]")
-		return spec.ExitUsage
+		t.Warnf("no command given: usage: reap [--grace D] [--deadline D] [--signal SIG] [--] CMD [ARGS...]")
+		return spec.ExitNotRun
 	}
 	// Leftovers are found and stopped through /proc: through a foreign
 	// one, reap would take other processes for CMD's.

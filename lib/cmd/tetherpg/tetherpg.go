@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/adopt"
 	"github.com/tether-sh/tether/lib/cmd/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
@@ -28,8 +29,34 @@ func Main(args []string) int {
 			return ledger.Main(args[1:])
 		case "adopt":
 			return adopt.Main(args[1:])
+		case "--version":
+			// Every installed binary answers --version and --help.
+			return printed(fmt.Println(cli.VersionText(location.PostgresBinary)))
+		case "--help", "-h":
+			return printed(fmt.Print(help))
 		}
 	}
 	fmt.Fprintf(os.Stderr, "%s: usage: %s ledger|adopt [ARGS...]\n", location.PostgresBinary, location.PostgresBinary)
 	return spec.ExitUsage
+}
+
+const help = `Usage: tether-pg ledger|adopt [ARGS...]
+
+ledger and adopt with the PostgreSQL store linked in. ledger and adopt run
+it themselves (one exec, same PID) when their store is a postgres:// URL;
+nobody needs to call it by hand, though it works the same when called:
+
+  tether-pg ledger --ledger 'postgres:///jobs?host=/run/postgresql' latest nightly
+
+See ledger(1) and adopt(1).
+`
+
+// printed is the exit code of a --version or --help: 3 when it could not
+// be written.
+func printed(_ int, err error) int {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: cannot write output: %v\n", location.PostgresBinary, err)
+		return spec.ExitSystem
+	}
+	return spec.ExitOK
 }

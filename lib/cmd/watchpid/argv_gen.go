@@ -81,13 +81,13 @@ var argvTables = &argv.Node[grammar, struct{}]{
 		}},
 	},
 	Positionals: []argv.Positional[grammar]{
-		{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
+		{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.Targets = append(g.Targets, v)
+				g.Cmd = append(g.Cmd, v)
 				return true
 			},
-			Zero: func(g *grammar) { g.Targets = argvZero.Targets },
+			Zero: func(g *grammar) { g.Cmd = argvZero.Cmd },
 		}},
 	},
-	Fast: true,
+	Fast: false,
 }

@@ -6,7 +6,7 @@
 //
 //	watchpid [--timeout D] [--any] [--quiet] [--json] TARGET...
 //	watchpid --status [--timeout D] [--quiet] [--json] TARGET
-//	watchpid [--any] [--grace D] [--timeout D] [--quiet] TARGET... -- CMD [ARGS...]
+//	watchpid [--any] [--grace D] [--timeout D] [--quiet] TARGET... [--] CMD [ARGS...]
 //	watchpid --id [--json] PID...
 //
 // TARGET is PID, PID@START (START is field 22 of /proc/PID/stat; a
@@ -55,7 +55,8 @@
 //
 // # Arguments
 //
-//   - <TARGET> ...: PID or PID@START.
+//   - <TARGET>: PID or PID@START, one or more.
+//   - <CMD> ...: Run CMD while the targets live: from the first argument that is neither a flag nor a TARGET (or after --) on, everything is CMD's.
 //
 // # Options
 //
@@ -64,7 +65,7 @@
 //   - --timeout=D: Give up after D and exit 124 (Go duration or seconds); with CMD, stop CMD first.
 //   - --any: Done when any target is gone, not all.
 //   - --grace=D: With CMD: wait at most D after TERM before KILL (default: 5s).
-//   - -q, --quiet: Print nothing on success.
+//   - -q, --quiet: Print nothing but errors: the exit status says gone (0) or timed out (124), as in a loop that waits one idle period at a time.
 //   - --parent: Watch the caller's parent process.
 //   - --id: Print PID@START for each PID and exit (1 if one does not exist or is a thread).
 //   - --status: Exit with TARGET's own status once it is gone (N, or 128+SIG); 193 when the kernel cannot tell.
@@ -79,7 +80,7 @@
 // known. With CMD: 0 when the target went and CMD was stopped; CMD's own
 // status when CMD ended first; 124 when --timeout stopped CMD; 128+N after
 // forwarding signal N; 125 when CMD could not be started or stopped (or was
-// not started: a foreign /proc); 126 when CMD is not executable; 127 when it
+// not started: a foreign /proc, bad usage); 126 when CMD is not executable; 127 when it
 // is not found.
 //
 // # Examples

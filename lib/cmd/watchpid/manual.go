@@ -15,7 +15,7 @@ var Page = manual.Page{
 	Synopsis: []string{
 		"[--timeout D] [--any] [--quiet] [--json] TARGET...",
 		"--status [--timeout D] [--quiet] [--json] TARGET",
-		"[--any] [--grace D] [--timeout D] [--quiet] TARGET... -- CMD [ARGS...]",
+		"[--any] [--grace D] [--timeout D] [--quiet] TARGET... [--] CMD [ARGS...]",
 		"--id [--json] PID...",
 	},
 	Body: `TARGET is PID, PID@START (START is field 22 of /proc/PID/stat; a
@@ -73,7 +73,7 @@ process); with --status, TARGET's own status, or 193 when it cannot be
 known. With CMD: 0 when the target went and CMD was stopped; CMD's own
 status when CMD ended first; 124 when --timeout stopped CMD; 128+N after
 forwarding signal N; 125 when CMD could not be started or stopped (or was
-not started: a foreign /proc); 126 when CMD is not executable; 127 when it
+not started: a foreign /proc, bad usage); 126 when CMD is not executable; 127 when it
 is not found.`,
 	SeeAlso: []string{"stopbounded(1)", "reap(1)", "pidfd_open(2)"},
 }

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tether-sh/tether/lib/spec"
 
+	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -30,12 +32,48 @@ type grammar struct {
 	Timeout string       `placeholder:"D" help:"Give up after D and exit 124 (Go duration or seconds); with CMD, stop CMD first."`
 	Any     bool         `help:"Done when any target is gone, not all."`
 	Grace   cli.Duration `default:"5s" placeholder:"D" help:"With CMD: wait at most D after TERM before KILL."`
-	Quiet   bool         `short:"q" help:"Print nothing on success."`
+	Quiet   bool         `short:"q" help:"Print nothing but errors: the exit status says gone (0) or timed out (124), as in a loop that waits one idle period at a time."`
 	Parent  bool         `help:"Watch the caller's parent process."`
 	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist or is a thread)."`
 	Status  bool         `help:"Exit with TARGET's own status once it is gone (N, or 128+SIG); 193 when the kernel cannot tell."`
 	JSON    bool         `name:"json" help:"Print one JSON object per PID (--id) or per target as it goes (pid, id, gone, status, exit_code, signal, reaped)."`
-	Targets []string     `arg:"" optional:"" name:"TARGET" help:"PID or PID@START."`
+	Targets targets      `arg:"" optional:"" name:"TARGET" help:"PID or PID@START, one or more."`
+	Cmd     []string     `arg:"" optional:"" passthrough:"partial" name:"CMD" help:"Run CMD while the targets live: from the first argument that is neither a flag nor a TARGET (or after --) on, everything is CMD's."`
+}
+
+// targets are the TARGET arguments: as many as read as PID or PID@START,
+// so that CMD starts at the first argument that does not (watchpid PID ls
+// -d / runs ls -d /, as ledger run J ls -d / does). A named type, since
+// kong lets no argument follow a []string one.
+type targets []string
+
+// Decode implements kong.MapperValue.
+func (ts *targets) Decode(ctx *kong.DecodeContext) error {
+	for _, tok := range ctx.Scan.PopWhile(func(tok kong.Token) bool { return tok.IsValue() && isTarget(tok.String()) }) {
+		*ts = append(*ts, tok.String())
+	}
+	return nil
+}
+
+func isTarget(s string) bool {
+	_, err := proc.ParseID(s)
+	return err == nil
+}
+
+// runsCommand reports whether a command line asks watchpid to run CMD:
+// then its usage errors are 125 (cli.Tool.RunsCommand). It does with a
+// "--", or with a word that is not a target after a target or --parent;
+// a first word that is not a target is a bad target (watchpid abc).
+func runsCommand(ctx *kong.Context, args []string) bool {
+	if slices.Contains(args, "--") {
+		return true
+	}
+	if ctx == nil {
+		return false
+	}
+	words, _ := cli.Words(ctx.Kong, args)
+	i := slices.IndexFunc(words, func(w string) bool { return !isTarget(w) })
+	return i > 0 || i == 0 && slices.ContainsFunc(args, func(a string) bool { return a == "--parent" || strings.HasPrefix(a, "--parent=") })
 }
 
 // Main runs watchpid with args and returns its exit status.
@@ -45,37 +83,49 @@ func Main(args []string) int {
 }
 
 func main(t *cli.Tool, args []string) int {
-	own, cmd, hasCmd := cli.SplitCommand(args)
+	t.RunsCommand = runsCommand
 	var g grammar
 	// kong's model is built only for what the generated parser leaves
 	// to it: help, errors, completion.
-	if _, ok := cli.FastParse(argvGrammar, &g, own); !ok {
-		if _, code, done := t.Parse(&g, own); done {
+	if _, ok := cli.FastParse(argvGrammar, &g, args); !ok {
+		if _, code, done := t.Parse(&g, args); done {
 			return code
 		}
 	}
+	if len(g.Cmd) > 0 && len(g.Targets) == 0 && !g.Parent && !slices.Contains(args, "--") {
+		// watchpid abc: a mistyped target, not a command without one.
+		_, err := proc.ParseID(g.Cmd[0])
+		return t.Fail(err, spec.ExitUsage)
+	}
+	hasCmd := len(g.Cmd) > 0
+	cmd := cli.CommandArgv(g.Cmd)
+	// From here on, a usage error with CMD is a runner's: 125.
+	usage := spec.ExitUsage
+	if hasCmd {
+		usage = spec.ExitNotRun
+	}
 	if hasCmd && len(cmd) == 0 {
-		return t.Fail(errors.New("no command after --"), spec.ExitUsage)
+		return t.Fail(errors.New("no command after --"), usage)
 	}
 	if g.ID {
 		if hasCmd || g.Parent || g.Status {
-			return t.Fail(errors.New("--id takes PIDs only"), spec.ExitUsage)
+			return t.Fail(errors.New("--id takes PIDs only"), usage)
 		}
 		return printIDs(t, &g)
 	}
 	if g.Status {
 		if hasCmd {
-			return t.Fail(errors.New("--status cannot be combined with -- CMD"), spec.ExitUsage)
+			return t.Fail(errors.New("--status cannot be combined with -- CMD"), usage)
 		}
 		if n := len(g.Targets) + boolInt(g.Parent); n != 1 {
-			return t.Fail(fmt.Errorf("--status takes exactly one target, not %d", n), spec.ExitUsage)
+			return t.Fail(fmt.Errorf("--status takes exactly one target, not %d", n), usage)
 		}
 	}
 	var timeout time.Duration = -1
 	if g.Timeout != "" {
 		d, err := spec.ParseDuration(g.Timeout)
 		if err != nil {
-			return t.Fail(fmt.Errorf("--timeout: %w", err), spec.ExitUsage)
+			return t.Fail(fmt.Errorf("--timeout: %w", err), usage)
 		}
 		timeout = d
 	}
@@ -98,7 +148,7 @@ func main(t *cli.Tool, args []string) int {
 		}
 	}()
 	if err != nil {
-		return t.Fail(err, spec.ExitUsage)
+		return t.Fail(err, usage)
 	}
 	if hasCmd {
 		return runCommand(t, &g, targets, cmd, timeout)
@@ -222,7 +272,9 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 			running = append(running, targets[idx[i]].label())
 		}
 	}
-	t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
+	if !g.Quiet {
+		t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
+	}
 	return spec.ExitDeadline
 }
 
@@ -427,7 +479,9 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 	}
 	switch {
 	case r.timeout:
-		t.Warnf("timed out after %v; stopped %s", timeout, name)
+		if !g.Quiet {
+			t.Warnf("timed out after %v; stopped %s", timeout, name)
+		}
 		return spec.ExitDeadline
 	case r.sig != 0:
 		return spec.SignalExit(r.sig)
