@@ -15,6 +15,8 @@ import (
 // PruneOptions select the terminal records Prune drops. The zero value
 // drops every terminal record.
 type PruneOptions struct {
+	// Job, if set, limits the prune to that job's records.
+	Job string
 	// Keep keeps the Keep newest terminal records of each job.
 	Keep int
 	// OlderThan, if not zero, drops only records finished more than
@@ -33,6 +35,11 @@ type PruneOptions struct {
 func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 	if o.Keep < 0 || o.OlderThan < 0 {
 		return nil, badInputf("--keep and --older-than must not be negative")
+	}
+	if o.Job != "" {
+		if err := ValidJob(o.Job); err != nil {
+			return nil, err
+		}
 	}
 	unlock, err := s.lock()
 	if err != nil {
@@ -68,7 +75,10 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 	}
 
 	var drop []Record
-	for _, recs := range byJob {
+	for job, recs := range byJob {
+		if o.Job != "" && job != o.Job {
+			continue
+		}
 		kept := 0
 		for i := len(recs) - 1; i >= 0; i-- {
 			r := recs[i]
@@ -91,13 +101,18 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 		return nil, errors.Join(errs...)
 	}
 
-	// 1. Tombstones, durable before any record disappears.
+	// 1. Tombstones and the counts of what is dropped, durable before any
+	// record disappears.
 	touched := map[string]dirh{}
 	defer func() {
 		for _, jd := range touched {
 			unix.Close(jd.FD)
 		}
 	}()
+	dropByJob := map[string][]Record{}
+	for _, r := range drop {
+		dropByJob[r.Job] = append(dropByJob[r.Job], r)
+	}
 	for _, r := range drop {
 		jobDir, ok := touched[r.Job]
 		if !ok {
@@ -105,6 +120,9 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 				return nil, fmt.Errorf("pruning %s: %w", r.ID, err)
 			}
 			touched[r.Job] = jobDir
+			if err := writePruned(jobDir, byJob[r.Job], dropByJob[r.Job]); err != nil {
+				return nil, fmt.Errorf("pruning %s: %w", r.Job, err)
+			}
 		}
 		if r.Instant.IsZero() || !blocksInstant(r.Status) {
 			continue
@@ -133,6 +151,7 @@ func (s *Store) Prune(o PruneOptions) ([]Record, error) {
 	if err := s.exec.Sync(); err != nil {
 		return nil, fmt.Errorf("pruning: %w", err)
 	}
+	s.pruneOutputs(drop)
 	// 3. Membership markers, free slots, pointers and stale files.
 	dropped := map[string]bool{}
 	for _, r := range drop {
