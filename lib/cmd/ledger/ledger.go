@@ -44,6 +44,7 @@ type commands struct {
 	Prune   pruneCmd   `cmd:"" help:"Delete terminal records (never claimed or running ones)."`
 	Run     runCmd     `cmd:"" help:"Claim, start, run CMD, finish with its status: the cron one-liner."`
 	Spawn   spawnCmd   `cmd:"" help:"Claim, fence and hand CMD to a detached adopt worker that survives this caller."`
+	Output  outputCmd  `cmd:"" help:"Print the output kept of an execution (the tail of its stdout and stderr)."`
 }
 
 // env is what every subcommand's Run receives.

@@ -78,7 +78,7 @@ func (c *runCmd) Run(e *env) error {
 	defer st.Close()
 	ctx, stopLease := context.WithCancel(context.Background())
 	defer stopLease()
-	o := c.runOutput.options()
+	o := c.runOutput.execOptions()
 	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace, o.Job = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS, c.Job
 	// The claim is made with the payload already forked and held before
 	// its first instruction: one update claims, starts and records it.
@@ -135,8 +135,8 @@ func (r runOutput) check() error {
 	return nil
 }
 
-// options are the execution options the flags name.
-func (r runOutput) options() execution.Options {
+// execOptions are the execution options the flags name.
+func (r runOutput) execOptions() execution.Options {
 	return execution.Options{KeepOutput: r.KeepOutput.N(), Quiet: r.Quiet, Keep: r.Keep}
 }
 

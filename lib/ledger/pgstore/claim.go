@@ -38,14 +38,25 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 		var r ledger.Record
 		var retry bool
 		err := s.do(func(ctx context.Context, c *pgx.Conn) error {
-			if !o.Exclusive {
+			if !o.Exclusive && o.Every <= 0 {
 				var err error
 				r, retry, err = s.claimOnce(ctx, c, job, o)
 				return err
 			}
 			return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+				// Both under the job's advisory lock, taken here: claims
+				// with Exclusive or Every on every host go one at a time,
+				// so a period gets at most one run.
 				if err := s.checkExclusive(ctx, tx, job, o); err != nil {
-					return err
+					if o.Exclusive || !errors.Is(err, ledger.ErrRefused) {
+						return err
+					}
+					return ledger.NotDuef("%v", err)
+				}
+				if o.Every > 0 {
+					if err := s.checkDue(ctx, tx, job, o.Every); err != nil {
+						return err
+					}
 				}
 				var err error
 				r, retry, err = s.claimOnce(ctx, tx, job, o)
@@ -65,6 +76,9 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 			continue
 		case err == nil:
 			err = ledger.Refusedf("the holder of its instant kept changing")
+		}
+		if errors.Is(err, ledger.ErrNotDue) {
+			return ledger.Record{}, fmt.Errorf("cannot claim %s every %v: %w", job, o.Every, err)
 		}
 		if errors.Is(err, ledger.ErrRefused) {
 			if o.Exclusive && !errors.Is(err, errInstant) {
@@ -147,8 +161,8 @@ func (s *Store) claimOnce(ctx context.Context, q querier, job string, o ledger.C
 	return ledger.Record{}, false, instantRefusal{ledger.Refusedf("execution %s is %s", holder.ID, holder.State())}
 }
 
-// checkExclusive, in the claim's transaction, takes the job's advisory
-// lock (held until the transaction ends, so exclusive claims of the job
+// checkExclusive, in the claim's transaction (one with Exclusive or
+// Every), takes the job's advisory lock (held until the transaction ends, so exclusive claims of the job
 // on every host go one at a time), recovers the job's open executions
 // whose owners are gone, and refuses while one is left.
 func (s *Store) checkExclusive(ctx context.Context, tx pgx.Tx, job string, o ledger.ClaimOptions) error {
