@@ -124,7 +124,7 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		if o.KeepOutput <= 0 || !out.interposed() {
 			return
 		}
-		out.keep(func() (io.WriteCloser, error) { return st.OpenOutput(id, o.KeepOutput) }, "the output of "+id)
+		out.keep(func() (io.WriteCloser, error) { return st.OpenOutput(id, o.KeepOutput) }, o.KeepOutput, "the output of "+id)
 	}
 	// recorded: the execution exists in the store (an adopted one does
 	// already); tried: ledger run's claim was made, whatever its outcome.

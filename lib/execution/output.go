@@ -51,12 +51,19 @@ type capture struct {
 	stdout, stderr *os.File
 	sigpipe        chan os.Signal
 
+	// open opens the store's kept tail at the first byte (nil: not
+	// kept); limit is its size. The keeper goroutine (keepLoop) writes
+	// queue to it when kick says, and closes kept once it is done.
+	open  func() (io.WriteCloser, error)
+	limit int64
+	what  string // "the output of ID", for messages
+
 	mu      sync.Mutex
-	open    func() (io.WriteCloser, error) // opens keeper at the first byte
-	keeper  io.WriteCloser                 // the store's tail; nil: not kept
-	keepErr error                          // the first error writing it
-	what    string                         // "the output of ID", for messages
-	running bool                           // the copiers were started
+	queue   *tailBuffer
+	kick    chan struct{}
+	kept    chan struct{}
+	keepErr error // the first error keeping the output
+	running bool  // the copiers were started
 }
 
 // stream is one pipe between the payload and one of the caller's streams.
@@ -142,9 +149,9 @@ func (c *capture) start() {
 // keep makes the copiers append to the execution's kept tail, which open
 // opens at the first byte: a payload that writes nothing costs the store
 // nothing. Call it before the payload's first instruction.
-func (c *capture) keep(open func() (io.WriteCloser, error), what string) {
+func (c *capture) keep(open func() (io.WriteCloser, error), limit int64, what string) {
 	c.mu.Lock()
-	c.open, c.what = open, what
+	c.open, c.limit, c.what = open, limit, what
 	c.mu.Unlock()
 }
 
@@ -189,32 +196,66 @@ func (c *capture) pass(s *stream, p []byte) {
 	}
 }
 
-// record appends p to the kept tail; the first failure is said once.
+// record queues p for the kept tail. The copier never waits for the
+// store: a keeper goroutine writes what is queued, one Write per batch,
+// and a queue longer than the limit keeps only its last limit bytes,
+// which is all the store would keep of it.
 func (c *capture) record(p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.keeper == nil && c.open != nil && c.keepErr == nil {
-		w, err := c.open()
-		if err != nil {
-			c.keepErr = err
-			c.warn("cannot keep %s: %v", c.what, err)
-			return
-		}
-		c.keeper = w
-	}
-	if c.keeper == nil || c.keepErr != nil {
+	if c.open == nil || c.keepErr != nil {
 		return
 	}
-	if _, err := c.keeper.Write(p); err != nil {
+	if c.queue == nil {
+		c.queue = &tailBuffer{limit: c.limit}
+		c.kick = make(chan struct{}, 1)
+		c.kept = make(chan struct{})
+		go c.keepLoop(c.kick)
+	}
+	c.queue.Write(p)
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// keepLoop writes the queued output to the store until wait closes kick.
+func (c *capture) keepLoop(kick <-chan struct{}) {
+	defer close(c.kept)
+	w, err := c.open()
+	for {
+		_, more := <-kick
+		c.mu.Lock()
+		batch := append([]byte(nil), c.queue.Bytes()...)
+		c.queue.buf = c.queue.buf[:0]
+		c.mu.Unlock()
+		if err == nil && len(batch) > 0 {
+			_, err = w.Write(batch)
+		}
+		if !more {
+			if w != nil {
+				if cerr := w.Close(); err == nil {
+					err = cerr
+				}
+			}
+			break
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err != nil {
+		c.mu.Lock()
 		c.keepErr = err
+		c.mu.Unlock()
 		c.warn("cannot keep %s: %v", c.what, err)
 	}
 }
 
 // wait waits for the copiers once the payload and its leftovers are gone:
 // at most drainTimeout for a pipe another process still holds. It then
-// closes the kept tail, so that all of it is stored before the record
-// ends.
+// waits for the keeper to store what is queued, so that all of it is
+// stored before the record ends.
 func (c *capture) wait() {
 	limit := time.Now().Add(drainTimeout)
 	for _, s := range c.streams {
@@ -224,13 +265,12 @@ func (c *capture) wait() {
 		<-s.done
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.keeper != nil {
-		if err := c.keeper.Close(); err != nil && c.keepErr == nil {
-			c.keepErr = err
-			c.warn("cannot keep %s: %v", c.what, err)
-		}
-		c.keeper = nil
+	kick, kept := c.kick, c.kept
+	c.kick = nil
+	c.mu.Unlock()
+	if kick != nil {
+		close(kick)
+		<-kept
 	}
 }
 

@@ -26,7 +26,7 @@ func (c *outputCmd) Run(e *env) error {
 		if _, gerr := st.Get(c.ID); gerr != nil {
 			return gerr // no such execution (or the store's trouble)
 		}
-		return fmt.Errorf("%w: execution %s has no output kept (it wrote nothing, or it ran with --keep-output 0, on a terminal, or before tether kept output)", ledger.ErrNotFound, c.ID)
+		return notKept(fmt.Sprintf("execution %s has no output kept (it wrote nothing, or ran with --keep-output 0, on a terminal, or under an older tether)", c.ID))
 	}
 	if err != nil {
 		return err
@@ -45,3 +45,9 @@ far. Exit 1 when there is no such execution or nothing was kept.
 
   ledger output "$(ledger latest backup --field id)"`
 }
+
+// notKept is ErrNotFound (exit 1) in its own words.
+type notKept string
+
+func (e notKept) Error() string { return string(e) }
+func (e notKept) Unwrap() error { return ledger.ErrNotFound }
