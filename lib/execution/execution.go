@@ -181,8 +181,7 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 			recorded = true
 		}
 		warn("%v", err)
-		if recorded {
-			finish(warn, st, id, ledger.Failed, code, err.Error())
+		if recorded && finish(warn, st, id, ledger.Failed, code, err.Error()) {
 			retain(warn, st, o)
 		}
 		return Outcome{Code: code, ID: id}
@@ -206,12 +205,14 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 			warn("%s", n)
 		}
 	}
-	finish(warn, st, id, status, res.ExitCode, msg)
-	retain(warn, st, o)
+	if finish(warn, st, id, status, res.ExitCode, msg) {
+		retain(warn, st, o)
+	}
 	return Outcome{Code: code, ID: id}
 }
 
-// retain prunes o.Job's terminal executions beyond its newest o.Keep.
+// retain prunes o.Job's terminal executions beyond its newest o.Keep,
+// once the result is recorded.
 func retain(warn func(format string, args ...any), st ledger.Ledger, o Options) {
 	if o.Keep <= 0 || o.Job == "" {
 		return

@@ -127,6 +127,9 @@ type runOutput struct {
 	Keep         int          `default:"1000" placeholder:"N" help:"Retention: once the run is recorded, prune the terminal executions of JOB beyond its newest N (0 keeps every one). The default bounds the store; ledger prune still prunes by age."`
 }
 
+// defaultKeep is --keep's default, as in the tags of run, spawn and adopt.
+const defaultKeep = 1000
+
 // check validates the flags together.
 func (r runOutput) check() error {
 	if r.Keep < 0 {

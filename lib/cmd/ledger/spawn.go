@@ -63,7 +63,13 @@ func (c *spawnCmd) Run(e *env) error {
 	so := execution.SpawnOptions{
 		Adopt: adoptPath, Argv: argv, Scope: execution.Scope(c.Scope), AckTimeout: c.AckTimeout.D(), Log: c.Log,
 	}
-	so.AdoptFlags = []string{"--keep-output", strconv.FormatInt(c.KeepOutput.N(), 10), "--keep", strconv.Itoa(c.Keep)}
+	// Only what differs from adopt's defaults (the same as spawn's).
+	if c.KeepOutput.N() != execution.DefaultKeepOutput {
+		so.AdoptFlags = append(so.AdoptFlags, "--keep-output", strconv.FormatInt(c.KeepOutput.N(), 10))
+	}
+	if c.Keep != defaultKeep {
+		so.AdoptFlags = append(so.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
+	}
 	if loc, err := e.location(); err == nil && location.IsURL(loc) {
 		// Through the environment: a URL's password must not show in ps.
 		so.Env = []string{location.EnvVar + "=" + loc}
