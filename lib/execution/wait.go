@@ -40,8 +40,9 @@ const (
 
 // WaitLive waits until job's executions that are live now are not, or
 // until passes, or a signal arrives on sigs. The store is read once per
-// wake-up: after a live owner exited or a poll's backoff.
-func WaitLive(st ledger.Ledger, job string, until time.Time, sigs <-chan os.Signal) (WaitResult, os.Signal, error) {
+// wake-up: after a live owner exited or a poll's backoff. waiting, if
+// set, is told what is waited for when the waiting starts.
+func WaitLive(st ledger.Ledger, job string, until time.Time, sigs <-chan os.Signal, waiting func(live []ledger.Record)) (WaitResult, os.Signal, error) {
 	poll := waitFirstPoll
 	waited := false
 	for {
@@ -58,6 +59,9 @@ func WaitLive(st ledger.Ledger, job string, until time.Time, sigs <-chan os.Sign
 		left := time.Until(until)
 		if left <= 0 {
 			return TimeUp, nil, nil
+		}
+		if !waited && waiting != nil {
+			waiting(live)
 		}
 		waited = true
 		var hs []*proc.Handle

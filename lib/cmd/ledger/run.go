@@ -101,7 +101,11 @@ func (c *runCmd) Run(e *env) error {
 			return nil
 		}
 		if c.Wait.D() > 0 {
-			w, sig, err := execution.WaitLive(st, c.Job, until, sigs)
+			w, sig, err := execution.WaitLive(st, c.Job, until, sigs, func(live []ledger.Record) {
+				if !c.Quiet {
+					e.tool.Warnf("waiting up to %v for execution %s of %s (%s, owner %s) to end", time.Until(until).Round(100*time.Millisecond), live[0].ID, c.Job, live[0].State(), live[0].Owner)
+				}
+			})
 			switch {
 			case err != nil:
 				return notRun(fmt.Errorf("not running %s: waiting for its live run: %w", c.Job, err))
