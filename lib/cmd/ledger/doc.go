@@ -85,7 +85,7 @@
 //
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
 //
-//   - --every=D: Refused while JOB has an execution that completed less than D ago, or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
+//   - --every=D: Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
 //
 //   - --owner=PID[@START]: Owning process (default: the caller's parent; in a script use --owner $$).
 //
@@ -332,7 +332,7 @@
 //
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
 //
-//   - --every=D: Refused while JOB has an execution that completed less than D ago, or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
+//   - --every=D: Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
 //
 //   - --wait=D: With --exclusive: wait up to D for the live run of JOB to end, then run; refused as busy once D has passed. A local owner is waited for through a pidfd; one on another host is looked at again with a backoff of up to 1s. A TERM or INT while waiting ends the wait (128+N), nothing run.
 //
@@ -342,7 +342,7 @@
 //
 //   - --conflict-exit=N: Exit N when the run is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault of ledger; N cannot be one of ledger's own statuses (2, 3, 124-127), so that a fault never exits N.
 //
-//   - --keep=N: Retention: once the run is recorded, prune the terminal executions of JOB beyond its newest N (0 keeps every one). The default bounds the store; ledger prune still prunes by age.
+//   - --keep=N: Retention: once the run is recorded, prune the terminal executions of JOB beyond its newest N (0 keeps every one), so that a frequent job does not grow the store forever; ledger prune still prunes by age (default: 1000).
 //
 //   - --deadline=D: Stop CMD's process group after D and exit 124.
 //
@@ -388,7 +388,7 @@
 //
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
 //
-//   - --every=D: Refused while JOB has an execution that completed less than D ago, or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
+//   - --every=D: Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
 //
 //   - --scope=auto|require|never: Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never (default: auto).
 //
