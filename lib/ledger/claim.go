@@ -212,7 +212,8 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 // owner is alive or cannot be judged; dead owners are recovered first.
 // Called with the lock held.
 func (s *Store) checkExclusive(job string, grace time.Duration) error {
-	return s.scanActive(func(id, j string) error {
+	var done []Record
+	err := s.scanActive(func(id, j string) error {
 		if j != job {
 			return nil
 		}
@@ -231,8 +232,15 @@ func (s *Store) checkExclusive(job string, grace time.Duration) error {
 		if !r.Status.Terminal() {
 			return refusedf("execution %s is %s and %s", r.ID, r.State(), why)
 		}
+		if r.Job == job {
+			done = append(done, r)
+		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return s.settle(job, done)
 }
 
 // checkDue refuses (ErrNotDue) while job has a live execution (dead
@@ -245,7 +253,8 @@ func (s *Store) checkDue(job string, every, grace time.Duration) error {
 		}
 		return err
 	}
-	sum, err := s.summary(job)
+	// checkExclusive settled every terminal record still marked active.
+	sum, err := s.summary(job, nil)
 	if err != nil {
 		return err
 	}

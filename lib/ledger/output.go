@@ -246,9 +246,9 @@ func readSmallPrefix(d dirh, name string, n int) ([]byte, error) {
 	return buf[:m], nil
 }
 
-// pruneOutputs deletes the output of each dropped execution and the
-// leftovers of killed writers. Called with the lock held.
-func (s *Store) pruneOutputs(dropped []Record) {
+// pruneOutputs deletes the output of each dropped execution and, with
+// sweep, the leftovers of killed writers. Called with the lock held.
+func (s *Store) pruneOutputs(dropped []Record, sweep bool) {
 	d, err := s.outputs(false)
 	if err != nil {
 		return
@@ -256,6 +256,10 @@ func (s *Store) pruneOutputs(dropped []Record) {
 	defer unix.Close(d.FD)
 	for _, r := range dropped {
 		unix.Unlinkat(d.FD, r.ID, 0)
+		unix.Unlinkat(d.FD, tmpPrefix+r.ID, 0)
+	}
+	if !sweep {
+		return
 	}
 	names, err := readNames(d)
 	if err != nil {

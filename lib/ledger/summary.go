@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -9,8 +10,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/tether-sh/tether/lib/internal/durable"
 )
 
 // Summaries returns the summary of each named job (every job when none
@@ -36,10 +35,14 @@ func (s *Store) Summaries(jobs ...string) ([]Summary, error) {
 		sort.Strings(jobs)
 		jobs = dedupSorted(jobs)
 	}
+	live, err := s.liveByJob()
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Summary, 0, len(jobs))
 	var errs []error
 	for _, j := range jobs {
-		sum, err := s.summary(j)
+		sum, err := s.summary(j, live[j])
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -58,52 +61,6 @@ func dedupSorted(a []string) []string {
 	return out
 }
 
-// summary computes job's summary from its stored records and the counts
-// its prunes kept (jobs/JOB/_pruned).
-func (s *Store) summary(job string) (Summary, error) {
-	sum := Summary{Job: job}
-	recs, err := s.List(Filter{Job: job})
-	for _, r := range recs {
-		sum.add(r)
-	}
-	pruned, perr := s.prunedRuns(job, recs)
-	if perr != nil {
-		err = errors.Join(err, perr)
-	}
-	for st, n := range pruned {
-		if sum.Runs == nil {
-			sum.Runs = map[Status]uint64{}
-		}
-		sum.Runs[st] += n
-	}
-	if len(recs) > 0 {
-		if r, lerr := s.Latest(job); lerr == nil {
-			sum.Latest = r
-		} else if !errors.Is(lerr, ErrNotFound) {
-			err = errors.Join(err, lerr)
-		}
-	}
-	return sum, err
-}
-
-// add counts r into sum (Latest aside).
-func (sum *Summary) add(r Record) {
-	if !r.Status.Terminal() {
-		sum.Live++
-		return
-	}
-	if sum.Runs == nil {
-		sum.Runs = map[Status]uint64{}
-	}
-	sum.Runs[r.Status]++
-	if newerFinish(r, sum.LastFinished) {
-		sum.LastFinished = r
-	}
-	if r.Status == Completed && newerFinish(r, sum.LastSuccess) {
-		sum.LastSuccess = r
-	}
-}
-
 // newerFinish reports whether r finished after than (ID "": never), the
 // id breaking ties.
 func newerFinish(r, than Record) bool {
@@ -116,108 +73,387 @@ func newerFinish(r, than Record) bool {
 	return r.ID > than.ID
 }
 
-// prunedName is the file in a job's directory that keeps the counts of
-// its pruned executions, by status, so that Summary.Runs never decreases:
+// A job's summary is kept in jobs/JOB/_summary, rewritten (durably,
+// through the job directory's spare, like _latest) when executions that
+// became terminal are settled, after their records were made durable:
 //
-//	STATUS N           one line per terminal status counted
-//	- ID               an execution the prune that wrote the file was
-//	                   dropping: counted above, and also while still stored
+//	tether-summary 1
+//	runs STATUS N ...          executions that became terminal, by status
+//	counted ID ...             the last few counted (newest last)
+//	finished RECORD            the one that became terminal last
+//	success RECORD             the Completed one that finished last
 //
-// Prune writes it (durably, under the lock) before it deletes any record,
-// so a prune cut short leaves ids listed that are still stored: a reader
-// counts those once, from the records.
-const prunedName = "_pruned"
+// The records are copies (the stored form, one line each), so that prune
+// loses neither them nor the counts. A finish writes its record only and
+// leaves the execution's active marker, now naming a terminal record that
+// "counted" does not list; readers count such records in what they
+// return. They are settled — counted into the summary, and then their
+// markers dropped — by whoever next goes through the job's markers under
+// the lock (recover, claim --exclusive/--every, prune), or by a finish
+// that leaves the job more than settleAfter markers. A writer killed
+// between the summary and the markers leaves markers of records that
+// "counted" lists (it keeps at least the last batch), which are dropped
+// without counting them again.
+// Latest comes from _latest and Live from active/, which are kept as
+// before, so claims do not write the summary.
+//
+// A store made before summaries existed has no summary file and no
+// "summaries" file at its root: Open (migrate) writes every job's
+// summary from the records it holds, under the lock, and then creates
+// that file; a crash before it redoes the migration.
+const (
+	summaryName   = "_summary"
+	summaryMagic  = "tether-summary 1"
+	summariesMark = "summaries"
+	// maxCounted bounds the ids "counted" keeps: more than the finishes
+	// whose active markers can still be left behind.
+	maxCounted     = 32
+	maxSummarySize = 4*maxRecordSize + 4096
+)
 
-// maxPrunedSize bounds the _pruned file (a prune of a million records).
-const maxPrunedSize = 32 << 20
+// jobSummary is the stored part of a summary.
+type jobSummary struct {
+	runs     map[Status]uint64
+	counted  []string
+	finished Record
+	success  Record
+}
 
-// prunedRuns returns the counts job's prunes kept, less the executions
-// still stored among recs (every readable record of job).
-func (s *Store) prunedRuns(job string, recs []Record) (map[Status]uint64, error) {
+func (js *jobSummary) hasCounted(id string) bool {
+	for _, c := range js.counted {
+		if c == id {
+			return true
+		}
+	}
+	return false
+}
+
+// count adds terminal record r, unless already counted.
+func (js *jobSummary) count(r Record) bool {
+	if js.hasCounted(r.ID) {
+		return false
+	}
+	if js.runs == nil {
+		js.runs = map[Status]uint64{}
+	}
+	js.runs[r.Status]++
+	js.counted = append(js.counted, r.ID)
+	if newerFinish(r, js.finished) {
+		js.finished = r
+	}
+	if r.Status == Completed && newerFinish(r, js.success) {
+		js.success = r
+	}
+	return true
+}
+
+func (js *jobSummary) encode() []byte {
+	var b bytes.Buffer
+	b.WriteString(summaryMagic + "\nruns")
+	for _, st := range Statuses {
+		if n := js.runs[st]; n > 0 {
+			fmt.Fprintf(&b, " %s %d", st, n)
+		}
+	}
+	b.WriteString("\ncounted")
+	for _, id := range js.counted {
+		b.WriteString(" " + id)
+	}
+	b.WriteString("\n")
+	if js.finished.ID != "" {
+		b.WriteString("finished ")
+		b.Write(js.finished.encode())
+	}
+	if js.success.ID != "" {
+		b.WriteString("success ")
+		b.Write(js.success.encode())
+	}
+	return b.Bytes()
+}
+
+func decodeSummary(b []byte, job string) (jobSummary, error) {
+	var js jobSummary
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) < 3 || lines[0] != summaryMagic {
+		return js, fmt.Errorf("%w: not a job summary", ErrCorrupt)
+	}
+	f := strings.Fields(lines[1])
+	if len(f) == 0 || f[0] != "runs" || len(f)%2 != 1 {
+		return js, fmt.Errorf("%w: summary: bad runs line", ErrCorrupt)
+	}
+	js.runs = map[Status]uint64{}
+	for i := 1; i < len(f); i += 2 {
+		n, err := strconv.ParseUint(f[i+1], 10, 64)
+		if err != nil || !Status(f[i]).Terminal() {
+			return js, fmt.Errorf("%w: summary: bad count %s %s", ErrCorrupt, f[i], f[i+1])
+		}
+		js.runs[Status(f[i])] = n
+	}
+	f = strings.Fields(lines[2])
+	if len(f) == 0 || f[0] != "counted" {
+		return js, fmt.Errorf("%w: summary: bad counted line", ErrCorrupt)
+	}
+	for _, id := range f[1:] {
+		if ValidID(id) != nil {
+			return js, fmt.Errorf("%w: summary: bad id %q", ErrCorrupt, id)
+		}
+	}
+	js.counted = f[1:]
+	for _, l := range lines[3:] {
+		k, v, _ := strings.Cut(l, " ")
+		r, err := Decode([]byte(v), "")
+		if err != nil {
+			return js, fmt.Errorf("summary: %w", err)
+		}
+		if r.Job != job || !r.Status.Terminal() {
+			return js, fmt.Errorf("%w: summary: %s is not a finished execution of %s", ErrCorrupt, k, job)
+		}
+		switch {
+		case k == "finished":
+			js.finished = r
+		case k == "success" && r.Status == Completed:
+			js.success = r
+		default:
+			return js, fmt.Errorf("%w: summary: bad line %q", ErrCorrupt, k)
+		}
+	}
+	return js, nil
+}
+
+// readSummary reads the summary in the job directory jd (none: zero).
+func readSummary(jd dirh, job string) (jobSummary, error) {
+	b, err := readSmall(jd, summaryName, maxSummarySize)
+	if errors.Is(err, os.ErrNotExist) {
+		return jobSummary{}, nil
+	}
+	if err != nil {
+		return jobSummary{}, err
+	}
+	js, err := decodeSummary(b, job)
+	if err != nil {
+		return jobSummary{}, fmt.Errorf("%s: %w", jd.Show(summaryName), err)
+	}
+	return js, nil
+}
+
+// liveByJob returns the live records of every job, oldest first, from the
+// active markers (terminal ones, left by a writer killed before it
+// settled them, are returned too: the caller counts them if the summary
+// does not).
+func (s *Store) liveByJob() (map[string][]Record, error) {
+	out := map[string][]Record{}
+	err := s.scanActive(func(id, job string) error {
+		r, err := s.readRecord(id)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if r.Job == job {
+			out[job] = append(out[job], r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// summary returns job's summary: its stored part, Latest, and active
+// records (as liveByJob found them).
+func (s *Store) summary(job string, active []Record) (Summary, error) {
+	sum := Summary{Job: job}
 	jd, err := openSubdir(s.jobs, job)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return sum, nil
 	}
 	if err != nil {
-		return nil, err
+		return sum, err
 	}
 	defer unix.Close(jd.FD)
-	counts, pending, err := readPruned(jd)
-	if err != nil || len(pending) == 0 {
-		return counts, err
-	}
-	held := map[string]Status{}
-	for _, r := range recs {
-		held[r.ID] = r.Status
-	}
-	for _, id := range pending {
-		if st, ok := held[id]; ok && counts[st] > 0 {
-			counts[st]--
-		}
-	}
-	return counts, nil
-}
-
-// readPruned parses jd's _pruned file (none: no counts).
-func readPruned(jd dirh) (map[Status]uint64, []string, error) {
-	b, err := readSmall(jd, prunedName, maxPrunedSize)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
-	}
+	js, err := readSummary(jd, job)
 	if err != nil {
-		return nil, nil, err
+		return sum, err
 	}
-	counts := map[Status]uint64{}
-	var pending []string
-	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
-		k, v, ok := strings.Cut(line, " ")
-		if k == "-" && ValidID(v) == nil {
-			pending = append(pending, v)
-			continue
+	for _, r := range active {
+		if r.Status.Terminal() {
+			js.count(r)
+		} else {
+			sum.Live++
 		}
-		n, err := strconv.ParseUint(v, 10, 64)
-		if !ok || err != nil || !Status(k).Terminal() {
-			return nil, nil, fmt.Errorf("%w: %s: bad line %q", ErrCorrupt, jd.Show(prunedName), line)
-		}
-		counts[Status(k)] = n
 	}
-	return counts, pending, nil
+	sum.LastFinished, sum.LastSuccess = js.finished, js.success
+	for st, n := range js.runs {
+		if sum.Runs == nil {
+			sum.Runs = map[Status]uint64{}
+		}
+		sum.Runs[st] = n
+	}
+	if r, err := s.Latest(job); err == nil {
+		sum.Latest = r
+	} else if !errors.Is(err, ErrNotFound) {
+		return sum, err
+	}
+	return sum, nil
 }
 
-// writePruned makes jd's _pruned file count drop (executions of its job
-// about to be deleted) on top of what it counted, durably. held is every
-// readable record of the job. Called with the lock held.
-func writePruned(jd dirh, held []Record, drop []Record) error {
-	counts, pending, err := readPruned(jd)
+// settleAfter is how many active markers a job may have before a finish
+// settles its terminal ones: below it, a finish writes its record alone,
+// and its marker, now naming a terminal record, waits for the next
+// settle, counted by readers meanwhile.
+const settleAfter = 8
+
+// maybeSettle settles job's finished executions once it has more than
+// settleAfter active markers. Called with the lock held, after a finish;
+// failing, it leaves the markers for the next settle.
+func (s *Store) maybeSettle(job string) {
+	names, err := readNames(s.active)
+	if err != nil {
+		return
+	}
+	var ids []string
+	for _, n := range names {
+		if id, j, ok := strings.Cut(n, "."); ok && j == job && ValidID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) <= settleAfter {
+		return
+	}
+	var done []Record
+	for _, id := range ids {
+		if r, err := s.readRecord(id); err == nil && r.Job == job && r.Status.Terminal() {
+			done = append(done, r)
+		}
+	}
+	s.settle(job, done)
+}
+
+// settleAll settles the terminal records in done, job by job.
+func (s *Store) settleAll(done []Record) error {
+	byJob := map[string][]Record{}
+	for _, r := range done {
+		byJob[r.Job] = append(byJob[r.Job], r)
+	}
+	var errs []error
+	for job, recs := range byJob {
+		if err := s.settle(job, recs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// settle counts done, terminal records of job still marked active, into
+// its summary (those not counted already), durably, and then drops their
+// markers. Called with the lock held, after they were made durable. If
+// the summary cannot be written the markers stay, for the next settle.
+func (s *Store) settle(job string, done []Record) error {
+	if len(done) == 0 {
+		return nil
+	}
+	jd, err := openSubdir(s.jobs, job)
+	if err != nil {
+		return fmt.Errorf("summary of %s: %w", job, err)
+	}
+	defer unix.Close(jd.FD)
+	js, err := readSummary(jd, job)
+	if err != nil {
+		// A damaged summary is rebuilt from the records (counts of pruned
+		// executions are lost with it).
+		if js, err = s.rebuildSummary(job); err != nil {
+			return err
+		}
+	}
+	changed := false
+	for _, r := range done {
+		if js.count(r) {
+			changed = true
+		}
+	}
+	if changed {
+		// "counted" keeps at least this whole batch: its markers go next.
+		if keep := max(maxCounted, len(done)); len(js.counted) > keep {
+			js.counted = js.counted[len(js.counted)-keep:]
+		}
+		reached("settle")
+		if err := s.rep.Replace(jd, summaryName, js.encode()); err != nil {
+			return fmt.Errorf("summary of %s: %w", job, err)
+		}
+	}
+	for _, r := range done {
+		s.dropActive(r.ID, job)
+	}
+	return nil
+}
+
+// rebuildSummary computes job's summary from the records it holds and
+// drops the active markers of its terminal ones, which it counted. Called
+// with the lock held.
+func (s *Store) rebuildSummary(job string) (jobSummary, error) {
+	var js jobSummary
+	recs, err := s.List(Filter{Job: job})
+	if err != nil {
+		return js, err
+	}
+	for _, r := range recs {
+		if r.Status.Terminal() {
+			js.count(r)
+		}
+	}
+	err = s.scanActive(func(id, j string) error {
+		if j == job {
+			if r, err := s.readRecord(id); err == nil && r.Status.Terminal() {
+				s.dropActive(id, j)
+			}
+		}
+		return nil
+	})
+	return js, err
+}
+
+// migrateSummaries writes the summary of every job of a store made before
+// summaries existed, then marks the store as having them. Called by Open.
+func (s *Store) migrateSummaries() error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(s.root.FD, summariesMark, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		return nil
+	}
+	unlock, err := s.lock()
 	if err != nil {
 		return err
 	}
-	if counts == nil {
-		counts = map[Status]uint64{}
+	defer unlock()
+	if err := unix.Fstatat(s.root.FD, summariesMark, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		return nil
 	}
-	stored := map[string]Status{}
-	for _, r := range held {
-		stored[r.ID] = r.Status
+	names, err := readNames(s.jobs)
+	if err != nil {
+		return err
 	}
-	for _, id := range pending {
-		// Listed by a prune cut short: counted in counts, and deleted
-		// now or never by that prune; this prune counts it afresh if it
-		// drops it.
-		if st, ok := stored[id]; ok && counts[st] > 0 {
-			counts[st]--
+	for _, job := range names {
+		if ValidJob(job) != nil {
+			continue
 		}
-	}
-	var b strings.Builder
-	for _, r := range drop {
-		counts[r.Status]++
-	}
-	for _, st := range Statuses {
-		if st.Terminal() && counts[st] > 0 {
-			fmt.Fprintf(&b, "%s %d\n", st, counts[st])
+		js, err := s.rebuildSummary(job)
+		if err != nil {
+			return fmt.Errorf("migrating %s to summaries: %w", s.dir, err)
 		}
+		if len(js.runs) == 0 {
+			continue
+		}
+		jd, err := openSubdir(s.jobs, job)
+		if err != nil {
+			return err
+		}
+		err = s.rep.Replace(jd, summaryName, js.encode())
+		unix.Close(jd.FD)
+		if err != nil {
+			return fmt.Errorf("migrating %s to summaries: %w", s.dir, err)
+		}
+		reached("migrate-job")
 	}
-	for _, r := range drop {
-		b.WriteString("- " + r.ID + "\n")
+	if err := createEmpty(s.root, summariesMark); err != nil {
+		return err
 	}
-	return durable.Write(jd, prunedName, []byte(b.String()), true)
+	return s.root.Sync()
 }
