@@ -21,11 +21,12 @@ import (
 // limit bytes, made before Write returns: a SIGKILL of the writer loses
 // nothing already written, as with the file store. (Each UPDATE rewrites
 // the value, up to limit bytes: the runner batches what arrives while
-// one is in flight.) A schema made before the column existed gets it at
-// the first OpenOutput, from a role allowed to ALTER the table; until
-// then OpenOutput fails and Output finds nothing.
+// one is in flight.) The column came with schema version 2 (added by its
+// migration); should OpenOutput find it missing all the same, it adds it,
+// which needs a role allowed to ALTER the table; until then OpenOutput
+// fails and Output finds nothing.
 
-// addOutputColumn gives a schema made by an older tether the column.
+// addOutputColumn adds the column (schema version 2).
 const addOutputColumn = `ALTER TABLE tether.executions ADD COLUMN IF NOT EXISTS output bytea`
 
 // OpenOutput starts execution id's kept output afresh (empty) and returns

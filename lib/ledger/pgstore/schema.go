@@ -48,8 +48,7 @@ var createSchema = []string{
 	// completed or unknown execution with an instant stays as a row with
 	// pruned set, so that its (job, instant) stays taken through the same
 	// unique index. lease is the length each renewal extends lease_until
-	// by, on the server's clock. output is the kept tail of the
-	// execution's output (output.go).
+	// by, on the server's clock.
 	`CREATE TABLE IF NOT EXISTS tether.executions (
 		seq              bigint GENERATED ALWAYS AS IDENTITY,
 		id               text PRIMARY KEY,
@@ -78,8 +77,7 @@ var createSchema = []string{
 		late_exit_code   integer,
 		late_error       text,
 		late_finished_at timestamptz,
-		pruned           boolean NOT NULL DEFAULT false,
-		output           bytea
+		pruned           boolean NOT NULL DEFAULT false
 	)`,
 	`CREATE UNIQUE INDEX IF NOT EXISTS executions_instant_once ON tether.executions (job, instant)
 		WHERE status IN ` + blockingStatuses,
