@@ -212,15 +212,34 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 }
 
 // retain prunes o.Job's terminal executions beyond its newest o.Keep,
-// once the result is recorded.
+// once the result is recorded: in batches, so that a finish costs a
+// summary read, and one in retainBatch(o.Keep) finishes the prune (which
+// reads what the job keeps). The job then holds at most Keep +
+// retainBatch terminal executions, give or take concurrent finishes.
 func retain(warn func(format string, args ...any), st ledger.Ledger, o Options) {
 	if o.Keep <= 0 || o.Job == "" {
 		return
+	}
+	if batch := retainBatch(o.Keep); batch > 1 {
+		sums, err := st.Summaries(o.Job)
+		if err == nil && len(sums) == 1 {
+			var ended uint64
+			for _, n := range sums[0].Runs {
+				ended += n
+			}
+			if ended%uint64(batch) != 0 {
+				return
+			}
+		}
 	}
 	if _, err := st.Prune(ledger.PruneOptions{Job: o.Job, Keep: o.Keep}); err != nil {
 		warn("cannot prune %s to its newest %d executions: %v", o.Job, o.Keep, err)
 	}
 }
+
+// retainBatch is how many finishes of a job one retention prune serves:
+// a tenth of what it keeps, 1 to 100.
+func retainBatch(keep int) int { return min(max(keep/10, 1), 100) }
 
 // finish records the result, saying on stderr (one line) when it cannot;
 // it reports whether it could.
