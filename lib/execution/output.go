@@ -24,7 +24,8 @@ import (
 //
 // A stream that is a terminal is not interposed, unless quiet: the
 // payload keeps the terminal (its size, its job control), and what it
-// writes there is not kept.
+// writes there is not kept. Nothing is interposed (nor kept, nor held
+// by quiet) when ledger was started with fd 0, 1 or 2 closed.
 //
 // The pipes must not keep the runner waiting. EOF comes when the last
 // holder of the write end closes it: the payload's group and the
@@ -85,7 +86,7 @@ type stream struct {
 // size of quiet's in-memory tail of each stream.
 func newCapture(warn func(format string, args ...any), keep int64, quiet bool, hold int64) (*capture, error) {
 	c := &capture{warn: warn}
-	if keep <= 0 && !quiet {
+	if keep <= 0 && !quiet || !stdOpen() {
 		return c, nil
 	}
 	outTTY, errTTY := isTerminal(os.Stdout), isTerminal(os.Stderr)
@@ -356,4 +357,17 @@ func sameStream(a, b *os.File) bool {
 		return false
 	}
 	return sa.Dev == sb.Dev && sa.Ino == sb.Ino && sa.Mode&unix.S_IFMT != unix.S_IFREG
+}
+
+// stdOpen reports whether fds 0, 1 and 2 are all open. Where one is
+// closed, a pipe would be given its number, and the payload (or ledger's
+// own output) would find the pipe there: nothing is interposed then, and
+// the payload inherits the closed descriptor as it would without ledger.
+func stdOpen() bool {
+	for fd := 0; fd <= 2; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			return false
+		}
+	}
+	return true
 }
