@@ -4,14 +4,15 @@
 // the execution came to be running. Spawn and WaitSpawned (spawn.go) are
 // ledger spawn's side of a handoff to a detached adopt worker.
 //
-//	code := execution.Run(tool.Warnf, st, rec.ID, execution.Options{Argv: argv})
-//	return code // the payload's status, 128+N, 124, 126/127, or 125
+//	out := execution.Run(tool.Warnf, st, rec.ID, execution.Options{Argv: argv, KeepOutput: 64 << 10})
+//	return out.Code // the payload's status, 128+N, 124, 126/127, or 125
 package execution
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -51,8 +52,36 @@ type Options struct {
 	// (ledger.ClaimOptions.Child and ID). It is called with a zero child
 	// when the payload could not even be started (not found), to record
 	// that as a failed execution. Without Claim, the execution is running
-	// already (adopted) and only the payload is recorded.
+	// already (adopted) and only the payload is recorded. A refusal
+	// (wrapping ledger.ErrRefused) is returned in Outcome.Refused, unsaid.
 	Claim func(id string, child proc.ID) (ledger.Record, error)
+
+	// KeepOutput, when positive, keeps the last KeepOutput bytes of the
+	// payload's stdout and stderr with the execution as they are written
+	// (ledger.Ledger.OpenOutput), one combined stream; both still reach the
+	// caller (output.go).
+	KeepOutput int64
+	// Quiet (chronic): the payload's output and the runner's notices
+	// (leftovers stopped) are held, and printed only if the payload fails
+	// (a non-zero result), each stream to its own; faults of the tool are
+	// said at once all the same. Up to the larger of KeepOutput and
+	// DefaultKeepOutput bytes of each stream are held.
+	Quiet bool
+	// Job and Keep: once the result is recorded, the terminal executions of
+	// Job beyond its newest Keep are pruned (Keep > 0).
+	Job  string
+	Keep int
+}
+
+// Outcome is how Run ended.
+type Outcome struct {
+	// Code is the exit code the tool should exit with.
+	Code int
+	// ID is the execution's id ("" if none was claimed).
+	ID string
+	// Refused is Claim's refusal: nothing was recorded nor run, and
+	// nothing said; Code is 125.
+	Refused error
 }
 
 // CatchSignals registers the signals a runner forwards, so that one that
@@ -78,9 +107,30 @@ func CatchSignals() (sigs chan os.Signal, stop func()) {
 // running; ledger recover later reports it unknown, which is the truth as
 // far as the ledger can tell. Run says so on stderr and still returns the
 // payload's status.
-func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o Options) int {
+func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o Options) Outcome {
 	if o.Claim != nil {
 		id = ledger.NewID(time.Now())
+	}
+	// notices are what --quiet holds back unless the payload fails.
+	var notices []string
+	notice := warn
+	if o.Quiet {
+		notice = func(format string, args ...any) { notices = append(notices, fmt.Sprintf(format, args...)) }
+	}
+	out, err := newCapture(warn, o.KeepOutput, o.Quiet, max(o.KeepOutput, DefaultKeepOutput))
+	if err != nil {
+		warn("cannot make a pipe for CMD's output: %v", err)
+		if o.Claim == nil {
+			finish(warn, st, id, ledger.Failed, spec.ExitNotRun, "could not make a pipe for its output: "+err.Error())
+		}
+		return Outcome{Code: spec.ExitNotRun, ID: id}
+	}
+	defer out.close()
+	keepOutput := func() {
+		if o.KeepOutput <= 0 || !out.interposed() {
+			return
+		}
+		out.keep(func() (io.WriteCloser, error) { return st.OpenOutput(id, o.KeepOutput) }, o.KeepOutput, "the output of "+id)
 	}
 	// recorded: the execution exists in the store (an adopted one does
 	// already); tried: ledger run's claim was made, whatever its outcome.
@@ -88,6 +138,10 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	// goes on in its goroutine after Run returned.
 	var recorded, tried atomic.Bool
 	recorded.Store(o.Claim == nil)
+	var refusal atomic.Pointer[error]
+	if recorded.Load() {
+		keepOutput()
+	}
 	fence := o.Fence
 	if fence == nil {
 		fence = context.Background()
@@ -98,6 +152,8 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		Deadline:     o.Deadline,
 		Signals:      o.Signals,
 		PIDNamespace: o.PIDNamespace,
+		Stdout:       out.stdout,
+		Stderr:       out.stderr,
 		// The id replaces an outer execution's.
 		Env: append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
 			return strings.HasPrefix(kv, EnvVar+"=")
@@ -106,39 +162,50 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 			if o.Claim != nil {
 				tried.Store(true)
 				if _, err := o.Claim(id, child); err != nil {
+					if errors.Is(err, ledger.ErrRefused) {
+						refusal.Store(&err)
+					}
 					return err
 				}
 				recorded.Store(true)
-				return nil
-			}
-			if _, err := st.SetChild(id, child); err != nil {
+				keepOutput()
+			} else if _, err := st.SetChild(id, child); err != nil {
 				return fmt.Errorf("not running %s: could not record its payload %s: %w", id, child, err)
 			}
+			// The payload holds the pipes now: ours go.
+			out.start()
 			return nil
 		},
 	})
 	if err != nil {
+		if refused := refusal.Load(); refused != nil {
+			return Outcome{Code: spec.ExitNotRun, Refused: *refused}
+		}
 		code := spec.Code(err, spec.ExitNotRun)
 		if o.Claim != nil && !tried.Load() {
 			// The payload could not be started at all: record that.
 			if _, cerr := o.Claim(id, proc.ID{}); cerr != nil {
+				if errors.Is(cerr, ledger.ErrRefused) {
+					return Outcome{Code: spec.ExitNotRun, Refused: cerr}
+				}
 				warn("%v", cerr)
-				return spec.Code(cerr, spec.ExitNotRun)
+				return Outcome{Code: spec.Code(cerr, spec.ExitNotRun)}
 			}
 			recorded.Store(true)
 		}
 		warn("%v", err)
-		if recorded.Load() {
-			finish(warn, st, id, ledger.Failed, code, err.Error())
+		if recorded.Load() && finish(warn, st, id, ledger.Failed, code, err.Error()) {
+			retain(warn, st, o)
 		}
-		return code
+		return Outcome{Code: code, ID: id}
 	}
-	res.Report(warn)
+	out.wait()
+	res.Report(notice)
 	status, msg := ledger.Completed, ""
 	switch {
 	case res.DeadlineHit:
 		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", o.Deadline)
-		warn("%s: %s", id, msg)
+		notice("%s: %s", id, msg)
 	case res.Canceled:
 		status, msg = ledger.Failed, "its lease could not be renewed; stopped before it ran out"
 		warn("%s: %s", id, msg)
@@ -147,9 +214,48 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	case res.ExitCode != 0:
 		status, msg = ledger.Failed, fmt.Sprintf("exited with status %d", res.ExitCode)
 	}
-	finish(warn, st, id, status, res.ExitCode, msg)
-	return res.Code()
+	code := res.Code()
+	if o.Quiet && code != spec.ExitOK {
+		out.release()
+		for _, n := range notices {
+			warn("%s", n)
+		}
+	}
+	if finish(warn, st, id, status, res.ExitCode, msg) {
+		retain(warn, st, o)
+	}
+	return Outcome{Code: code, ID: id}
 }
+
+// retain prunes o.Job's terminal executions beyond its newest o.Keep,
+// once the result is recorded: in batches, so that a finish costs a
+// summary read, and one in retainBatch(o.Keep) finishes the prune (which
+// reads what the job keeps). The job then holds at most Keep +
+// retainBatch terminal executions, give or take concurrent finishes.
+func retain(warn func(format string, args ...any), st ledger.Ledger, o Options) {
+	if o.Keep <= 0 || o.Job == "" {
+		return
+	}
+	if batch := retainBatch(o.Keep); batch > 1 {
+		sums, err := st.Summaries(o.Job)
+		if err == nil && len(sums) == 1 {
+			var ended uint64
+			for _, n := range sums[0].Runs {
+				ended += n
+			}
+			if ended%uint64(batch) != 0 {
+				return
+			}
+		}
+	}
+	if _, err := st.Prune(ledger.PruneOptions{Job: o.Job, Keep: o.Keep}); err != nil {
+		warn("cannot prune %s to its newest %d executions: %v", o.Job, o.Keep, err)
+	}
+}
+
+// retainBatch is how many finishes of a job one retention prune serves:
+// a tenth of what it keeps, 1 to 100.
+func retainBatch(keep int) int { return min(max(keep/10, 1), 100) }
 
 // finish records the result, saying on stderr (one line) when it cannot;
 // it reports whether it could.

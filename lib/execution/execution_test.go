@@ -50,7 +50,7 @@ func TestRunRecordsResultAndEnv(t *testing.T) {
 	st, id, _ := started(t)
 	out := filepath.Join(t.TempDir(), "env")
 	tl, errb := tool()
-	code := Run(tl, st, id, Options{Argv: []string{"sh", "-c", `echo "$TETHER_EXECUTION" > ` + out + `; exit 7`}, Grace: time.Second})
+	code := Run(tl, st, id, Options{Argv: []string{"sh", "-c", `echo "$TETHER_EXECUTION" > ` + out + `; exit 7`}, Grace: time.Second}).Code
 	if code != 7 {
 		t.Fatalf("code %d, want 7 (stderr %q)", code, errb)
 	}
@@ -71,7 +71,7 @@ func TestRunHostileCommandNames(t *testing.T) {
 	for _, name := range []string{strings.Repeat("é", 3000), "\xff\xfe-not-utf8"} {
 		st, id, _ := started(t)
 		tl, errb := tool()
-		if code := Run(tl, st, id, Options{Argv: []string{name}}); code != spec.ExitNotFound {
+		if code := Run(tl, st, id, Options{Argv: []string{name}}).Code; code != spec.ExitNotFound {
 			t.Errorf("code %d, want 127 (stderr %q)", code, errb)
 		}
 		if strings.Contains(errb.String(), "could not record") {
@@ -97,7 +97,7 @@ func TestRunStoreVanished(t *testing.T) {
 	// removing the store while that write creates a file in exec/ makes
 	// rm fail with "Directory not empty".
 	payload := `while ! grep -q '"child":{' "$0/exec/$1"; do sleep 0.01; done; rm -rf "$0"`
-	code := Run(tl, st, id, Options{Argv: []string{"sh", "-c", payload, dir, id}})
+	code := Run(tl, st, id, Options{Argv: []string{"sh", "-c", payload, dir, id}}).Code
 	if code != 0 {
 		t.Errorf("code %d, want the payload's 0", code)
 	}

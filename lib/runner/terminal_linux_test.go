@@ -120,4 +120,3 @@ func openPty(t *testing.T) (master, slave *os.File) {
 	t.Cleanup(func() { slave.Close() })
 	return master, slave
 }
-

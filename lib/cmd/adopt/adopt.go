@@ -29,6 +29,8 @@ type grammar struct {
 	AckFile     string               `placeholder:"F" help:"Write {\"execution_id\",\"pid\",\"start\"} here once the adoption is durable."`
 	Grace       cli.Duration         `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL when stopping leftovers."`
 	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr."`
+	KeepOutput  cli.Size             `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"Keep the last SIZE bytes of CMD's stdout and stderr with the execution, one combined stream, as they are written (ledger output ID prints them); both still reach adopt's own unchanged. 0 keeps nothing. A stream that is a terminal is left to CMD and not kept. SIZE is bytes or K, M, G (1K = 1024)."`
+	Keep        int                  `default:"1000" placeholder:"N" help:"Retention: once the result is recorded, prune the terminal executions of the job beyond its newest N (0 keeps every one)."`
 	PIDNS       bool                 `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles)."`
 	ID          string               `arg:"" name:"ID" help:"The fenced execution to adopt."`
 	Cmd         []string             `arg:"" optional:"" passthrough:"partial" name:"CMD" help:"The command and its arguments: from the first argument after ID that is not one of adopt's flags (or after --) on, everything is CMD's."`
@@ -101,8 +103,13 @@ func run(t *cli.Tool, g *grammar, argv, args []string) int {
 	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
+	if g.Keep < 0 {
+		// A runner's usage error: 125, as the others.
+		return t.Fail(fmt.Errorf("--keep %d: want 0 (keep every execution) or more", g.Keep), spec.ExitNotRun)
+	}
 	sent := time.Now()
-	if _, err := st.Adopt(g.ID, owner); err != nil {
+	rec, err := st.Adopt(g.ID, owner)
+	if err != nil {
 		// The store's error already reads "cannot adopt ID: why".
 		return t.Fail(err, spec.ExitNotRun)
 	}
@@ -124,7 +131,10 @@ func run(t *cli.Tool, g *grammar, argv, args []string) int {
 			return t.Fail(fmt.Errorf("cannot write ack file: %w", err), spec.ExitNotRun)
 		}
 	}
-	return execution.Run(t.Warnf, st, g.ID, execution.Options{Argv: argv, Grace: g.Grace.D(), Signals: sigs, PIDNamespace: g.PIDNS, Fence: fence})
+	return execution.Run(t.Warnf, st, g.ID, execution.Options{
+		Argv: argv, Grace: g.Grace.D(), Signals: sigs, PIDNamespace: g.PIDNS, Fence: fence,
+		KeepOutput: g.KeepOutput.N(), Job: rec.Job, Keep: g.Keep,
+	}).Code
 }
 
 // checkAckDir fails early when the ack file cannot be written: its

@@ -50,6 +50,22 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero: func(g *grammar) { g.LockTimeout = argvZero.LockTimeout },
 		}},
+		{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.KeepOutput.UnmarshalText([]byte(v)) == nil
+			},
+			Zero:    func(g *grammar) { g.KeepOutput = argvZero.KeepOutput },
+			Default: "64KiB", HasDefault: true,
+		}},
+		{Names: []string{"keep"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				n, ok := argv.Int(v, 64)
+				g.Keep = int(n)
+				return ok
+			},
+			Zero:    func(g *grammar) { g.Keep = argvZero.Keep },
+			Default: "1000", HasDefault: true,
+		}},
 		{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				b, ok := argv.Bool(v)

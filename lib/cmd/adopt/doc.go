@@ -4,7 +4,7 @@
 //
 // Synopsis:
 //
-//	adopt [--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] ID [--] CMD [ARGS...]
+//	adopt [--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] [--keep-output SIZE] [--keep N] ID [--] CMD [ARGS...]
 //
 // adopt is the external worker of a hand-off: it moves execution ID from
 // claimed+fenced to running with itself as owner. Only once that is durable
@@ -14,6 +14,9 @@
 // PID@START is durable in the record, and never if adopt dies first. adopt
 // forwards TERM, INT, HUP and QUIT to CMD's group, stops what CMD left in it
 // (TERM, --grace, KILL), and finishes the record: completed iff CMD exited 0.
+// CMD's stdout and stderr reach adopt's own, and their last --keep-output
+// bytes are kept with the execution (ledger output ID), as ledger run does;
+// once the record is finished, the job is pruned to its newest --keep.
 //
 // If adopt is killed mid-run, ledger recover later reports the execution
 // unknown: never completed, never run twice. ledger spawn starts adopt for
@@ -33,6 +36,8 @@
 //   - --ack-file=F: Write {"execution_id","pid","start"} here once the adoption is durable.
 //   - --grace=D: Wait at most D after TERM before KILL when stopping leftovers (default: 5s).
 //   - --lock-timeout=D: Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr.
+//   - --keep-output=SIZE: Keep the last SIZE bytes of CMD's stdout and stderr with the execution, one combined stream, as they are written (ledger output ID prints them); both still reach adopt's own unchanged. 0 keeps nothing. A stream that is a terminal is left to CMD and not kept. SIZE is bytes or K, M, G (1K = 1024) (default: 64KiB).
+//   - --keep=N: Retention: once the result is recorded, prune the terminal executions of the job beyond its newest N (0 keeps every one) (default: 1000).
 //   - --pidns: Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles).
 //
 // # Exit status

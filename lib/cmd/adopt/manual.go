@@ -12,7 +12,7 @@ import (
 var Page = manual.Page{
 	Name:     "adopt",
 	Summary:  "Take durable ownership of a fenced execution, then run its payload exactly once.",
-	Synopsis: []string{"[--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] ID [--] CMD [ARGS...]"},
+	Synopsis: []string{"[--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] [--keep-output SIZE] [--keep N] ID [--] CMD [ARGS...]"},
 	Body: `adopt is the external worker of a hand-off: it moves execution ID from
 claimed+fenced to running with itself as owner. Only once that is durable
 does it write the ack file (atomically, 0600) as
@@ -21,6 +21,9 @@ group with TETHER_EXECUTION=ID. CMD's first instruction runs only once its
 PID@START is durable in the record, and never if adopt dies first. adopt
 forwards TERM, INT, HUP and QUIT to CMD's group, stops what CMD left in it
 (TERM, --grace, KILL), and finishes the record: completed iff CMD exited 0.
+CMD's stdout and stderr reach adopt's own, and their last --keep-output
+bytes are kept with the execution (ledger output ID), as ledger run does;
+once the record is finished, the job is pruned to its newest --keep.
 
 If adopt is killed mid-run, ledger recover later reports the execution
 unknown: never completed, never run twice. ledger spawn starts adopt for

@@ -63,6 +63,12 @@ var argvTables = &argv.Node[grammar, *env]{
 					},
 					Zero: func(g *grammar) { g.commands.Claim.jobClaim.Exclusive = argvZero.commands.Claim.jobClaim.Exclusive },
 				}},
+				{Names: []string{"every"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Claim.jobClaim.Every.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Claim.jobClaim.Every = argvZero.commands.Claim.jobClaim.Every },
+				}},
 				{Names: []string{"owner"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Claim.Owner.UnmarshalText([]byte(v)) == nil
@@ -442,6 +448,48 @@ var argvTables = &argv.Node[grammar, *env]{
 					},
 					Zero: func(g *grammar) { g.commands.Run.jobClaim.Exclusive = argvZero.commands.Run.jobClaim.Exclusive },
 				}},
+				{Names: []string{"every"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Run.jobClaim.Every.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Run.jobClaim.Every = argvZero.commands.Run.jobClaim.Every },
+				}},
+				{Names: []string{"wait"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Run.Wait.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Run.Wait = argvZero.commands.Run.Wait },
+				}},
+				{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Run.runOutput.KeepOutput.UnmarshalText([]byte(v)) == nil
+					},
+					Zero:    func(g *grammar) { g.commands.Run.runOutput.KeepOutput = argvZero.commands.Run.runOutput.KeepOutput },
+					Default: "64KiB", HasDefault: true,
+				}},
+				{Names: []string{"quiet"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Run.runOutput.Quiet = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Run.runOutput.Quiet = argvZero.commands.Run.runOutput.Quiet },
+				}},
+				{Names: []string{"conflict-exit"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Run.runOutput.ConflictExit.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Run.runOutput.ConflictExit = argvZero.commands.Run.runOutput.ConflictExit },
+				}},
+				{Names: []string{"keep"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						n, ok := argv.Int(v, 64)
+						g.commands.Run.runOutput.Keep = int(n)
+						return ok
+					},
+					Zero:    func(g *grammar) { g.commands.Run.runOutput.Keep = argvZero.commands.Run.runOutput.Keep },
+					Default: "1000", HasDefault: true,
+				}},
 				{Names: []string{"deadline"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Run.Deadline.UnmarshalText([]byte(v)) == nil
@@ -521,6 +569,12 @@ var argvTables = &argv.Node[grammar, *env]{
 					},
 					Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Exclusive = argvZero.commands.Spawn.jobClaim.Exclusive },
 				}},
+				{Names: []string{"every"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Spawn.jobClaim.Every.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Every = argvZero.commands.Spawn.jobClaim.Every },
+				}},
 				{Names: []string{"scope"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						g.commands.Spawn.Scope = v
@@ -566,6 +620,28 @@ var argvTables = &argv.Node[grammar, *env]{
 					Zero:    func(g *grammar) { g.commands.Spawn.Lease = argvZero.commands.Spawn.Lease },
 					Default: "30s", HasDefault: true,
 				}},
+				{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Spawn.KeepOutput.UnmarshalText([]byte(v)) == nil
+					},
+					Zero:    func(g *grammar) { g.commands.Spawn.KeepOutput = argvZero.commands.Spawn.KeepOutput },
+					Default: "64KiB", HasDefault: true,
+				}},
+				{Names: []string{"conflict-exit"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Spawn.ConflictExit.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Spawn.ConflictExit = argvZero.commands.Spawn.ConflictExit },
+				}},
+				{Names: []string{"keep"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						n, ok := argv.Int(v, 64)
+						g.commands.Spawn.Keep = int(n)
+						return ok
+					},
+					Zero:    func(g *grammar) { g.commands.Spawn.Keep = argvZero.commands.Spawn.Keep },
+					Default: "1000", HasDefault: true,
+				}},
 			},
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
@@ -587,6 +663,26 @@ var argvTables = &argv.Node[grammar, *env]{
 			},
 			Run: func(g *grammar, e *env) error {
 				if err := g.commands.Spawn.Run(e); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *env]{
+			Name: "output",
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Output.ID = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Output.ID = argvZero.commands.Output.ID },
+					Required: true,
+				}},
+			},
+			Run: func(g *grammar, e *env) error {
+				if err := g.commands.Output.Run(e); err != nil {
 					return err
 				}
 				return nil

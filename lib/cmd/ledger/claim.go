@@ -10,15 +10,16 @@ import (
 
 // jobClaim is what every subcommand that claims takes: claim, run, spawn.
 type jobClaim struct {
-	Job       string      `arg:"" predictor:"job" help:"Job name: 1-128 of [A-Za-z0-9._:@-]."`
-	Source    string      `placeholder:"S" help:"Free text naming who dispatched it (cron, a host, a trigger)."`
-	Instant   instantFlag `placeholder:"T" help:"Scheduled instant (RFC 3339 or unix seconds): refused if JOB already has a claimed, running, completed or unknown execution for it."`
-	Exclusive bool        `help:"Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first)."`
+	Job       string        `arg:"" predictor:"job" help:"Job name: 1-128 of [A-Za-z0-9._:@-]."`
+	Source    string        `placeholder:"S" help:"Free text naming who dispatched it (cron, a host, a trigger)."`
+	Instant   instantFlag   `placeholder:"T" help:"Scheduled instant (RFC 3339 or unix seconds): refused if JOB already has a claimed, running, completed or unknown execution for it."`
+	Exclusive bool          `help:"Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first)."`
+	Every     cli.Retention `placeholder:"D" help:"Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts."`
 }
 
 // options are the claim options the flags name; the caller sets Owner.
 func (c jobClaim) options() ledger.ClaimOptions {
-	return ledger.ClaimOptions{Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive}
+	return ledger.ClaimOptions{Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive, Every: c.Every.D()}
 }
 
 type claimCmd struct {

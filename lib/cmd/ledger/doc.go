@@ -5,8 +5,9 @@
 // Synopsis:
 //
 //	ledger [--ledger DIR] [--json] [--lock-timeout D] COMMAND [ARGS...]
-//	ledger run JOB [--instant T] [--exclusive] [--deadline D] [--grace D] [--pidns] -- CMD [ARGS...]
-//	ledger spawn JOB [--instant T] [--scope auto|require|never] [--wait] [--log F] -- CMD [ARGS...]
+//	ledger run JOB [--instant T] [--exclusive [--wait D]] [--every D] [--deadline D] [--grace D] [--pidns] [--keep-output SIZE] [--quiet] [--conflict-exit N] [--keep N] -- CMD [ARGS...]
+//	ledger spawn JOB [--instant T] [--scope auto|require|never] [--wait] [--log F] [--keep-output SIZE] [--keep N] -- CMD [ARGS...]
+//	ledger output ID
 //
 // ledger records that a job was claimed, handed off, started and finished,
 // in plain files under one flock (see the Go package lib/ledger), so that a
@@ -102,6 +103,8 @@
 //   - --instant=T: Scheduled instant (RFC 3339 or unix seconds): refused if JOB already has a claimed, running, completed or unknown execution for it.
 //
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
+//
+//   - --every=D: Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
 //
 //   - --owner=PID[@START]: Owning process (default: the caller's parent; in a script use --owner $$).
 //
@@ -296,15 +299,45 @@
 // ledger run never detaches: killing it kills the run, and recover later
 // reports it unknown.
 //
+// Output: CMD's stdout and stderr reach ledger run's own unchanged, and the
+// last --keep-output bytes (default 64KiB) of both, as one stream, are kept
+// with the execution as they are written (ledger output ID), so what CMD
+// wrote before a SIGKILL of ledger run is kept. CMD writes to a pipe of
+// ledger run's, not to the caller's file: one pipe for both streams when
+// they are one file (2>&1, cron), which keeps their order exact; else the
+// kept stream interleaves them in the order read. A stream that is a
+// terminal is left to CMD (its terminal, its job control) and not kept,
+// unless --quiet. A reader of ledger run's output that goes away (EPIPE)
+// closes CMD's pipe too: CMD gets SIGPIPE, as without ledger. Once CMD and
+// its leftovers are gone, a pipe still held by another process is read for
+// 1s more, then let go.
+//
+// --quiet makes it a cron job's chronic: silent when CMD succeeds or when
+// the run is refused as expected; when CMD fails, its output (held, the
+// last --keep-output but at least 64KiB of each stream) and the notices
+// held back follow. Faults of ledger itself are said whatever --quiet says.
+//
+// --every D runs at most once per period: an hourly line with --every 1d
+// runs daily and catches up after a host was down, as anacron.
+// --exclusive --wait D waits for the live run instead of being refused.
+// Every finished run prunes its job to the newest --keep executions
+// (default 1000), so that a frequent job does not grow the store forever.
+//
 //	ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
 //	ledger run backup --exclusive -- backup.sh
+//	ledger run daily --every 1d --quiet --conflict-exit 0 -- daily.sh   # hourly in cron
+//	ledger run sync --exclusive --wait 10m -- sync.sh
+//	ledger output "$(ledger latest report --field id)"
 //
 // Exit status: CMD's own; 124 when --deadline stopped it; 125 when CMD did
 // not run: the claim was refused (the instant was taken, --exclusive found
-// a live run), or the store could not be opened or written; 126 when CMD is
-// not executable; 127 when it is not found; 128+N when CMD died of signal N;
-// 125 too for bad usage, as timeout(1) says (nothing recorded, nothing run),
-// so that it is never mistaken for CMD's own 2.
+// a live run, --every found it not due), or the store or its database
+// could not be opened, reached or written; with --conflict-exit N an
+// expected refusal exits N instead, and a fault still 125; 126 when CMD is
+// not executable; 127 when it is not found; 128+N when CMD died of signal
+// N, or when signal N ended --wait or reached ledger run before CMD was
+// recorded; 125 too for bad usage, as timeout(1) says (nothing recorded,
+// nothing run), so that it is never mistaken for CMD's own 2.
 //
 // Arguments of run:
 //
@@ -318,6 +351,18 @@
 //   - --instant=T: Scheduled instant (RFC 3339 or unix seconds): refused if JOB already has a claimed, running, completed or unknown execution for it.
 //
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
+//
+//   - --every=D: Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
+//
+//   - --wait=D: With --exclusive: wait up to D for the live run of JOB to end, then run; refused as busy once D has passed. A local owner is waited for through a pidfd; one on another host is looked at again with a backoff of up to 1s. A TERM or INT while waiting ends the wait (128+N), nothing run.
+//
+//   - --keep-output=SIZE: Keep the last SIZE bytes of CMD's stdout and stderr with the execution, one combined stream, as they are written (ledger output ID prints them); both still reach the caller unchanged. 0 keeps nothing and leaves CMD's streams as they are. A stream that is a terminal is left to CMD and not kept (but with --quiet). SIZE is bytes or K, M, G (1K = 1024) (default: 64KiB).
+//
+//   - --quiet: As chronic: print nothing when CMD succeeds or the run is refused as expected (its instant taken, --exclusive busy, --every not due); when CMD fails, print its output (the last --keep-output, at least 64KiB, of each stream, to its own stream) and the notices held back. A fault of ledger itself (the store, a pipe) is always said.
+//
+//   - --conflict-exit=N: Exit N when the run is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault of ledger; N cannot be one of ledger's own statuses (2, 3, 124-127), so that a fault never exits N.
+//
+//   - --keep=N: Retention: once the run is recorded, prune the terminal executions of JOB beyond its newest N (0 keeps every one), so that a frequent job does not grow the store forever; ledger prune still prunes by age (default: 1000).
 //
 //   - --deadline=D: Stop CMD's process group after D and exit 124.
 //
@@ -336,14 +381,17 @@
 // it down), waits for its acknowledgement, and prints "ID WORKER_PID". The
 // worker runs CMD once and finishes the record.
 //
+// The worker keeps CMD's output (--keep-output, ledger output ID) and prunes
+// JOB to its newest --keep executions (default 1000) once it finished.
+//
 //	ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
 //	ledger spawn sync --wait --log /var/log/sync.log -- ./sync.sh
 //
 // Exit status: 0 when the worker took the execution; 125 when CMD will not
-// run (the claim was refused, adopt was not found, the worker did not take
-// it within --ack-timeout; the record ends failed), bad usage included
-// (nothing recorded); 3 when the worker took it but its id could not be
-// printed. With --wait: CMD's
+// run (the claim was refused: --conflict-exit N makes that N; adopt was
+// not found, the worker did not take it within --ack-timeout; the record
+// ends failed), bad usage included (nothing recorded); 3 when the worker
+// took it but its id could not be printed. With --wait: CMD's
 // recorded status (124, 126, 127 and 128+N as for run), 1 when it failed
 // without one, 125 when it ended abandoned (never started), 255 when it
 // ended unknown, 128+N when signal N ended the waiting.
@@ -361,6 +409,8 @@
 //
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
 //
+//   - --every=D: Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
+//
 //   - --scope=auto|require|never: Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never (default: auto).
 //
 //   - --ack-timeout=D: Wait at most D for the worker to take ownership (default: 10s).
@@ -370,6 +420,29 @@
 //   - --log=F: Append the worker's output to F (default: discard).
 //
 //   - --lease=D: PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out (default: 30s).
+//
+//   - --keep-output=SIZE: The worker keeps the last SIZE bytes of CMD's stdout and stderr with the execution (ledger output ID prints them); they still go to --log. 0 keeps nothing (default: 64KiB).
+//
+//   - --conflict-exit=N: Exit N when the spawn is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault; N cannot be 2, 3 or 124-127.
+//
+//   - --keep=N: Retention: once the worker recorded the result, it prunes the terminal executions of JOB beyond its newest N (0 keeps every one) (default: 1000).
+//
+//     ledger output <id> [flags]
+//
+// Print the output kept of an execution (the tail of its stdout and stderr).
+//
+// Prints, byte for byte, the tail of the execution's stdout and stderr
+// that ledger run, adopt or spawn's worker kept (--keep-output, default the
+// last 64KiB): one stream, in the order ledger read it (exact when stdout and
+// stderr were one file, as under cron). It is kept as it is written, so a run
+// that is still going, or whose runner was SIGKILLed, shows what it wrote so
+// far. Exit 1 when there is no such execution or nothing was kept.
+//
+//	ledger output "$(ledger latest backup --field id)"
+//
+// Arguments of output:
+//
+//   - <id>: Execution id.
 //
 //     ledger status [<job> ...] [flags]
 //
@@ -477,7 +550,9 @@
 //	# in a crontab: cron's PATH and HOME are not yours
 //	PATH=/home/me/.local/bin:/usr/bin:/bin
 //	TETHER_LEDGER=/home/me/.local/state/tether/ledger
-//	*/5 * * * * ledger run report --instant $(( $(date +\%s) / 300 * 300 )) --deadline 4m -- report.sh
+//	*/5 * * * * ledger run report --quiet --instant $(( $(date +\%s) / 300 * 300 )) --deadline 4m -- report.sh
+//	# why did it fail? its output's last 64KiB are kept
+//	ledger output "$(ledger latest report --field id)"
 //
 // # See also
 //

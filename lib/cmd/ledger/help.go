@@ -99,15 +99,45 @@ exited 0. Leftovers of CMD's group are stopped (TERM, --grace, KILL).
 ledger run never detaches: killing it kills the run, and recover later
 reports it unknown.
 
+Output: CMD's stdout and stderr reach ledger run's own unchanged, and the
+last --keep-output bytes (default 64KiB) of both, as one stream, are kept
+with the execution as they are written (ledger output ID), so what CMD
+wrote before a SIGKILL of ledger run is kept. CMD writes to a pipe of
+ledger run's, not to the caller's file: one pipe for both streams when
+they are one file (2>&1, cron), which keeps their order exact; else the
+kept stream interleaves them in the order read. A stream that is a
+terminal is left to CMD (its terminal, its job control) and not kept,
+unless --quiet. A reader of ledger run's output that goes away (EPIPE)
+closes CMD's pipe too: CMD gets SIGPIPE, as without ledger. Once CMD and
+its leftovers are gone, a pipe still held by another process is read for
+1s more, then let go.
+
+--quiet makes it a cron job's chronic: silent when CMD succeeds or when
+the run is refused as expected; when CMD fails, its output (held, the
+last --keep-output but at least 64KiB of each stream) and the notices
+held back follow. Faults of ledger itself are said whatever --quiet says.
+
+--every D runs at most once per period: an hourly line with --every 1d
+runs daily and catches up after a host was down, as anacron.
+--exclusive --wait D waits for the live run instead of being refused.
+Every finished run prunes its job to the newest --keep executions
+(default 1000), so that a frequent job does not grow the store forever.
+
   ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
   ledger run backup --exclusive -- backup.sh
+  ledger run daily --every 1d --quiet --conflict-exit 0 -- daily.sh   # hourly in cron
+  ledger run sync --exclusive --wait 10m -- sync.sh
+  ledger output "$(ledger latest report --field id)"
 
 Exit status: CMD's own; 124 when --deadline stopped it; 125 when CMD did
 not run: the claim was refused (the instant was taken, --exclusive found
-a live run), or the store could not be opened or written; 126 when CMD is
-not executable; 127 when it is not found; 128+N when CMD died of signal N;
-125 too for bad usage, as timeout(1) says (nothing recorded, nothing run),
-so that it is never mistaken for CMD's own 2.`
+a live run, --every found it not due), or the store or its database
+could not be opened, reached or written; with --conflict-exit N an
+expected refusal exits N instead, and a fault still 125; 126 when CMD is
+not executable; 127 when it is not found; 128+N when CMD died of signal
+N, or when signal N ended --wait or reached ledger run before CMD was
+recorded; 125 too for bad usage, as timeout(1) says (nothing recorded,
+nothing run), so that it is never mistaken for CMD's own 2.`
 }
 
 func (*spawnCmd) Help() string {
@@ -116,14 +146,17 @@ func (*spawnCmd) Help() string {
 it down), waits for its acknowledgement, and prints "ID WORKER_PID". The
 worker runs CMD once and finishes the record.
 
+The worker keeps CMD's output (--keep-output, ledger output ID) and prunes
+JOB to its newest --keep executions (default 1000) once it finished.
+
   ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
   ledger spawn sync --wait --log /var/log/sync.log -- ./sync.sh
 
 Exit status: 0 when the worker took the execution; 125 when CMD will not
-run (the claim was refused, adopt was not found, the worker did not take
-it within --ack-timeout; the record ends failed), bad usage included
-(nothing recorded); 3 when the worker took it but its id could not be
-printed. With --wait: CMD's
+run (the claim was refused: --conflict-exit N makes that N; adopt was
+not found, the worker did not take it within --ack-timeout; the record
+ends failed), bad usage included (nothing recorded); 3 when the worker
+took it but its id could not be printed. With --wait: CMD's
 recorded status (124, 126, 127 and 128+N as for run), 1 when it failed
 without one, 125 when it ended abandoned (never started), 255 when it
 ended unknown, 128+N when signal N ended the waiting.`

@@ -14,8 +14,9 @@ var Page = manual.Page{
 	Summary: "Durable execution ledger: claim, fence, adopt, start and finish executions of jobs, crash-safely, with one winner per claim.",
 	Synopsis: []string{
 		"[--ledger DIR] [--json] [--lock-timeout D] COMMAND [ARGS...]",
-		"run JOB [--instant T] [--exclusive] [--deadline D] [--grace D] [--pidns] -- CMD [ARGS...]",
-		"spawn JOB [--instant T] [--scope auto|require|never] [--wait] [--log F] -- CMD [ARGS...]",
+		"run JOB [--instant T] [--exclusive [--wait D]] [--every D] [--deadline D] [--grace D] [--pidns] [--keep-output SIZE] [--quiet] [--conflict-exit N] [--keep N] -- CMD [ARGS...]",
+		"spawn JOB [--instant T] [--scope auto|require|never] [--wait] [--log F] [--keep-output SIZE] [--keep N] -- CMD [ARGS...]",
+		"output ID",
 	},
 	Body: `ledger records that a job was claimed, handed off, started and finished,
 in plain files under one flock (see the Go package lib/ledger), so that a
@@ -97,7 +98,9 @@ ledger --ledger 'postgres:///jobs?host=/run/postgresql' run report --instant $((
 # in a crontab: cron's PATH and HOME are not yours
 PATH=/home/me/.local/bin:/usr/bin:/bin
 TETHER_LEDGER=/home/me/.local/state/tether/ledger
-*/5 * * * * ledger run report --instant $(( $(date +\%s) / 300 * 300 )) --deadline 4m -- report.sh`,
+*/5 * * * * ledger run report --quiet --instant $(( $(date +\%s) / 300 * 300 )) --deadline 4m -- report.sh
+# why did it fail? its output's last 64KiB are kept
+ledger output "$(ledger latest report --field id)"`,
 	Exit: `0 done; 1 refused (a lost race, a taken instant, a wrong state) or no
 such execution; 2 bad input; 3 system error (permission, I/O, a corrupt or
 unsafe store, the store's lock not free within --lock-timeout, output that

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger/location"
@@ -16,8 +18,9 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-// runCmd is `ledger run JOB [--instant T] [--exclusive] [--deadline D]
-// [--grace D] -- CMD...`: the cron one-liner.
+// runCmd is `ledger run JOB [--instant T] [--exclusive [--wait D]]
+// [--every D] [--deadline D] [--grace D] [--keep-output SIZE] [--quiet]
+// [--conflict-exit N] [--keep N] -- CMD...`: the cron one-liner.
 //
 // Everything before CMD is ledger's: an argument there that starts with "-"
 // is a flag, and an unknown one is a usage error (125) before anything is
@@ -27,6 +30,8 @@ import (
 // everything from there on is CMD's. The same holds for spawn.
 type runCmd struct {
 	jobClaim
+	Wait cli.Duration `placeholder:"D" help:"With --exclusive: wait up to D for the live run of JOB to end, then run; refused as busy once D has passed. A local owner is waited for through a pidfd; one on another host is looked at again with a backoff of up to 1s. A TERM or INT while waiting ends the wait (128+N), nothing run."`
+	runOutput
 	Deadline cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124."`
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
 	Lease    cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: this run's lease, renewed on the server's clock while it runs; recover on another host judges it gone only once the lease ran out (the file store judges by PID). A run that cannot renew it stops CMD before it runs out; D must be at least 2 × (grace + 0.5s)."`
@@ -67,6 +72,12 @@ func (c *runCmd) Run(e *env) (err error) {
 		// CMD's output is run's: a record printed there would mix with it.
 		return spec.Errorf(spec.ExitUsage, "--json: ledger run prints no record (the output is CMD's); read it with ledger latest %s --json", c.Job)
 	}
+	if err := c.check(); err != nil {
+		return err
+	}
+	if c.Wait.D() < 0 || c.Wait.D() > 0 && !c.Exclusive {
+		return spec.Errorf(spec.ExitUsage, "--wait waits for the live run of an --exclusive run: give --exclusive too")
+	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
 	st, owner, err := openAsOwner(e, c.Lease.D())
@@ -80,25 +91,117 @@ func (c *runCmd) Run(e *env) (err error) {
 	// runs out (fence), so that no other host runs the job meanwhile.
 	fence, lost := context.WithCancel(context.Background())
 	defer lost()
+	o := c.runOutput.execOptions()
+	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace, o.Job = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS, c.Job
+	o.Fence = fence
 	// The claim is made with the payload already forked and held before
 	// its first instruction: one update claims, starts and records it.
-	code := execution.Run(e.tool.Warnf, st, "", execution.Options{
-		Argv: argv, Grace: c.Grace.D(), Deadline: c.Deadline.D(), Signals: sigs, PIDNamespace: c.PIDNS, Fence: fence,
-		Claim: func(id string, child proc.ID) (ledger.Record, error) {
-			o := c.options()
-			o.Owner, o.Child, o.ID = owner, child, id
-			sent := time.Now()
-			rec, err := claimJob(st, "running", c.Job, o)
-			if l, ok := st.(location.Leaser); ok && err == nil {
-				go l.KeepLease(ctx, rec.ID, location.Keep{Since: sent, Stop: location.StopBudget(c.Grace.D()), Lost: lost, Warn: e.tool.Warnf})
+	o.Claim = func(id string, child proc.ID) (ledger.Record, error) {
+		co := c.options()
+		co.Owner, co.Child, co.ID = owner, child, id
+		sent := time.Now()
+		rec, err := claimJob(st, "running", c.Job, co)
+		if l, ok := st.(location.Leaser); ok && err == nil {
+			go l.KeepLease(ctx, rec.ID, location.Keep{Since: sent, Stop: location.StopBudget(c.Grace.D()), Lost: lost, Warn: e.tool.Warnf})
+		}
+		return rec, err
+	}
+	until := time.Now().Add(c.Wait.D())
+	for {
+		out := execution.Run(e.tool.Warnf, st, "", o)
+		if out.Refused == nil {
+			if out.Code != 0 {
+				return exitStatus(out.Code)
 			}
-			return rec, err
-		},
-	})
-	if code != 0 {
-		return exitStatus(code)
+			return nil
+		}
+		if c.Wait.D() > 0 {
+			w, sig, err := execution.WaitLive(st, c.Job, until, sigs, func(live []ledger.Record) {
+				if !c.Quiet {
+					e.tool.Warnf("waiting up to %v for execution %s of %s (%s, owner %s) to end", time.Until(until).Round(100*time.Millisecond), live[0].ID, c.Job, live[0].State(), live[0].Owner)
+				}
+			})
+			switch {
+			case err != nil:
+				return notRun(fmt.Errorf("not running %s: waiting for its live run: %w", c.Job, err))
+			case w == execution.Ended:
+				continue
+			case w == execution.Interrupted:
+				s, _ := sig.(syscall.Signal)
+				return spec.Errorf(spec.SignalExit(s), "not running %s: %s while waiting for its live run", c.Job, spec.SignalName(s))
+			case w == execution.TimeUp:
+				out.Refused = fmt.Errorf("%w (still so after waiting %v)", out.Refused, c.Wait.D())
+			}
+		}
+		return c.refused(e, out.Refused)
+	}
+}
+
+// runOutput are the flags of a runner about its output, its refusals and
+// its retention: run and spawn (spawn hands them to its worker).
+type runOutput struct {
+	KeepOutput   cli.Size     `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"Keep the last SIZE bytes of CMD's stdout and stderr with the execution, one combined stream, as they are written (ledger output ID prints them); both still reach the caller unchanged. 0 keeps nothing and leaves CMD's streams as they are. A stream that is a terminal is left to CMD and not kept (but with --quiet). SIZE is bytes or K, M, G (1K = 1024)."`
+	Quiet        bool         `help:"As chronic: print nothing when CMD succeeds or the run is refused as expected (its instant taken, --exclusive busy, --every not due); when CMD fails, print its output (the last --keep-output, at least 64KiB, of each stream, to its own stream) and the notices held back. A fault of ledger itself (the store, a pipe) is always said."`
+	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the run is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault of ledger; N cannot be one of ledger's own statuses (2, 3, 124-127), so that a fault never exits N."`
+	Keep         int          `default:"1000" placeholder:"N" help:"Retention: once the run is recorded, prune the terminal executions of JOB beyond its newest N (0 keeps every one), so that a frequent job does not grow the store forever; ledger prune still prunes by age."`
+}
+
+// defaultKeep is --keep's default, as in the tags of run, spawn and adopt.
+const defaultKeep = 1000
+
+// check validates the flags together.
+func (r runOutput) check() error {
+	if r.Keep < 0 {
+		return spec.Errorf(spec.ExitUsage, "--keep %d: want 0 (keep every execution) or more", r.Keep)
 	}
 	return nil
+}
+
+// execOptions are the execution options the flags name.
+func (r runOutput) execOptions() execution.Options {
+	return execution.Options{KeepOutput: r.KeepOutput.N(), Quiet: r.Quiet, Keep: r.Keep}
+}
+
+// refused is the end of a run refused as expected: said unless quiet,
+// with the --conflict-exit status.
+func (r runOutput) refused(e *env, err error) error {
+	code := r.ConflictExit.code()
+	if !r.Quiet {
+		e.tool.Warnf("%v", err)
+	}
+	if code == spec.ExitOK {
+		return nil
+	}
+	return exitStatus(code)
+}
+
+// conflictExit is --conflict-exit N: 0-255, not one of the runners' own
+// statuses.
+type conflictExit struct {
+	n     int
+	given bool
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler for kong.
+func (c *conflictExit) UnmarshalText(b []byte) error {
+	n, err := strconv.Atoi(string(b))
+	if err != nil || n < 0 || n > 255 {
+		return fmt.Errorf("invalid exit status %q: want 0-255", b)
+	}
+	switch n {
+	case spec.ExitUsage, spec.ExitSystem, spec.ExitDeadline, spec.ExitNotRun, spec.ExitNoExec, spec.ExitNotFound:
+		return fmt.Errorf("%d is an exit status of ledger's own (2 usage, 3 system error, 124 deadline, 125 fault, 126 and 127 CMD not runnable): choose another", n)
+	}
+	c.n, c.given = n, true
+	return nil
+}
+
+// code is the status of an expected refusal.
+func (c conflictExit) code() int {
+	if !c.given {
+		return spec.ExitNotRun
+	}
+	return c.n
 }
 
 // notRun gives err the exit code of a runner that did not start its

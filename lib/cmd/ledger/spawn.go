@@ -2,13 +2,16 @@ package ledger
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/execution"
 	"github.com/tether-sh/tether/lib/handoff"
+	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 	"github.com/tether-sh/tether/lib/stop"
@@ -17,12 +20,15 @@ import (
 // spawnCmd is `ledger spawn JOB ... -- CMD...`: the restart-safe handoff.
 type spawnCmd struct {
 	jobClaim
-	Scope      string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never."`
-	AckTimeout cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
-	Wait       bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
-	Log        string       `type:"path" placeholder:"F" help:"Append the worker's output to F (default: discard)."`
-	Lease      cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out."`
-	Cmd        []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
+	Scope        string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never."`
+	AckTimeout   cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
+	Wait         bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
+	Log          string       `type:"path" placeholder:"F" help:"Append the worker's output to F (default: discard)."`
+	Lease        cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out."`
+	KeepOutput   cli.Size     `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"The worker keeps the last SIZE bytes of CMD's stdout and stderr with the execution (ledger output ID prints them); they still go to --log. 0 keeps nothing."`
+	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the spawn is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault; N cannot be 2, 3 or 124-127."`
+	Keep         int          `default:"1000" placeholder:"N" help:"Retention: once the worker recorded the result, it prunes the terminal executions of JOB beyond its newest N (0 keeps every one)."`
+	Cmd          []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
 
 // Run claims JOB with this process as owner and hands it off through
@@ -41,11 +47,18 @@ func (c *spawnCmd) Run(e *env) (err error) {
 	if err := e.checkLease(c.Lease.D(), stop.DefaultGrace); err != nil {
 		return err
 	}
+	if c.Keep < 0 {
+		return spec.Errorf(spec.ExitUsage, "--keep %d: want 0 (keep every execution) or more", c.Keep)
+	}
 	adoptPath, err := sibling.Find("adopt")
 	if err != nil {
 		return notRun(err)
 	}
 	st, rec, err := claimAsSelf(e, "spawning", c.jobClaim, c.Lease.D())
+	if errors.Is(err, ledger.ErrRefused) {
+		st.Close()
+		return runOutput{ConflictExit: c.ConflictExit}.refused(e, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -54,10 +67,17 @@ func (c *spawnCmd) Run(e *env) (err error) {
 	so := execution.SpawnOptions{
 		Adopt: adoptPath, Argv: argv, Scope: execution.Scope(c.Scope), AckTimeout: c.AckTimeout.D(), Log: c.Log,
 	}
+	// Only what differs from adopt's defaults (the same as spawn's).
+	if c.KeepOutput.N() != execution.DefaultKeepOutput {
+		so.AdoptFlags = append(so.AdoptFlags, "--keep-output", strconv.FormatInt(c.KeepOutput.N(), 10))
+	}
+	if c.Keep != defaultKeep {
+		so.AdoptFlags = append(so.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
+	}
 	if loc, err := e.location(); err == nil && location.IsPostgres(loc) {
 		// Through the environment: a URL's password must not show in ps.
 		so.Env = []string{location.EnvVar + "=" + loc}
-		so.AdoptFlags = []string{"--lease", c.Lease.D().String()}
+		so.AdoptFlags = append(so.AdoptFlags, "--lease", c.Lease.D().String())
 	}
 	sp, err := execution.Spawn(e.tool.Warnf, st, id, so)
 	if err != nil {

@@ -52,8 +52,19 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 		// finds the session ended by idle_in_transaction_session_timeout.
 		err := s.do(func(ctx context.Context, c *pgx.Conn) error {
 			return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-				if o.Exclusive {
+				// Exclusive and Every both under the job's advisory lock,
+				// taken here: such claims on every host go one at a time,
+				// so a period gets at most one run.
+				if o.Exclusive || o.Every > 0 {
 					if err := s.checkExclusive(ctx, tx, job, o); err != nil {
+						if o.Exclusive || !errors.Is(err, ledger.ErrRefused) {
+							return err
+						}
+						return ledger.NotDuef("%v", err)
+					}
+				}
+				if o.Every > 0 {
+					if err := s.checkDue(ctx, tx, job, o.Every); err != nil {
 						return err
 					}
 				}
@@ -80,6 +91,9 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 			continue
 		case err == nil:
 			err = ledger.Refusedf("the holder of its instant kept changing")
+		}
+		if errors.Is(err, ledger.ErrNotDue) {
+			return ledger.Record{}, fmt.Errorf("cannot claim %s every %v: %w", job, o.Every, err)
 		}
 		if errors.Is(err, ledger.ErrRefused) {
 			if o.Exclusive && !errors.Is(err, errInstant) {
@@ -241,8 +255,8 @@ func (s *Store) claimOnce(ctx context.Context, q querier, job string, o ledger.C
 	return ledger.Record{}, false, instantRefusal{ledger.Refusedf("execution %s is %s", holder.ID, holder.State())}
 }
 
-// checkExclusive, in the claim's transaction, takes the job's advisory
-// lock (held until the transaction ends, so exclusive claims of the job
+// checkExclusive, in the claim's transaction (one with Exclusive or
+// Every), takes the job's advisory lock (held until the transaction ends, so exclusive claims of the job
 // on every host go one at a time), recovers the job's open executions
 // whose owners are gone, and refuses while one is left.
 func (s *Store) checkExclusive(ctx context.Context, tx pgx.Tx, job string, o ledger.ClaimOptions) error {

@@ -122,6 +122,11 @@ func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
 	if o.Keep < 0 || o.OlderThan < 0 {
 		return nil, fmt.Errorf("%w: --keep and --older-than must not be negative", ledger.ErrBadInput)
 	}
+	if o.Job != "" {
+		if err := ledger.ValidJob(o.Job); err != nil {
+			return nil, err
+		}
+	}
 	var drop []ledger.Record
 	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
@@ -133,7 +138,21 @@ func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
 			if t := s.clock(); t != nil {
 				at = *t
 			}
-			recs, err := s.list(ctx, tx, `status IN ('completed', 'failed', 'unknown', 'abandoned')`, `FOR UPDATE`)
+			const terminal = `status IN ('completed', 'failed', 'unknown', 'abandoned')`
+			var recs []ledger.Record
+			var err error
+			drop = nil
+			switch {
+			case o.Job != "" && o.OlderThan == 0:
+				// Retention after each run: the server skips the newest
+				// Keep in the index and returns only what is beyond them.
+				drop, err = s.list(ctx, tx, terminal+` AND job = $1 AND seq <= coalesce((SELECT seq FROM tether.executions
+					WHERE NOT pruned AND job = $1 AND `+terminal+` ORDER BY seq DESC OFFSET $2 LIMIT 1), -1)`, `FOR UPDATE`, o.Job, o.Keep)
+			case o.Job != "":
+				recs, err = s.list(ctx, tx, terminal+` AND job = $1`, `FOR UPDATE`, o.Job)
+			default:
+				recs, err = s.list(ctx, tx, terminal, `FOR UPDATE`)
+			}
 			if err != nil {
 				return err
 			}
@@ -141,11 +160,7 @@ func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
 			for _, r := range recs {
 				byJob[r.Job] = append(byJob[r.Job], r)
 			}
-			drop = nil
-			for job, recs := range byJob {
-				if o.Job != "" && job != o.Job {
-					continue
-				}
+			for _, recs := range byJob {
 				kept := 0
 				for i := len(recs) - 1; i >= 0; i-- {
 					r := recs[i]
@@ -162,7 +177,7 @@ func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
 				ids[i] = r.ID
 			}
 			if _, err := tx.Exec(ctx, `UPDATE tether.executions
-				SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL
+				SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL, output = NULL
 				WHERE id = ANY($1::text[]) AND instant IS NOT NULL AND status IN ('completed', 'unknown')`, ids); err != nil {
 				return err
 			}

@@ -76,6 +76,8 @@ var schemaMigrations = []schemaMigration{
 			WHERE status IN ` + terminalStatuses + ` AND NOT pruned`,
 		`CREATE INDEX IF NOT EXISTS executions_succeeded ON tether.executions (job, finished_at, seq)
 			WHERE status = 'completed' AND NOT pruned`,
+		// The kept tail of an execution's output (output.go).
+		addOutputColumn,
 	}},
 }
 
