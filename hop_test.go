@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/internal/pgtest"
+	"github.com/tether-sh/tether/internal/testutil"
 )
 
 // TestPostgresHandOff: the installed ledger and adopt do not link the
@@ -91,7 +92,7 @@ func TestPostgresHandOff(t *testing.T) {
 				t.Logf("the setpriv line said: %s", said.String())
 			}
 		})
-		waitFile(t, filepath.Join(dir, "started"))
+		testutil.WaitFile(t, filepath.Join(dir, "started"), 20*time.Second)
 		pid := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(dir, "pid")))))
 		if cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline"); !strings.HasPrefix(string(cmdline), filepath.Join(bin, "tether-pg")+"\x00ledger\x00") {
 			t.Errorf("the ledger's command line is %q; want tether-pg ledger …", cmdline)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/internal/pgtest"
+	"github.com/tether-sh/tether/internal/testutil"
 )
 
 // The fleet under faults (issue #21): hosts as in ledger_pg_fleet_test.go
@@ -488,7 +489,7 @@ func TestLedgerPostgresPartitionFences(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
-	aID := waitFile(t, filepath.Join(f.dir, "a.id"))
+	aID := testutil.WaitContent(t, filepath.Join(f.dir, "a.id"), fleetLimit)
 	r.freeze()
 	frozen := time.Now()
 
@@ -522,7 +523,7 @@ func TestLedgerPostgresPartitionFences(t *testing.T) {
 
 	// The partition heals: A records its result, refused as late.
 	r.thaw()
-	if rc := waitFile(t, filepath.Join(f.dir, "a.rc")); rc != "143" {
+	if rc := testutil.WaitContent(t, filepath.Join(f.dir, "a.rc"), fleetLimit); rc != "143" {
 		t.Errorf("host A: ledger run = %s; want 143 (its payload stopped by TERM)", rc)
 	}
 	a.Wait()

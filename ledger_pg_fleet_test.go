@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tether-sh/tether/internal/testutil"
 )
 
 // The simulated fleet (issue #12): "hosts" are children of
@@ -57,10 +59,7 @@ func newFleet(t *testing.T) *fleet {
 	srv := sharedPostgres(t)
 	f := &fleet{t: t, dsn: srv.NewDB(t), dir: t.TempDir()}
 	f.bin = filepath.Join(f.dir, "bin")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testutil.Self(t)
 	if err := os.Mkdir(f.bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -137,21 +136,6 @@ func (f *fleet) status(name, id string) string {
 		f.t.Fatalf("%s: ledger show %s --field status: exit %d", name, id, code)
 	}
 	return out
-}
-
-// waitFile waits until path exists and is not empty, within fleetLimit.
-func waitFile(t *testing.T, path string) string {
-	t.Helper()
-	deadline := time.Now().Add(fleetLimit)
-	for {
-		if b, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(b)) > 0 {
-			return strings.TrimSpace(string(b))
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not written within %v", path, fleetLimit)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestLedgerPostgresFleetOnce: 4 hosts × 8 loops of `ledger run --instant`
@@ -250,8 +234,8 @@ sleep 3600`)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { doomed.Process.Kill(); doomed.Wait() })
-	runID := waitFile(t, filepath.Join(f.dir, "run.id"))
-	claimID := waitFile(t, filepath.Join(f.dir, "claim.id"))
+	runID := testutil.WaitContent(t, filepath.Join(f.dir, "run.id"), fleetLimit)
+	claimID := testutil.WaitContent(t, filepath.Join(f.dir, "claim.id"), fleetLimit)
 
 	untouched := func(when string) {
 		t.Helper()

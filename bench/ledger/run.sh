@@ -11,8 +11,8 @@
 # (a) and (b) also run bench/ledger/floor: the same files, links, renames and
 # flushes as ledger's claim/start/finish from a minimal Go program (no
 # parsing, no JSON, no checks), bare and with the initialisation of every
-# package ledger links (kong's...): what a Go ledger keeping SPEC's write
-# protocol cannot beat here.
+# package ledger links (kong's...): what a Go ledger keeping lib/ledger's
+# write protocol cannot beat here.
 #
 # Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG)
 # Needs go, sqlite3 and bash ≥ 5 ($EPOCHREALTIME). Leaves nothing behind.

@@ -1,4 +1,4 @@
-// Command adopt: see lib/cmd/adopt and SPEC §1.
+// Command adopt: see lib/cmd/adopt and CONTRACT.md §3.2.
 package main
 
 import (

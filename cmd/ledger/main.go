@@ -1,4 +1,4 @@
-// Command ledger: see lib/cmd/ledger and SPEC §1.
+// Command ledger: see lib/cmd/ledger and CONTRACT.md §3.
 package main
 
 import (

@@ -1,4 +1,4 @@
-// Command reap: see lib/cmd/reap and SPEC §1.
+// Command reap: see lib/cmd/reap and CONTRACT.md §4.
 package main
 
 import (

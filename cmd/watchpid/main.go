@@ -1,4 +1,4 @@
-// Command watchpid: see lib/cmd/watchpid and SPEC §1.
+// Command watchpid: see lib/cmd/watchpid and CONTRACT.md §4.
 package main
 
 import (

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/internal/testutil"
 )
 
 func TestStart(t *testing.T) {
@@ -195,8 +196,7 @@ func TestServerDiesWithTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-	c := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$")
-	c.Env = append(os.Environ(), "PGTEST_ORPHAN_HELPER=1")
+	c := testutil.Role("PGTEST_ORPHAN_HELPER").Command("1", "-test.run=^TestOrphanHelper$")
 	out, err := c.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ var ErrOutput = errors.New("cannot write output")
 
 // Output is a tool's standard output: a writer that remembers the first
 // write error, so that output lost to a full disk, /dev/full or a closed
-// pipe is exit 3 (SPEC §1) even where a caller ignored the error. After an
+// pipe is exit 3 (CONTRACT.md §1) even where a caller ignored the error. After an
 // error every write fails with it; nothing is written out of order.
 type Output struct {
 	w io.Writer

@@ -14,7 +14,7 @@ import (
 // read back here directly when every string in them is plain printable
 // ASCII (ids, jobs, times and hosts always are). Anything else (escapes,
 // other text, another key order, the --json form, a damaged file) goes
-// through encoding/json as before. FuzzCanonicalDecode and
+// through encoding/json. FuzzCanonicalDecode and
 // FuzzCanonicalEncode require both ways to agree on what this accepts.
 
 // plain reports whether s is written by json.Marshal as itself between

@@ -17,15 +17,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
 // The test binary doubles as a helper process: with LEDGER_TEST_HELPER set
 // it runs one of the helpers below instead of the tests.
+const helper = testutil.Role("LEDGER_TEST_HELPER")
+
 func TestMain(m *testing.M) {
-	if mode := os.Getenv("LEDGER_TEST_HELPER"); mode != "" {
-		os.Exit(runHelper(mode, os.Args[1:]))
-	}
+	helper.Serve(runHelper)
 	os.Exit(m.Run())
 }
 
@@ -57,8 +58,7 @@ func runHelper(mode string, args []string) int {
 }
 
 func helperCmd(mode string, args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "LEDGER_TEST_HELPER="+mode)
+	cmd := helper.Command(mode, args...)
 	cmd.Stderr = os.Stderr
 	return cmd
 }

@@ -14,8 +14,8 @@ var ErrNoStore = errors.New("no store")
 
 // OpenExisting is Open for a command that only reads: where dir holds no
 // store it returns ErrNoStore instead of creating an empty one, so that a
-// mistyped --ledger says so rather than answering "nothing" (SPEC:
-// read-only subcommands never create a store).
+// mistyped --ledger says so rather than answering "nothing" (CONTRACT.md
+// §3.3: commands that only read never create a store).
 //
 // The check comes before Open: a store removed between the two is created
 // empty by Open, as it would have been before; nothing is lost.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/internal/testutil"
 )
 
 // haveExitInfo skips a test on a kernel without PIDFD_INFO_EXIT.
@@ -237,24 +238,9 @@ func TestExitInfoOtherUsersZombie(t *testing.T) {
 	release()
 	waitGone(t, h)
 	// Not t.TempDir: its parent is not searchable by the other user.
-	dir, err := os.MkdirTemp("", "proc-exitinfo-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper := filepath.Join(dir, "helper")
-	if err := copyExecutable(self, helper); err != nil {
-		t.Fatal(err)
-	}
-	c := exec.Command(helper, "-test.run=^TestExitInfoOtherUsersZombie$")
-	c.Env = append(os.Environ(), "PROC_TEST_EXITINFO="+h.ID().String())
+	helper, dir := testutil.SharedCopy(t, "proc-exitinfo-")
+	c := testutil.Role("PROC_TEST_EXITINFO").Command(h.ID().String(), "-test.run=^TestExitInfoOtherUsersZombie$")
+	c.Path, c.Args[0] = helper, helper
 	c.Dir = dir
 	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := c.CombinedOutput()

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestParseStatWalkFields holds the cases of the tree walk's former parser
-// (lib/stop's parsePstat): the fields the walk uses come out of the one
-// parser alike.
+// TestParseStatWalkFields: the fields the tree walk uses (PPID, PGID, SID,
+// threads, start) come out of ParseStat right, a comm with parentheses
+// and spaces included.
 func TestParseStatWalkFields(t *testing.T) {
 	tests := []struct {
 		line string

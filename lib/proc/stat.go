@@ -36,7 +36,7 @@ type Stat struct {
 }
 
 // Exited reports whether a process in this state has no thread left
-// running: the SPEC's "gone" as seen in one /proc snapshot. A zombie (or
+// running: CONTRACT.md's "gone" as seen in one /proc snapshot. A zombie (or
 // dead) task is exited once its thread count is down to the leader
 // itself; a zombie leader whose other threads still run keeps Threads > 1
 // and is not gone.

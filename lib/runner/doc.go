@@ -19,13 +19,13 @@
 //	res.Report(tool.Warnf)
 //	return res.Code()
 //
-// Run is cut in three: start (start.go: subreaper, signal catcher, the
-// command held until OnStart has recorded it, gate.go), the wait loop
+// Run is cut in three: start (start_linux.go: subreaper, signal catcher, the
+// command held until OnStart has recorded it, gate_linux.go), the wait loop
 // (forward signals; on the deadline, ctx or Options.Stop, stop the
 // command's group with the bounded schedule) and finish (stop and reap the
-// leftovers, leftovers.go).
+// leftovers, leftovers_linux.go).
 //
-// One owner of wait4 (reaper.go). While Run runs it is the only code in
+// One owner of wait4 (reaper_linux.go). While Run runs it is the only code in
 // the process that may wait for children: it starts the command with
 // os/exec but never calls exec.Cmd.Wait; one goroutine calls wait4(-1) in
 // a loop, records the command's status and reaps every orphan re-parented

@@ -3,7 +3,7 @@ package runner
 // Holding a recorded command. A runner that records its payload (ledger
 // run, adopt, spawn's worker) must let the payload's first instruction run
 // only once the payload's PID@START is durable, and never if the runner
-// dies first (SPEC §1, "Recorded before it runs"). os/exec cannot pause a
+// dies first (CONTRACT.md §3.2, "Recorded before it runs"). os/exec cannot pause a
 // child between fork and exec, so the command is held one of two ways.
 //
 // Traced (the usual way). The child asks to be traced (PTRACE_TRACEME)
@@ -30,7 +30,7 @@ package runner
 // the exec succeeded; otherwise the gate writes a kind byte and the errno,
 // and exits. With PIDNamespace the gate is also where a fresh /proc is
 // mounted, in the new mount namespace, before the exec: a payload must
-// never judge processes through the host's /proc (SPEC §1).
+// never judge processes through the host's /proc (CONTRACT.md §1).
 
 import (
 	"encoding/binary"

@@ -81,7 +81,7 @@ type Options struct {
 	Stop <-chan unix.Signal
 
 	// OnStart, when set, is called once with the command's identity while
-	// the command is held (gate.go): its process exists, its PID@START and
+	// the command is held (gate_linux.go): its process exists, its PID@START and
 	// process group are final, but not one instruction of the command has
 	// run. The command runs only once OnStart returns nil (ledger run and
 	// adopt record it durably there); an error keeps it from ever running,
@@ -95,7 +95,7 @@ type Result struct {
 	// Child is the command's process, PID@START.
 	Child proc.ID
 	// Status is the command's raw wait status; ExitCode its exit code per
-	// SPEC §1: its exit status, 128+N when it died of signal N, 124 when
+	// CONTRACT.md §2: its exit status, 128+N when it died of signal N, 124 when
 	// the deadline stopped it.
 	Status   syscall.WaitStatus
 	ExitCode int

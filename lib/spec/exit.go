@@ -9,7 +9,7 @@ import (
 	"syscall"
 )
 
-// Exit codes shared by every tool (SPEC §1).
+// Exit codes shared by every tool (CONTRACT.md §2).
 const (
 	ExitOK       = 0   // done
 	ExitRefused  = 1   // refused, or the condition was not met

@@ -58,7 +58,7 @@ const (
 // CONFIG_PROC_CHILDREN, which many kernels lack.
 type Tree struct {
 	// Name labels the target in messages; "pid N" when empty, as for a
-	// single process (SPEC §5).
+	// single process (CONTRACT.md §4).
 	Name string
 	// Guard, when set, is handed each member's pidfd before the freeze
 	// first stops the member, so that the member is continued even if the

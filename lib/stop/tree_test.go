@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
 )
@@ -49,23 +50,9 @@ func startTree(t *testing.T, script string, ready ...string) (*exec.Cmd, proc.ID
 		t.Fatal(err)
 	}
 	for _, f := range ready {
-		waitFile(t, filepath.Join(dir, f))
+		testutil.WaitContent(t, filepath.Join(dir, f), 30*time.Second)
 	}
 	return cmd, id, dir
-}
-
-func waitFile(t *testing.T, path string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear", path)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 func readPID(t *testing.T, path string) int {

@@ -146,7 +146,7 @@ func result(t *cli.Tool, err error) int {
 	return spec.ExitOK
 }
 
-// exitCode maps lib/ledger's sentinels to SPEC §1 exit codes.
+// exitCode maps lib/ledger's sentinels to the exit codes of CONTRACT.md §2.
 func exitCode(err error) int {
 	var ee *spec.ExitError
 	switch {

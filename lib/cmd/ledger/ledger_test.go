@@ -11,23 +11,22 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/cli"
 )
 
 // With LEDGER_TEST_MAIN set the test binary is the ledger tool, so tests
 // can race real processes without building anything.
+const tool = testutil.Role("LEDGER_TEST_MAIN")
+
 func TestMain(m *testing.M) {
-	if os.Getenv("LEDGER_TEST_MAIN") != "" {
-		os.Exit(Main(os.Args[1:]))
-	}
+	tool.Serve(func(_ string, args []string) int { return Main(args) })
 	os.Exit(m.Run())
 }
 
 // ledgerProc returns a command running the ledger tool in a new process.
 func ledgerProc(args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "LEDGER_TEST_MAIN=1")
-	return cmd
+	return tool.Command("ledger", args...)
 }
 
 // runMain runs Main in-process and returns its exit code and output.

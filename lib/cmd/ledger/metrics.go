@@ -38,8 +38,8 @@ func (c *metricsCmd) Run(e *env) error {
 // brings google.golang.org/protobuf and ~90 package initialisers into every
 // ledger process (measured: 100 inits against 12, +1 ms of init, a binary
 // 6 MB larger), and ledger is one binary whose start-up is on every cron
-// run's path. TestMetricsFormat holds this writer to promtool and to
-// expfmt's own parser.
+// run's path. TestMetricsNodeExporter holds this writer to promtool and to
+// node_exporter, which parses it with expfmt.
 
 // metricFamily is one metric of ledger metrics: its name, type, help, and
 // how a job's summary gives its samples.

@@ -429,7 +429,7 @@ func openID(want proc.ID) (proc.ID, error) {
 // forwarded are the signals with which watchpid stops CMD's group,
 // boundedly (the signal first, KILL after --grace), before it exits 128+N.
 // They are caught even when watchpid was started with them ignored (a
-// shell's background job ignores INT and QUIT), as they always were.
+// shell's background job ignores INT and QUIT).
 var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT}
 
 // runCommand runs CMD on the runner until it ends, or until the watch is

@@ -1,5 +1,5 @@
 // Package gate is the payload's side of a runner's recording gate (see
-// lib/runner/gate.go): a fresh process of the tool's own executable that
+// lib/runner/gate_linux.go): a fresh process of the tool's own executable that
 // waits on a pipe until its runner has recorded its PID@START, then execs
 // the payload — or exits, running nothing, if the runner died first.
 //

@@ -1,15 +1,17 @@
 // Package reexec runs a small helper role of a tether tool in a fresh
-// process of the same executable: the payload gate of a runner, the thaw
-// guardian of stopbounded --tree. A helper that must outlive a SIGKILL of
-// its tool, or run code between fork and exec, cannot be a goroutine.
+// process of the same executable, such as the thaw guardian of
+// stopbounded --tree (a runner's payload gate, which must run before any
+// other package's init, has its own entry: lib/internal/gate). A helper
+// that must outlive a SIGKILL of its tool, or run code between fork and
+// exec, cannot be a goroutine.
 //
 // A role package enters from an init function, so the role runs before any
 // main — a tool's, or a test binary's under testscript — looks at its
 // arguments:
 //
-//	func init() { reexec.Enter("gate", gateMain) }
+//	func init() { reexec.Enter(ThawRole, thawMain) }
 //
-//	cmd := reexec.Command("gate", env, args...) // exec.Cmd of /proc/self/exe
+//	cmd := reexec.Command(ThawRole, env, args...) // exec.Cmd of /proc/self/exe
 //
 // A process is in a role only when both its environment (TETHER_REEXEC=NAME)
 // and its first argument (--tether-reexec=NAME) say so, so that a variable

@@ -15,19 +15,18 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/internal/pgtest"
+	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/ledgertest"
 	"github.com/tether-sh/tether/lib/ledger/pgstore"
 )
 
-// toolEnv makes this test binary the ledger tool (see TestMain).
-const toolEnv = "PGSTORE_TEST_TOOL"
+// tool makes this test binary the ledger tool (see TestMain).
+const tool = testutil.Role("PGSTORE_TEST_TOOL")
 
 // ledgerCmd is `ledger ARGS...` with the store url, as a process.
 func ledgerCmd(url string, args ...string) *exec.Cmd {
-	c := exec.Command(os.Args[0], append([]string{"--ledger", url}, args...)...)
-	c.Env = append(os.Environ(), toolEnv+"=ledger")
-	return c
+	return tool.Command("ledger", append([]string{"--ledger", url}, args...)...)
 }
 
 // run runs `ledger ARGS...` and returns its stdout, stderr and exit code.
@@ -186,7 +185,7 @@ func TestCLIKilledRunner(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFile(t, started)
+	testutil.WaitFile(t, started, 20*time.Second)
 	c.Process.Signal(syscall.SIGKILL)
 	c.Wait()
 	st := open(t, url, pgstore.Options{})
@@ -220,16 +219,6 @@ func TestCLIKilledRunner(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &j); err != nil || j.Status != "unknown" || j.Late == nil || j.Late.Status != "completed" || j.Late.ExitCode == nil || *j.Late.ExitCode != 0 {
 		t.Errorf("show --json after a late finish = %s; want unknown with late completed, exit 0", out)
 	}
-}
-
-func waitFile(t *testing.T, p string) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(p); err == nil {
-			return
-		}
-	}
-	t.Fatalf("%s never appeared", p)
 }
 
 // TestCLIServerDown: with no server, a claim or a read fails in one line
@@ -318,7 +307,7 @@ func TestCLILostDatabase(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFile(t, started)
+	testutil.WaitFile(t, started, 20*time.Second)
 	own.Stop()
 	os.WriteFile(proceed, nil, 0o600)
 	err = c.Wait()
@@ -355,7 +344,7 @@ func TestCLIFence(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFile(t, started)
+	testutil.WaitFile(t, started, 20*time.Second)
 	own.Stop()
 	err = c.Wait()
 	var ee *exec.ExitError

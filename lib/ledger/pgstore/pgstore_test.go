@@ -21,10 +21,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(toolEnv) == "ledger" {
-		// This test binary, run as the ledger tool by the CLI tests.
-		os.Exit(ledgercmd.Main(os.Args[1:]))
-	}
+	// This test binary, run as the ledger tool by the CLI tests.
+	tool.Serve(func(_ string, args []string) int { return ledgercmd.Main(args) })
 	srv, startErr = pgtest.StartMain()
 	code := m.Run()
 	if srv != nil {
