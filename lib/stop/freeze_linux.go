@@ -120,8 +120,11 @@ func (t *Tree) waitStopped(r *proc.Scanner, deadline time.Time) bool {
 			}
 			st, err := r.Stat(m.ID().PID)
 			switch {
+			case err != nil && !errors.Is(err, proc.ErrGone):
+				m.unjudged = err // not seen is not gone
+				all = false
 			case err != nil || st.Start != m.ID().Start || st.Exited():
-				m.gone = true
+				m.markGone()
 			case st.Stopped():
 				m.stopped = true
 			default:
