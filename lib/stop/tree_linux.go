@@ -97,15 +97,15 @@ type Tree struct {
 // (proc.Member) and what the walk knows of it.
 type member struct {
 	*proc.Member
-	stat    proc.Stat // as the last walk saw it
-	gone    bool      // seen exited, or a signal found it gone
+	stat proc.Stat // as the last walk saw it
+	gone bool      // seen exited, or a signal found it gone
 	// unjudged is why the last look at it could not tell whether it runs
 	// (its stat unreadable, e.g. EMFILE); nil once a look could.
 	unjudged error
-	stopped bool      // seen stopped (T or t) since the last SIGSTOP
-	guarded bool      // its pidfd was handed to Tree.Guard
-	step    int       // the last step that signalled it
-	sent    []unix.Signal
+	stopped  bool // seen stopped (T or t) since the last SIGSTOP
+	guardGen int  // the Tree.Guard generation it was handed to; 0: none
+	step     int  // the last step that signalled it
+	sent     []unix.Signal
 }
 
 // walkMode says what refresh does to a newly found member.
