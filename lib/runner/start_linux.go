@@ -33,6 +33,9 @@ func start(o Options) (_ *run, err error) {
 	r.catch()
 	// A command that is recorded, or must get a /proc of its own PID
 	// namespace, starts held (gate.go).
+	// Children the runner had before (inherited through exec) are not
+	// the command's: never stopped, only reaped when they exit.
+	inherited := inheritedChildren()
 	cmd, h, err := startCommand(o)
 	if err != nil {
 		return nil, err
@@ -53,7 +56,7 @@ func start(o Options) (_ *run, err error) {
 			return nil, err
 		}
 	}
-	r.reap = startReaper(r.pid)
+	r.reap = startReaper(r.pid, inherited)
 	if g, ok := h.(*gated); ok {
 		if err := openGate(g, r.reap, r.pid, r.res.Child, o.OnStart); err != nil {
 			return nil, err

@@ -81,6 +81,8 @@ type Tree struct {
 	hold sync.Locker
 	step int // count of Signal calls: a member is signalled once per step
 
+	skip []proc.ID // children of the caller never walked (see Skip)
+
 	mu      sync.Mutex
 	members map[int]*member // the current member per PID
 	all     []*member       // every process ever found, in discovery order
@@ -175,6 +177,12 @@ func NewDescendants(name string, hold sync.Locker) *Tree {
 	return &Tree{Name: name, rootPID: self, self: self, seedSelf: true, hold: hold, members: map[int]*member{}}
 }
 
+// Skip excludes children of the caller, and what they fork, from a
+// NewDescendants tree: processes the caller had before it started what
+// the tree is for (children inherited through exec). Call it before the
+// first walk.
+func (t *Tree) Skip(ids []proc.ID) { t.skip = append(t.skip, ids...) }
+
 // checkNotAncestor refuses a root that is the parent, grandparent, … of the
 // calling process.
 func checkNotAncestor(root proc.ID) error {
@@ -268,6 +276,9 @@ func (t *Tree) refresh(r *proc.Scanner, snap *proc.Snapshot, mode walkMode) (add
 				continue
 			}
 			st, _ := snap.Stat(c)
+			if n.pid == t.self && slices.Contains(t.skip, proc.ID{PID: c, Start: st.Start}) {
+				continue // not the caller's to stop, nor its descendants
+			}
 			if st.Start < n.start {
 				continue // a child never starts before its parent: stale PPID of a recycled PID
 			}

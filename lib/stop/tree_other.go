@@ -44,4 +44,5 @@ func (t *Tree) Unjudged() ([]proc.ID, error)   { return nil, nil }
 func (t *Tree) Killed() []proc.ID              { return nil }
 func (t *Tree) Close() error                   { return nil }
 func (t *Tree) Interrupt()                     {}
+func (t *Tree) Skip(ids []proc.ID)             {}
 func (t *Tree) Thaw()                          {}
