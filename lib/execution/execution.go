@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tether-sh/tether/lib/spec"
@@ -78,7 +79,10 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	}
 	// recorded: the execution exists in the store (an adopted one does
 	// already); tried: ledger run's claim was made, whatever its outcome.
-	recorded, tried := o.Claim == nil, false
+	// Atomic: a claim a stop signal interrupted (runner.ErrStoppedHeld)
+	// goes on in its goroutine after Run returned.
+	var recorded, tried atomic.Bool
+	recorded.Store(o.Claim == nil)
 	res, err := runner.Run(context.Background(), runner.Options{
 		Argv:         o.Argv,
 		Grace:        o.Grace,
@@ -91,11 +95,11 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		}), EnvVar+"="+id),
 		OnStart: func(child proc.ID) error {
 			if o.Claim != nil {
-				tried = true
+				tried.Store(true)
 				if _, err := o.Claim(id, child); err != nil {
 					return err
 				}
-				recorded = true
+				recorded.Store(true)
 				return nil
 			}
 			if _, err := st.SetChild(id, child); err != nil {
@@ -106,16 +110,16 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	})
 	if err != nil {
 		code := spec.Code(err, spec.ExitNotRun)
-		if o.Claim != nil && !tried {
+		if o.Claim != nil && !tried.Load() {
 			// The payload could not be started at all: record that.
 			if _, cerr := o.Claim(id, proc.ID{}); cerr != nil {
 				warn("%v", cerr)
 				return spec.Code(cerr, spec.ExitNotRun)
 			}
-			recorded = true
+			recorded.Store(true)
 		}
 		warn("%v", err)
-		if recorded {
+		if recorded.Load() {
 			finish(warn, st, id, ledger.Failed, code, err.Error())
 		}
 		return code

@@ -30,6 +30,15 @@ type ClaimOptions struct {
 	// execution whose owner is alive (or cannot be judged); dead owners of
 	// JOB are recovered first.
 	Exclusive bool
+	// Every, if not zero, refuses the claim (an error for which
+	// errors.Is(err, ErrNotDue) and errors.Is(err, ErrRefused) both hold)
+	// while JOB has an execution that completed within Every before now
+	// (its FinishedAt), or one that is live (claimed, claimed+fenced,
+	// running; dead owners recovered first, as Exclusive does). It is
+	// evaluated under the same lock (transaction) as the claim, so that
+	// across processes, and hosts on a shared store, a period gets at most
+	// one run. Negative is ErrBadInput.
+	Every time.Duration
 	// Grace is the recovery grace for fenced claims (0: DefaultGrace).
 	Grace time.Duration
 	// Child, if set, is the payload of ledger run, forked and held before
@@ -94,6 +103,12 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	if o.Exclusive {
 		if err := s.checkExclusive(job, o.Grace); err != nil {
 			return Record{}, fmt.Errorf("cannot claim %s exclusively: %w", job, err)
+		}
+	}
+
+	if o.Every > 0 {
+		if err := s.checkDue(job, o.Every, o.Grace); err != nil {
+			return Record{}, fmt.Errorf("cannot claim %s every %v: %w", job, o.Every, err)
 		}
 	}
 
@@ -197,7 +212,8 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 // owner is alive or cannot be judged; dead owners are recovered first.
 // Called with the lock held.
 func (s *Store) checkExclusive(job string, grace time.Duration) error {
-	return s.scanActive(func(id, j string) error {
+	var done []Record
+	err := s.scanActive(func(id, j string) error {
 		if j != job {
 			return nil
 		}
@@ -216,6 +232,36 @@ func (s *Store) checkExclusive(job string, grace time.Duration) error {
 		if !r.Status.Terminal() {
 			return refusedf("execution %s is %s and %s", r.ID, r.State(), why)
 		}
+		if r.Job == job {
+			done = append(done, r)
+		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return s.settle(job, done)
+}
+
+// checkDue refuses (ErrNotDue) while job has a live execution (dead
+// owners recovered first, as checkExclusive does) or one that completed
+// within every before now. Called with the lock held.
+func (s *Store) checkDue(job string, every, grace time.Duration) error {
+	if err := s.checkExclusive(job, grace); err != nil {
+		if errors.Is(err, ErrRefused) {
+			return notDuef("%v", err)
+		}
+		return err
+	}
+	// checkExclusive settled every terminal record still marked active.
+	sum, err := s.summary(job, nil)
+	if err != nil {
+		return err
+	}
+	if r := sum.LastSuccess; r.ID != "" {
+		if since := s.clock().Sub(r.FinishedAt); since < every {
+			return notDuef("execution %s completed %v ago (at %s), less than %v", r.ID, since.Round(time.Millisecond), FormatTime(r.FinishedAt), every)
+		}
+	}
+	return nil
 }

@@ -36,6 +36,15 @@ func runHelper(mode string, args []string) int {
 			crashAt(at)
 		}
 		return writer(args[0], args[1])
+	case "open":
+		if at := os.Getenv("LEDGER_TEST_CRASH_AT"); at != "" {
+			crashAt(at)
+		}
+		if _, err := Open(args[0]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
 	case "fullstore":
 		if err := fullStore(args[0]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -115,7 +124,7 @@ func writer(dir, seed string) int {
 			_, err = s.Recover(time.Millisecond)
 			check(err)
 		case 4:
-			if rnd.IntN(10) == 0 {
+			if rnd.IntN(10) == 0 && os.Getenv("LEDGER_TEST_NO_PRUNE") == "" {
 				_, err = s.Prune(PruneOptions{Keep: 3})
 				check(err)
 			}
@@ -144,7 +153,7 @@ func crashAt(at string) {
 // update whose spare is written but not exchanged, one exchanged but not
 // synced, and a claim whose index is durable but whose record is not
 // renamed yet.
-var crashPoints = []string{"claim-linked", "claim-synced", "spare-written", "exchanged"}
+var crashPoints = []string{"claim-linked", "claim-synced", "spare-written", "exchanged", "settle", "prune-unlinked"}
 
 // TestCrashPoints kills writers exactly at each crash point, many times
 // over one store, and checks the store after each kill.
@@ -173,7 +182,7 @@ func TestCrashPoints(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkStore(t, s)
+			checkSummaries(t, s, checkStore(t, s), false)
 			if t.Failed() {
 				t.Fatalf("store broken after a kill at %s", point)
 			}
@@ -186,6 +195,89 @@ func TestCrashPoints(t *testing.T) {
 	for _, r := range checkStore(t, s) {
 		if !r.Status.Terminal() {
 			t.Errorf("after Recover, %s is %s; want terminal", r.ID, r.Status)
+		}
+	}
+}
+
+// TestCrashSummaries kills writers that never prune at the points around
+// a finish, and checks after each kill that every job's summary counts
+// exactly what its records hold: nothing lost, nothing counted twice.
+func TestCrashSummaries(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ledger")
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	seed := 5000
+	for round := 0; round < 4; round++ {
+		for _, point := range []string{"spare-written", "exchanged", "settle"} {
+			seed++
+			cmd := helperCmd("writer", dir, strconv.Itoa(seed))
+			cmd.Env = append(cmd.Env, fmt.Sprintf("LEDGER_TEST_CRASH_AT=%s:%d", point, 1+rand.IntN(8)), "LEDGER_TEST_NO_PRUNE=1")
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("writer (crash at %s) ended with %v; want SIGKILL", point, err)
+			}
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSummaries(t, s, checkStore(t, s), true)
+			if round%2 == 1 {
+				// Settling the leftovers changes nothing either.
+				if _, err := s.Recover(time.Hour); err != nil {
+					t.Fatal(err)
+				}
+				checkSummaries(t, s, checkStore(t, s), true)
+			}
+			s.Close()
+			if t.Failed() {
+				t.Fatalf("summaries wrong after a kill at %s", point)
+			}
+		}
+	}
+}
+
+// checkSummaries checks every job's summary against its records recs: with
+// exact (no prune ran), Runs counts exactly the terminal records held.
+func checkSummaries(t *testing.T, s *Store, recs []Record, exact bool) {
+	t.Helper()
+	sums, err := s.Summaries()
+	if err != nil {
+		t.Fatalf("Summaries = %v", err)
+	}
+	byJob := map[string][]Record{}
+	for _, r := range recs {
+		byJob[r.Job] = append(byJob[r.Job], r)
+	}
+	for _, sum := range sums {
+		held := map[Status]uint64{}
+		live := 0
+		var last, success Record
+		for _, r := range byJob[sum.Job] {
+			if !r.Status.Terminal() {
+				live++
+				continue
+			}
+			held[r.Status]++
+			if newerFinish(r, last) {
+				last = r
+			}
+			if r.Status == Completed && newerFinish(r, success) {
+				success = r
+			}
+		}
+		if sum.Live != live {
+			t.Errorf("summary of %s: Live = %d; want %d", sum.Job, sum.Live, live)
+		}
+		for _, st := range Statuses {
+			if exact && sum.Runs[st] != held[st] || sum.Runs[st] < held[st] {
+				t.Errorf("summary of %s: Runs[%s] = %d; hold %d", sum.Job, st, sum.Runs[st], held[st])
+			}
+		}
+		if exact && (sum.LastFinished.ID != last.ID || sum.LastSuccess.ID != success.ID) {
+			t.Errorf("summary of %s: last finished %s, last success %s; want %s, %s", sum.Job, sum.LastFinished.ID, sum.LastSuccess.ID, last.ID, success.ID)
 		}
 	}
 }

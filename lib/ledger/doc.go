@@ -50,7 +50,17 @@
 //	    .tmp.spare             the inode the next _latest is written into
 //	    @INSTANT               "ID" of the execution holding (JOB, INSTANT), or
 //	                           "ID STATUS" once that record was pruned (tombstone)
-//	  active/ID.JOB            marker: ID may still be claimed or running
+//	    _summary               the job's summary (Summaries): counts by terminal
+//	                           status, the last finished and last completed
+//	                           records (copies), rewritten by each finish
+//	  summaries                empty; the store keeps job summaries (a store
+//	                           without it is migrated by Open)
+//	  output/                  0700, made by the first OpenOutput
+//	    ID                     "tether-output 1 LIMIT\n" and the execution's
+//	                           output, of which the last LIMIT bytes count
+//	  active/ID.JOB            marker: ID may still be claimed or running, or
+//	                           finished and not yet counted in its job's
+//	                           _summary (see "Crash safety")
 //	  handoff/                 0700, made by the first spawn (HandoffDir)
 //	    ID.ack                 a spawned worker's acknowledgement, read and
 //	                           removed by its spawn; one left by a killed
@@ -69,10 +79,14 @@
 //
 // No operation reads a directory whose size grows with the number of stored
 // executions: show/start/finish open exec/ID; latest reads _latest and then at
-// most two records; claim --instant reads one @INSTANT slot; claim --exclusive
-// and recover read active/, which holds only executions not yet finished.
-// Only list and prune, whose output is proportional anyway, read exec/ or a
-// job's directory.
+// most two records; claim --instant reads one @INSTANT slot; claim --exclusive,
+// claim --every, recover and list of claimed or running executions read
+// active/, which holds only executions not yet finished (and at most a few
+// finished ones per job, waiting to be counted in its summary); Summaries reads each
+// job's _summary and _latest and active/. Only list of other statuses and
+// prune, whose output is proportional anyway, read exec/ or a job's
+// directory; prune of one job (PruneOptions.Job) reads that job's directory
+// only, so retention after each finish costs what the job keeps.
 //
 // # Crash safety
 //
@@ -140,9 +154,23 @@
 //     slot of a pruned completed/unknown record into a tombstone before
 //     deleting the record, so pruning never makes an instant claimable
 //     again.
-//   - An active marker is removed after its record became terminal, without
-//     an fsync: a marker resurrected by a crash names a terminal record and is
-//     dropped by the next reader that holds the lock.
+//   - An active marker is removed after its record became terminal and was
+//     counted in its job's summary, without an fsync: a marker resurrected
+//     by a crash names a terminal record and is dropped by the next reader
+//     that holds the lock.
+//   - A job's _summary is rewritten through the job's spare (like _latest)
+//     after the record that became terminal is durable, and before its
+//     active marker goes. A writer killed between the two leaves the marker
+//     naming a terminal record that the summary's "counted" list (its last
+//     32 counted ids) does not hold: readers count it in what they return,
+//     and the next writer that drops the marker under the lock (recover,
+//     claim --exclusive or --every, prune) writes it into the summary
+//     first. So every finish is counted once. The counts and the two
+//     records are copies, so prune never changes them. A store written
+//     before summaries existed has no root "summaries" file: Open, under
+//     the lock, writes each job's summary from the records it holds (and
+//     drops the active markers of terminal ones, which it counted), then
+//     creates that file durably; a migration cut short is redone whole.
 //
 // # Security
 //
@@ -161,6 +189,23 @@
 // and the flock are relative to those descriptors (the *at calls), so
 // swapping the store's path for a symbolic link after Open redirects
 // nothing. A store removed since Open stays removed for its Store (Gone).
+//
+// Monitoring reads (ledger status, check, metrics) by root of a store
+// another user owns go through ReadAsOwner: the process takes that user's
+// effective uid (its group the store's, no supplementary groups) for the
+// time of the read, and every rule above applies unchanged, as to the
+// owner. The threat is the owner: it can change its store and every
+// folder on the way that it owns while root reads, plant symbolic links,
+// FIFOs or huge files in it. Reading with the owner's rights, through the
+// owner's rules (records O_NOFOLLOW|O_NONBLOCK, small regular files owned
+// by the store's owner), root can be led only to what the owner could read
+// itself, and then only to report it to root; no write is made (the command
+// writes its own output, a metrics file, as root after switching back). A
+// store of root's is read as root only along a way that only root can
+// change (checkAncestor). The owner deciding what its own jobs look like is
+// not a threat: it is its data. Every other command, reads included, still
+// refuses a store the caller does not own. A group cannot be let read: the
+// store's files are 0600.
 //
 // # Lock waits
 //

@@ -47,6 +47,28 @@ func badInputf(format string, args ...any) error {
 	return &kindError{kind: ErrBadInput, msg: fmt.Sprintf(format, args...)}
 }
 
+// ErrNotDue: a claim with ClaimOptions.Every was refused because the
+// job completed within the period, or is live. Such an error wraps
+// ErrRefused too.
+var ErrNotDue = errors.New("not due")
+
+// notDueError is a refusal for ClaimOptions.Every: errors.Is holds for
+// both ErrNotDue and ErrRefused.
+type notDueError struct{ msg string }
+
+func (e *notDueError) Error() string { return e.msg }
+
+func (e *notDueError) Unwrap() []error { return []error{ErrNotDue, ErrRefused} }
+
+// notDuef returns an error wrapping ErrNotDue and ErrRefused.
+func notDuef(format string, args ...any) error {
+	return &notDueError{msg: fmt.Sprintf(format, args...)}
+}
+
+// NotDuef is notDuef for other stores: their Every refusals read, and
+// match, as the file store's do.
+func NotDuef(format string, args ...any) error { return notDuef(format, args...) }
+
 // ErrLockTimeout: the store's lock was not free within the lock timeout;
 // nothing was changed.
 var ErrLockTimeout = errors.New("timed out waiting for the store's lock")

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"io"
 	"time"
 
 	"github.com/tether-sh/tether/lib/proc"
@@ -55,6 +56,22 @@ type Ledger interface {
 	// a pruned completed or unknown execution's (job, instant) stays taken.
 	Prune(o PruneOptions) ([]Record, error)
 
+	// Summaries returns the summary of each named job (every job when
+	// none is named), ordered by job name; a named job with nothing stored
+	// has a Summary with only Job set. Read-only.
+	Summaries(jobs ...string) ([]Summary, error)
+
+	// OpenOutput keeps the tail of execution id's output: every Write
+	// reaches the store before it returns (so it survives a SIGKILL of
+	// the writer, not necessarily a power cut), and only the last limit
+	// bytes are kept (limit > 0). One writer per execution; not under the
+	// store lock. The bytes are opaque to the store.
+	OpenOutput(id string, limit int64) (io.WriteCloser, error)
+	// Output returns what was kept of execution id's output; ErrNotFound
+	// when nothing was kept. Prune deletes a pruned execution's output
+	// with it.
+	Output(id string) ([]byte, error)
+
 	// Location names the store in messages (a directory, a database).
 	Location() string
 	// Gone reports whether the store was removed since it was opened.
@@ -64,3 +81,25 @@ type Ledger interface {
 }
 
 var _ Ledger = (*Store)(nil)
+
+// Summary is one job's state as `ledger status`, `check` and `metrics`
+// read it. A store keeps it per job, so that reading it costs a bounded
+// number of reads however many executions are stored.
+type Summary struct {
+	Job string
+	// Latest is the job's newest execution, the last one claimed (ID "":
+	// none is stored).
+	Latest Record
+	// LastFinished is the execution that became terminal last (the
+	// greatest FinishedAt; ID "": none).
+	LastFinished Record
+	// LastSuccess is the Completed execution that finished last (ID "":
+	// never).
+	LastSuccess Record
+	// Live counts the executions claimed, claimed+fenced or running now.
+	Live int
+	// Runs counts the executions that reached each terminal status, as
+	// they finish: prune does not decrease them. A store migrated from an
+	// old format starts from what it holds.
+	Runs map[Status]uint64
+}

@@ -517,7 +517,7 @@ func TestPruneMarkers(t *testing.T) {
 	if got, err := s.Prune(PruneOptions{}); err != nil || len(got) != 6 {
 		t.Fatalf("Prune() = %v, %v; want 6 records", got, err)
 	}
-	if names, _ := readNames(s.jobDirForTest(t, "j")); len(names) != 2 { // the open claim + _latest
-		t.Fatalf("jobs/j after prune = %v; want the open claim's marker and _latest", names)
+	if names, _ := readNames(s.jobDirForTest(t, "j")); len(names) != 3 { // the open claim, _latest, _summary
+		t.Fatalf("jobs/j after prune = %v; want the open claim's marker, _latest and _summary", names)
 	}
 }

@@ -173,6 +173,9 @@ func CheckClaim(job string, o ClaimOptions) (ClaimOptions, error) {
 			return o, badInputf("invalid instant: %v", err)
 		}
 	}
+	if o.Every < 0 {
+		return o, badInputf("negative period %v", o.Every)
+	}
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}

@@ -19,10 +19,11 @@ func Names(dir string, activeOnly bool) (jobs, ids []string) {
 		return n, ValidJob(n) == nil
 	})
 	if activeOnly {
-		// active/ID.JOB
+		// active/ID.JOB, less the finished executions whose markers wait
+		// to be settled into their job's summary.
 		ids = listNames(filepath.Join(dir, "active"), func(n string) (string, bool) {
 			id, _, ok := strings.Cut(n, ".")
-			return id, ok && ValidID(id) == nil
+			return id, ok && ValidID(id) == nil && !finishedHint(dir, id)
 		})
 	} else {
 		ids = listNames(filepath.Join(dir, "exec"), func(n string) (string, bool) {
@@ -49,4 +50,15 @@ func listNames(dir string, keep func(string) (string, bool)) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// finishedHint reports whether execution id's record, read without any
+// check, says it is terminal.
+func finishedHint(dir, id string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "exec", id))
+	if err != nil || len(b) > maxRecordSize {
+		return false
+	}
+	r, err := Decode(b, id)
+	return err == nil && r.Status.Terminal()
 }

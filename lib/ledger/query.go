@@ -114,6 +114,9 @@ func (s *Store) List(f Filter) ([]Record, error) {
 		_, err := ParseStatus(string(f.Status))
 		return nil, err
 	}
+	if f.Status == Claimed || f.Status == Running {
+		return s.listActive(f)
+	}
 	var ids []string
 	var err error
 	if f.Job != "" {
@@ -140,4 +143,27 @@ func (s *Store) List(f Filter) ([]Record, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// listActive is List for a status that is not terminal: every such
+// execution has an active marker (made before its record), so only
+// active/ is read, whatever the store holds.
+func (s *Store) listActive(f Filter) ([]Record, error) {
+	var out []Record
+	var errs []error
+	err := s.scanActive(func(id, job string) error {
+		if f.Job != "" && job != f.Job {
+			return nil
+		}
+		r, err := s.readRecord(id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			errs = append(errs, err)
+		case r.Job == job && r.Status == f.Status:
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, errors.Join(append(errs, err)...)
 }

@@ -37,7 +37,7 @@ func (s *Store) Recover(grace time.Duration) ([]Record, error) {
 		return nil, err
 	}
 	defer unlock()
-	var out []Record
+	var out, done []Record
 	var errs []error
 	err = s.scanActive(func(id, job string) error {
 		r, err := s.readRecord(id)
@@ -58,9 +58,15 @@ func (s *Store) Recover(grace time.Duration) ([]Record, error) {
 		if r.Status != before {
 			out = append(out, r)
 		}
+		if r.Status.Terminal() && r.Job == job {
+			done = append(done, r)
+		}
 		return nil
 	})
 	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.settleAll(done); err != nil {
 		errs = append(errs, err)
 	}
 	return out, errors.Join(errs...)
@@ -90,6 +96,9 @@ func (s *Store) RecoverOne(id string) (Record, error) {
 	if err != nil && !errors.Is(err, ErrRefused) {
 		return Record{}, err
 	}
+	if r.Status.Terminal() {
+		s.maybeSettle(r.Job)
+	}
 	return r, nil
 }
 
@@ -99,7 +108,7 @@ func (s *Store) RecoverOne(id string) (Record, error) {
 // ("its owner 12@34 on h is alive").
 func (s *Store) recoverOne(r Record, grace time.Duration) (Record, string, error) {
 	if r.Status.Terminal() {
-		s.dropActive(r.ID, r.Job)
+		// A finished execution not settled yet: the caller settles it.
 		return r, "", nil
 	}
 	next, why := JudgeRecord(r, grace, s.clock(), nil)
@@ -110,6 +119,5 @@ func (s *Store) recoverOne(r Record, grace time.Duration) (Record, string, error
 	if err := s.writeRecord(r); err != nil {
 		return Record{}, "", err
 	}
-	s.dropActive(r.ID, r.Job)
 	return r, "", nil
 }

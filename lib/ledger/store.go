@@ -218,7 +218,7 @@ func (s *Store) check() error {
 		}
 		*sub.h = h
 	}
-	return nil
+	return s.migrateSummaries()
 }
 
 // Close releases the store's directory. The Store must not be used after.
@@ -443,6 +443,10 @@ func (s *Store) init() error {
 			return fmt.Errorf("creating store %s: %w", s.dir, err)
 		}
 	}
+	// A new store keeps summaries from the start (see migrateSummaries).
+	if err := createEmpty(s.root, summariesMark); err != nil {
+		return fmt.Errorf("creating store %s: %w", s.dir, err)
+	}
 	if err := s.root.Sync(); err != nil {
 		return fmt.Errorf("creating store %s: %w", s.dir, err)
 	}
@@ -473,7 +477,7 @@ func dirEmptyOrOurs(d dirh) (bool, error) {
 	}
 	for _, n := range names {
 		// lock too: a concurrent initialiser may have just finished.
-		if n != execDir && n != jobsDir && n != activeDir && n != lockName {
+		if n != execDir && n != jobsDir && n != activeDir && n != lockName && n != summariesMark {
 			return false, nil
 		}
 	}

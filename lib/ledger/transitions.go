@@ -51,7 +51,7 @@ func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (
 				return Record{}, fmt.Errorf("writing record %s: %w", id, err)
 			}
 			if next.Status.Terminal() {
-				s.dropActive(next.ID, next.Job)
+				s.maybeSettle(next.Job)
 			}
 			return next, nil
 		}
@@ -67,7 +67,7 @@ func (s *Store) update(op, id string, fn func(r *Record, now time.Time) error) (
 		return Record{}, err
 	}
 	if r.Status.Terminal() {
-		s.dropActive(r.ID, r.Job)
+		s.maybeSettle(r.Job)
 	}
 	return r, nil
 }

@@ -33,8 +33,12 @@ func Main(args []string) int {
 	t := cli.New("adopt", Page.Description())
 	own, argv, hasCmd := cli.SplitCommand(args)
 	var g grammar
-	if _, code, done := t.Parse(&g, own); done {
-		return code
+	// kong's model is built only for what the generated parser leaves
+	// to it: help, errors, completion.
+	if _, ok := cli.FastParse(argvGrammar, &g, own); !ok {
+		if _, code, done := t.Parse(&g, own); done {
+			return code
+		}
 	}
 	if !hasCmd || len(argv) == 0 {
 		return t.Fail(errors.New("no command: want adopt ID -- CMD [ARGS...]"), spec.ExitUsage)

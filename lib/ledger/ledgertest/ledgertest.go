@@ -58,6 +58,10 @@ func RunConformance(t *testing.T, h Harness) {
 		{"Beat", testBeat},
 		{"BeatIfLatest", testBeatIfLatest},
 		{"BeatRace", testBeatRace},
+		{"Summaries", testSummaries},
+		{"Output", testOutput},
+		{"ClaimEvery", testClaimEvery},
+		{"PruneJob", testPruneJob},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -142,7 +142,10 @@ func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
 				byJob[r.Job] = append(byJob[r.Job], r)
 			}
 			drop = nil
-			for _, recs := range byJob {
+			for job, recs := range byJob {
+				if o.Job != "" && job != o.Job {
+					continue
+				}
 				kept := 0
 				for i := len(recs) - 1; i >= 0; i-- {
 					r := recs[i]
