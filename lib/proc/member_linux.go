@@ -22,14 +22,20 @@ type Member struct {
 	child bool
 }
 
+// memberFdReserve is how many descriptors OpenMember leaves free for the
+// reads of /proc, poll and the rest: a set with more members than free
+// descriptors must still be walked, so past that point members go without
+// a pidfd rather than leave none for reading /proc.
+const memberFdReserve = 16
+
 // OpenMember opens a pidfd on the process a scan by r saw as st, and
 // proves that the pidfd names that process: whoever holds the PID when
 // pidfd_open runs is the pidfd's process, so its stat is read again and
 // must show the same START while the pidfd still answers alive. gone
 // reports a process that had exited (an unreaped zombie) or whose PID was
 // recycled meanwhile; such a Member is never signalled. Without a pidfd
-// (an old kernel, no descriptor left) the Member falls back to kill(2)
-// after an identity check, the best the kernel allows.
+// (an old kernel, descriptors running out) the Member falls back to
+// kill(2) after an identity check, the best the kernel allows.
 func OpenMember(r *Scanner, st Stat) (m *Member, gone bool) {
 	m = &Member{id: ID{PID: st.PID, Start: st.Start}, fd: -1}
 	if st.Exited() {
@@ -39,8 +45,17 @@ func OpenMember(r *Scanner, st Stat) (m *Member, gone bool) {
 	fd, err := unix.PidfdOpen(st.PID, 0)
 	switch {
 	case err == nil:
+		if uint64(fd)+memberFdReserve >= r.fdLimit {
+			// The lowest free descriptor is this high: too few are left.
+			unix.Close(fd)
+			return m, false
+		}
 		cur, rerr := r.Stat(st.PID)
-		if rerr != nil || cur.Start != st.Start || cur.Exited() || !pidfdAlive(fd) {
+		switch {
+		case rerr != nil && !errors.Is(rerr, ErrGone):
+			unix.Close(fd) // cannot prove the pidfd's process: go without
+			return m, false
+		case rerr != nil || cur.Start != st.Start || cur.Exited() || !pidfdAlive(fd):
 			unix.Close(fd)
 			return m, true
 		}

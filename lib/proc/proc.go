@@ -42,7 +42,25 @@ var (
 	ErrBadID      = errors.New("invalid process id")
 	ErrUnsafe     = errors.New("refusing to signal")
 	ErrPermission = errors.New("permission denied")
+	// ErrCannotJudge: /proc could not say whether a process runs (its stat
+	// was unreadable for a reason other than its exit, e.g. EMFILE). Such a
+	// process is never taken for gone.
+	ErrCannotJudge = errors.New("cannot judge whether it runs")
 )
+
+// UnreadableError names the processes a scan listed but could not read,
+// for a reason other than their exit: it cannot judge them. It wraps
+// ErrCannotJudge and the first reason.
+type UnreadableError struct {
+	PIDs []int
+	Err  error // why the first could not be read
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("%d unreadable processes: %v: %v", len(e.PIDs), ErrCannotJudge, e.Err)
+}
+
+func (e *UnreadableError) Unwrap() []error { return []error{ErrCannotJudge, e.Err} }
 
 // MaxPID is the highest PID the kernel can hand out: PIDs are below its
 // hard pid_max limit of 2^22.

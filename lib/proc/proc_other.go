@@ -68,6 +68,9 @@ type Snapshot struct{}
 
 func (s *Snapshot) Stat(pid int) (Stat, bool) { return Stat{}, false }
 func (s *Snapshot) Children(pid int) []int    { return nil }
+func (s *Snapshot) Unreadable() map[int]error { return nil }
+
+func Children(pid int) ([]ID, error) { return nil, errUnsupported }
 
 // Member is unusable off Linux; its Signal always fails.
 type Member struct{ id ID }

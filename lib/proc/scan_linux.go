@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -18,8 +21,11 @@ import (
 // (ReadStat is a one-off Scanner read). A Scanner is not safe for
 // concurrent use.
 type Scanner struct {
-	dir  int
-	path [32]byte
+	dir int
+	// fdLimit is RLIMIT_NOFILE's soft limit when the Scanner was made:
+	// OpenMember leaves descriptors below it for the reads of /proc.
+	fdLimit uint64
+	path    [32]byte
 	// buf holds one stat line. Fields 1–22, the ones parsed, fit well
 	// within it whatever the values; a longer tail is cut off unread.
 	buf [1024]byte
@@ -31,7 +37,12 @@ func NewScanner() (*Scanner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", procRoot, err)
 	}
-	return &Scanner{dir: fd}, nil
+	r := &Scanner{dir: fd, fdLimit: 1 << 20}
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil {
+		r.fdLimit = lim.Cur
+	}
+	return r, nil
 }
 
 // Close releases the Scanner's descriptor of /proc.
@@ -55,7 +66,7 @@ func readStat(dir int, path []byte, buf []byte, pid int) (Stat, error) {
 		if errno == unix.ENOENT || errno == unix.ESRCH {
 			return Stat{}, fmt.Errorf("pid %d: %w", pid, ErrGone)
 		}
-		return Stat{}, fmt.Errorf("open %s: %w", bytes.TrimSuffix(path, []byte{0}), errno)
+		return Stat{}, fmt.Errorf("%w: open %s: %w", ErrCannotJudge, bytes.TrimSuffix(path, []byte{0}), errno)
 	}
 	var n int
 	var err error
@@ -70,7 +81,7 @@ func readStat(dir int, path []byte, buf []byte, pid int) (Stat, error) {
 		return Stat{}, fmt.Errorf("pid %d: %w", pid, ErrGone) // exited between open and read
 	}
 	if err != nil {
-		return Stat{}, fmt.Errorf("read %s: %w", bytes.TrimSuffix(path, []byte{0}), err)
+		return Stat{}, fmt.Errorf("%w: read %s: %w", ErrCannotJudge, bytes.TrimSuffix(path, []byte{0}), err)
 	}
 	return ParseStat(buf[:n])
 }
@@ -82,7 +93,15 @@ func readStat(dir int, path []byte, buf []byte, pid int) (Stat, error) {
 type Snapshot struct {
 	stats map[int]Stat
 	kids  map[int][]int
+	// unreadable are the PIDs listed whose stat could not be read for a
+	// reason other than their exit (EMFILE when descriptors ran out, EACCES,
+	// EIO): the snapshot cannot tell what they are, or whether they run.
+	unreadable map[int]error
 }
+
+// Unreadable returns the PIDs the snapshot listed but could not read, with
+// why: processes it cannot judge. Empty when every one was read.
+func (s *Snapshot) Unreadable() map[int]error { return s.unreadable }
 
 // Stat returns the stat of pid as the snapshot saw it.
 func (s *Snapshot) Stat(pid int) (Stat, bool) {
@@ -99,6 +118,11 @@ func (r *Scanner) Snapshot() (*Snapshot, error) {
 	err := r.each(func(st Stat) {
 		s.stats[st.PID] = st
 		s.kids[st.PPID] = append(s.kids[st.PPID], st.PID)
+	}, func(pid int, err error) {
+		if s.unreadable == nil {
+			s.unreadable = map[int]error{}
+		}
+		s.unreadable[pid] = err
 	})
 	if err != nil {
 		return nil, err
@@ -106,9 +130,12 @@ func (r *Scanner) Snapshot() (*Snapshot, error) {
 	return s, nil
 }
 
-// each calls fn for every process in /proc whose stat could be read;
-// processes that vanish during the scan are skipped.
-func (r *Scanner) each(fn func(Stat)) error {
+// each calls fn for every process in /proc whose stat could be read, and
+// unreadable for every one whose stat could not be read for a reason other
+// than its exit; processes that vanish during the scan are skipped. Only
+// "no such process" means gone: a read that fails with EMFILE says nothing
+// about the process.
+func (r *Scanner) each(fn func(Stat), unreadable func(pid int, err error)) error {
 	// The directory offset is rewound so that one Scanner serves many scans.
 	if _, err := unix.Seek(r.dir, 0, 0); err != nil {
 		return fmt.Errorf("rewind %s: %w", procRoot, err)
@@ -141,21 +168,94 @@ func (r *Scanner) each(fn func(Stat)) error {
 				continue
 			}
 			st, err := r.Stat(pid)
-			if err != nil {
-				continue // gone since the listing
+			switch {
+			case err == nil:
+				fn(st)
+			case errors.Is(err, ErrGone):
+				// Gone since the listing.
+			default:
+				unreadable(pid, err)
 			}
-			fn(st)
 		}
 	}
 }
 
 // Scan calls fn for every process in /proc whose stat could be read.
-// Processes that vanish during the scan are skipped.
+// Processes that vanish during the scan are skipped. Processes that could
+// not be read for another reason are skipped too, and then the error, once
+// every readable one was passed to fn, is an *UnreadableError: the scan
+// cannot tell whether they are what the caller looks for.
 func Scan(fn func(Stat)) error {
 	r, err := NewScanner()
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	return r.each(fn)
+	var bad UnreadableError
+	err = r.each(fn, func(pid int, err error) {
+		bad.PIDs = append(bad.PIDs, pid)
+		if bad.Err == nil {
+			bad.Err = err
+		}
+	})
+	if err == nil && len(bad.PIDs) > 0 {
+		return &bad
+	}
+	return err
+}
+
+// Children returns the children of pid, zombies included: from
+// /proc/PID/task/*/children where the kernel has it
+// (CONFIG_PROC_CHILDREN), else from a scan of /proc.
+func Children(pid int) ([]ID, error) {
+	dir := procRoot + "/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("pid %d: %w", pid, ErrGone)
+		}
+		return nil, err
+	}
+	var pids []int
+	for i, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+		if errors.Is(err, fs.ErrNotExist) && i == 0 {
+			return scanChildren(pid)
+		}
+		if err != nil {
+			continue // a thread that exited meanwhile
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, ok := atoi([]byte(f)); ok {
+				pids = append(pids, c)
+			}
+		}
+	}
+	ids := make([]ID, 0, len(pids))
+	var bad UnreadableError
+	for _, c := range pids {
+		st, err := ReadStat(c)
+		switch {
+		case err == nil && st.PPID == pid:
+			ids = append(ids, ID{PID: c, Start: st.Start})
+		case err != nil && !errors.Is(err, ErrGone):
+			bad.PIDs = append(bad.PIDs, c)
+			bad.Err = err
+		}
+	}
+	if len(bad.PIDs) > 0 {
+		return ids, &bad
+	}
+	return ids, nil
+}
+
+// scanChildren is Children from a scan of /proc.
+func scanChildren(pid int) ([]ID, error) {
+	var ids []ID
+	err := Scan(func(st Stat) {
+		if st.PPID == pid {
+			ids = append(ids, ID{PID: st.PID, Start: st.Start})
+		}
+	})
+	return ids, err
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 func cleanup(r *reaper, sched stop.Schedule, stoppedWith map[int]bool, res *Result) {
 	r.countFromNow()
 	tree := stop.NewDescendants("leftover processes", &r.hold)
+	tree.Skip(r.inheritedNow())
 	defer tree.Close()
 	if !r.isDone() {
 		lt := &leftovers{Tree: tree, done: r.done}
@@ -48,6 +50,20 @@ func cleanup(r *reaper, sched stop.Schedule, stoppedWith map[int]bool, res *Resu
 		res.Leftovers = append(res.Leftovers, id)
 	}
 	slices.SortFunc(res.Leftovers, func(a, b proc.ID) int { return a.PID - b.PID })
+}
+
+// inheritedChildren lists the runner's children before the command
+// starts: processes it inherited through exec, never the command's.
+func inheritedChildren() []proc.ID {
+	kids, _ := proc.Children(os.Getpid())
+	return kids
+}
+
+// inheritedNow returns the inherited children not yet reaped.
+func (r *reaper) inheritedNow() []proc.ID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.inherited)
 }
 
 // leftovers is the Target for everything left behind: the caller's

@@ -2,12 +2,15 @@ package runner
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"sync"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // reaper is the one owner of wait4 in the process.
@@ -23,16 +26,37 @@ type reaper struct {
 	mu       sync.Mutex
 	counting bool  // the leftover cleanup has begun
 	after    []int // PIDs reaped since
+
+	// inherited are the children the runner had before the command
+	// started: reaped when they exit, but not waited for — done closes
+	// once no other child is left.
+	inherited []proc.ID
+	doneOnce  sync.Once
 }
 
-func startReaper(child int) *reaper {
-	r := &reaper{child: child, childStatus: make(chan syscall.WaitStatus, 1), done: make(chan struct{})}
+func startReaper(child int, inherited []proc.ID) *reaper {
+	r := &reaper{child: child, childStatus: make(chan syscall.WaitStatus, 1), done: make(chan struct{}), inherited: inherited}
 	go r.loop()
 	return r
 }
 
+// onlyInherited reports whether every child left is an inherited one.
+func (r *reaper) onlyInherited() bool {
+	kids, err := proc.Children(os.Getpid())
+	if err != nil {
+		return false
+	}
+	for _, k := range kids {
+		if !slices.Contains(r.inherited, k) {
+			return false
+		}
+	}
+	return true
+}
+
 func (r *reaper) loop() {
-	defer close(r.done)
+	defer r.doneOnce.Do(func() { close(r.done) })
+	childReaped := false
 	for {
 		// Learn which child is a zombie without reaping it, then reap it
 		// under hold. __WALL: also children whose exit signal is not
@@ -54,12 +78,21 @@ func (r *reaper) loop() {
 			continue
 		}
 		r.mu.Lock()
-		if pid == r.child {
+		inherited := slices.ContainsFunc(r.inherited, func(id proc.ID) bool { return id.PID == pid })
+		switch {
+		case pid == r.child:
+			childReaped = true
 			r.childStatus <- syscall.WaitStatus(ws)
-		} else if r.counting {
+		case inherited:
+			r.inherited = slices.DeleteFunc(r.inherited, func(id proc.ID) bool { return id.PID == pid })
+		case r.counting:
 			r.after = append(r.after, pid)
 		}
+		check := childReaped && len(r.inherited) > 0
 		r.mu.Unlock()
+		if check && r.onlyInherited() {
+			r.doneOnce.Do(func() { close(r.done) })
+		}
 	}
 }
 

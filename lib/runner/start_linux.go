@@ -39,6 +39,9 @@ func start(o Options) (_ *run, err error) {
 	}
 	// A command that is recorded, or must get a /proc of its own PID
 	// namespace, starts held (gate.go).
+	// Children the runner had before (inherited through exec) are not
+	// the command's: never stopped, only reaped when they exit.
+	inherited := inheritedChildren()
 	cmd, h, err := startCommand(o, r.tty)
 	if err != nil {
 		return nil, err
@@ -63,7 +66,7 @@ func start(o Options) (_ *run, err error) {
 			return nil, err
 		}
 	}
-	r.reap = startReaper(r.pid)
+	r.reap = startReaper(r.pid, inherited)
 	if g, ok := h.(*gated); ok {
 		if r.tty != nil && o.PIDNamespace {
 			// The child, its namespace's PID 1, cannot name its own group

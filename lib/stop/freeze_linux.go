@@ -43,6 +43,14 @@ func (t *Tree) freeze() error {
 		return err
 	}
 	defer r.Close()
+	if t.Guard != nil {
+		// A guardian that died since the last freeze (killed with a tree
+		// it was found in) cannot continue this one: replace it, or
+		// freeze nothing.
+		if err := t.Guard.Ensure(); err != nil {
+			return fmt.Errorf("cannot freeze %s safely: %w", t.Label(), err)
+		}
+	}
 	start := time.Now()
 	// Members found by an earlier step were continued since: stop them
 	// again; the walks below stop the newcomers.
@@ -75,12 +83,12 @@ func (t *Tree) stop(m *member) {
 	if t.stopErr != nil || t.interrupted.Load() {
 		return
 	}
-	if t.Guard != nil && !m.guarded && m.Pidfd() >= 0 {
-		if err := t.Guard.Hold(m.Pidfd()); err != nil {
+	if t.Guard != nil && m.guardGen != t.Guard.Gen() {
+		if err := t.Guard.Hold(m.Pidfd(), m.ID()); err != nil {
 			t.stopErr = err
 			return
 		}
-		m.guarded = true
+		m.guardGen = t.Guard.Gen()
 	}
 	m.signal(unix.SIGSTOP)
 }
@@ -120,8 +128,11 @@ func (t *Tree) waitStopped(r *proc.Scanner, deadline time.Time) bool {
 			}
 			st, err := r.Stat(m.ID().PID)
 			switch {
+			case err != nil && !errors.Is(err, proc.ErrGone):
+				m.unjudged = err // not seen is not gone
+				all = false
 			case err != nil || st.Start != m.ID().Start || st.Exited():
-				m.gone = true
+				m.markGone()
 			case st.Stopped():
 				m.stopped = true
 			default:

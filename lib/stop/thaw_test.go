@@ -3,6 +3,8 @@
 package stop
 
 import (
+	"context"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -51,30 +53,60 @@ func waitState(t *testing.T, pid int, stopped bool) {
 	}
 }
 
+// guardianHandle waits for g to be ready (through a Hold of nothing
+// stopped) and returns a handle on the guardian process.
+func guardianHandle(t *testing.T, g *ThawGuard, fd int, id proc.ID) *proc.Handle {
+	t.Helper()
+	if err := g.Hold(fd, id); err != nil {
+		t.Fatalf("Hold(%d, %v) = %v; want nil", fd, id, err)
+	}
+	h, err := proc.Open(proc.ID{PID: g.PID()})
+	if err != nil {
+		t.Fatalf("open the guardian %d: %v", g.PID(), err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// waitGone waits, within a bound, for h's process to exit.
+func waitGone(t *testing.T, h *proc.Handle) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Wait(ctx); err != nil {
+		t.Fatalf("guardian %d still there: %v", h.ID().PID, err)
+	}
+}
+
 func TestThawGuard(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
+		pidfd     bool // hand over the pidfd, or only PID@START
 		end       func(g *ThawGuard)
 		continue_ bool
 	}{
 		// The caller dies: its end of the socket closes without "done".
-		{"caller died", func(g *ThawGuard) { unix.Close(g.sock); g.sock = -1; g.cmd.Wait() }, true},
+		{"caller died", true, func(g *ThawGuard) { unix.Close(g.sock); g.sock = -1 }, true},
+		{"caller died, no pidfd", false, func(g *ThawGuard) { unix.Close(g.sock); g.sock = -1 }, true},
 		// The caller finished: what it left stopped is its own choice.
-		{"done", func(g *ThawGuard) { g.Done() }, false},
+		{"done", true, func(g *ThawGuard) { g.Done() }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd, fd := stoppedChild(t)
+			id, err := proc.Lookup(cmd.Process.Pid)
+			if err != nil {
+				t.Fatal(err)
+			}
 			g, err := StartThawGuard()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := g.Hold(fd); err != nil {
-				t.Fatalf("Hold(%d) = %v; want nil", fd, err)
+			if !tc.pidfd {
+				fd = -1
 			}
+			h := guardianHandle(t, g, fd, id)
 			tc.end(g)
-			if code := g.cmd.ProcessState.ExitCode(); code != 0 {
-				t.Errorf("guardian exited %d; want 0", code)
-			}
+			waitGone(t, h)
 			if tc.continue_ {
 				waitState(t, cmd.Process.Pid, false)
 			} else if st, _ := proc.ReadStat(cmd.Process.Pid); st.State != 'T' {
@@ -84,7 +116,35 @@ func TestThawGuard(t *testing.T) {
 	}
 }
 
-// A guardian that is gone fails Hold, so the member is never stopped.
+// The guardian is no descendant of its stopper, and is in a session of
+// its own: a tree stop of the stopper's supervisor, or a signal to the
+// stopper's group or terminal, does not reach it.
+func TestThawGuardOutsideStopperTree(t *testing.T) {
+	_, fd := stoppedChild(t)
+	g, err := StartThawGuard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Done()
+	h := guardianHandle(t, g, -1, proc.ID{PID: 1, Start: 1})
+	defer unix.Close(fd)
+	if inside, err := h.DescendsFrom(proc.Self()); err != nil || inside {
+		t.Errorf("guardian %d DescendsFrom(stopper) = %v, %v; want false", g.PID(), inside, err)
+	}
+	st, err := proc.ReadStat(g.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PPID == os.Getpid() {
+		t.Errorf("guardian %d has PPID %d = the stopper; want it re-parented away", g.PID(), st.PPID)
+	}
+	if st.SID != g.PID() {
+		t.Errorf("guardian %d in session %d; want its own", g.PID(), st.SID)
+	}
+}
+
+// A guardian that is gone fails Hold, so the member is never stopped; and
+// Ensure, run before every freeze, replaces it.
 func TestThawGuardLost(t *testing.T) {
 	_, fd := stoppedChild(t)
 	g, err := StartThawGuard()
@@ -92,10 +152,28 @@ func TestThawGuardLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Done()
-	g.cmd.Process.Kill()
-	g.cmd.Process.Wait()
-	if err := g.Hold(fd); err == nil {
+	h := guardianHandle(t, g, -1, proc.ID{PID: 1, Start: 1})
+	gen := g.Gen()
+	if err := h.Signal(unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, h)
+	if err := g.Hold(fd, proc.ID{PID: 1, Start: 1}); err == nil {
 		t.Errorf("Hold after the guardian died = nil; want an error")
+	}
+	if err := g.Ensure(); err != nil {
+		t.Fatalf("Ensure() = %v; want a new guardian", err)
+	}
+	if g.Gen() == gen {
+		t.Errorf("Gen() = %d after Ensure replaced the guardian; want it to move on", g.Gen())
+	}
+	h2 := guardianHandle(t, g, fd, proc.ID{PID: 1, Start: 1})
+	if h2.ID().PID == h.ID().PID && h2.ID().Start == h.ID().Start {
+		t.Errorf("Ensure kept the dead guardian %v", h.ID())
+	}
+	// A live guardian is kept.
+	if err := g.Ensure(); err != nil || g.Gen() != gen+1 {
+		t.Errorf("Ensure() with a live guardian = %v, Gen %d; want nil, %d", err, g.Gen(), gen+1)
 	}
 }
 

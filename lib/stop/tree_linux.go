@@ -81,23 +81,33 @@ type Tree struct {
 	hold sync.Locker
 	step int // count of Signal calls: a member is signalled once per step
 
+	skip []proc.ID // children of the caller never walked (see Skip)
+
 	mu      sync.Mutex
 	members map[int]*member // the current member per PID
 	all     []*member       // every process ever found, in discovery order
 	killing bool            // the current step is KILL: newcomers are killed at once
 	stopErr error           // why a member could not be frozen safely (guard lost)
+	// unknown are the processes the last walk could not read (not known
+	// as members), and walkErr why the last walk failed: while either is
+	// set the tree cannot be judged gone, for those may be members.
+	unknown map[int]error
+	walkErr error
 }
 
 // member is one process found in the tree: an identity-checked pidfd
 // (proc.Member) and what the walk knows of it.
 type member struct {
 	*proc.Member
-	stat    proc.Stat // as the last walk saw it
-	gone    bool      // seen exited, or a signal found it gone
-	stopped bool      // seen stopped (T or t) since the last SIGSTOP
-	guarded bool      // its pidfd was handed to Tree.Guard
-	step    int       // the last step that signalled it
-	sent    []unix.Signal
+	stat proc.Stat // as the last walk saw it
+	gone bool      // seen exited, or a signal found it gone
+	// unjudged is why the last look at it could not tell whether it runs
+	// (its stat unreadable, e.g. EMFILE); nil once a look could.
+	unjudged error
+	stopped  bool // seen stopped (T or t) since the last SIGSTOP
+	guardGen int  // the Tree.Guard generation it was handed to; 0: none
+	step     int  // the last step that signalled it
+	sent     []unix.Signal
 }
 
 // walkMode says what refresh does to a newly found member.
@@ -167,6 +177,12 @@ func NewDescendants(name string, hold sync.Locker) *Tree {
 	return &Tree{Name: name, rootPID: self, self: self, seedSelf: true, hold: hold, members: map[int]*member{}}
 }
 
+// Skip excludes children of the caller, and what they fork, from a
+// NewDescendants tree: processes the caller had before it started what
+// the tree is for (children inherited through exec). Call it before the
+// first walk.
+func (t *Tree) Skip(ids []proc.ID) { t.skip = append(t.skip, ids...) }
+
 // checkNotAncestor refuses a root that is the parent, grandparent, … of the
 // calling process.
 func checkNotAncestor(root proc.ID) error {
@@ -217,15 +233,32 @@ func (t *Tree) refresh(r *proc.Scanner, snap *proc.Snapshot, mode walkMode) (add
 			queue = append(queue, node{t.self, st.Start})
 		}
 	}
+	unreadable := snap.Unreadable()
+	t.unknown = nil
+	for pid, err := range unreadable {
+		if m := t.members[pid]; m == nil || m.gone {
+			if t.unknown == nil {
+				t.unknown = map[int]error{}
+			}
+			t.unknown[pid] = err
+		}
+	}
 	for pid, m := range t.members {
 		if m.gone {
 			continue
 		}
-		st, ok := snap.Stat(pid)
-		if !ok || st.Start != m.ID().Start || st.Exited() {
-			m.gone = true
+		if err, bad := unreadable[pid]; bad {
+			// Not seen is not gone: only "no such process" is.
+			m.unjudged = err
+			queue = append(queue, node{pid, m.ID().Start})
 			continue
 		}
+		st, ok := snap.Stat(pid)
+		if !ok || st.Start != m.ID().Start || st.Exited() {
+			m.markGone()
+			continue
+		}
+		m.unjudged = nil
 		m.stopped = st.Stopped()
 		m.stat = st
 		queue = append(queue, node{pid, st.Start})
@@ -243,6 +276,9 @@ func (t *Tree) refresh(r *proc.Scanner, snap *proc.Snapshot, mode walkMode) (add
 				continue
 			}
 			st, _ := snap.Stat(c)
+			if n.pid == t.self && slices.Contains(t.skip, proc.ID{PID: c, Start: st.Start}) {
+				continue // not the caller's to stop, nor its descendants
+			}
 			if st.Start < n.start {
 				continue // a child never starts before its parent: stale PPID of a recycled PID
 			}
@@ -290,8 +326,7 @@ func (t *Tree) add(r *proc.Scanner, st proc.Stat, mode walkMode) *member {
 		}
 	}
 	if old := t.members[st.PID]; old != nil {
-		old.Close() // its PID was recycled, so it is long gone
-		old.gone = true
+		old.markGone() // its PID was recycled, so it is long gone
 	}
 	t.members[st.PID] = m
 	t.all = append(t.all, m)
@@ -310,10 +345,21 @@ func (m *member) signal(sig unix.Signal) error {
 		return fmt.Errorf("pid %d: %w", m.ID().PID, proc.ErrGone)
 	}
 	err := m.Member.Signal(sig)
-	if errors.Is(err, proc.ErrGone) {
-		m.gone = true
+	switch {
+	case errors.Is(err, proc.ErrGone):
+		m.markGone()
+	case errors.Is(err, proc.ErrCannotJudge):
+		m.unjudged = err
 	}
 	return err
+}
+
+// markGone records that the member is gone and releases its pidfd at
+// once: a big tree must not need one descriptor per member ever found.
+func (m *member) markGone() {
+	m.gone = true
+	m.unjudged = nil
+	m.Close()
 }
 
 // liveMembers returns the members not yet seen gone. t.mu is held.
@@ -394,12 +440,14 @@ func (t *Tree) sweep() ([]*member, error) {
 		defer t.hold.Unlock()
 	}
 	r, err := proc.NewScanner()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		defer r.Close()
 	}
-	defer r.Close()
-	snap, err := r.Snapshot()
-	if err != nil {
+	var snap *proc.Snapshot
+	if err == nil {
+		snap, err = r.Snapshot()
+	}
+	if t.walkErr = err; err != nil {
 		return nil, err
 	}
 	mode := walkTrack
@@ -427,10 +475,45 @@ func (t *Tree) List() ([]proc.Stat, error) {
 	return out, nil
 }
 
-// Gone implements Target: no member runs and no new descendant appeared.
+// Gone implements Target: no member runs, no new descendant appeared, and
+// the walk could read every process (an unreadable one may be a member).
 func (t *Tree) Gone() bool {
 	live, err := t.sweep()
-	return err == nil && len(live) == 0
+	return err == nil && len(live) == 0 && !t.hasUnknown()
+}
+
+// hasUnknown reports whether the last walk left processes it could not
+// read.
+func (t *Tree) hasUnknown() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.unknown) > 0
+}
+
+// Unjudged returns the processes the last walk could not judge, sorted by
+// PID — members whose stat was unreadable, and unreadable processes that
+// may be members — and why; a walk that failed altogether yields no IDs
+// and its error. Empty when the last walk saw everything it needed.
+func (t *Tree) Unjudged() ([]proc.ID, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ids []proc.ID
+	var why error
+	for _, m := range t.members {
+		if !m.gone && m.unjudged != nil {
+			ids = append(ids, m.ID())
+			why = m.unjudged
+		}
+	}
+	for pid, err := range t.unknown {
+		ids = append(ids, proc.ID{PID: pid})
+		why = err
+	}
+	if t.walkErr != nil {
+		why = t.walkErr
+	}
+	slices.SortFunc(ids, func(a, b proc.ID) int { return a.PID - b.PID })
+	return ids, why
 }
 
 // Wait implements Target. It polls the live members' pidfds and walks
@@ -446,7 +529,7 @@ func (t *Tree) Wait(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if len(live) == 0 {
+		if len(live) == 0 && !t.hasUnknown() {
 			return nil
 		}
 		fds = fds[:0]

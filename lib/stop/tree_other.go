@@ -40,7 +40,9 @@ func (t *Tree) List() ([]proc.Stat, error)     { return nil, errNoTree }
 func (t *Tree) Gone() bool                     { return true }
 func (t *Tree) Wait(ctx context.Context) error { return nil }
 func (t *Tree) Found() []proc.ID               { return nil }
+func (t *Tree) Unjudged() ([]proc.ID, error)   { return nil, nil }
 func (t *Tree) Killed() []proc.ID              { return nil }
 func (t *Tree) Close() error                   { return nil }
 func (t *Tree) Interrupt()                     {}
+func (t *Tree) Skip(ids []proc.ID)             {}
 func (t *Tree) Thaw()                          {}

@@ -32,9 +32,14 @@ refused (3): its writer could choose which process root signals.
 
 --tree freezes the tree (SIGSTOP) while it walks and signals it, and never
 leaves it frozen: TERM, INT or HUP to stopbounded end the stop, continue
-every member and exit 128+N; a guardian process (a child of stopbounded in
-its own process group) holds every frozen member's pidfd and continues
-them if stopbounded is SIGKILLed.
+every member and exit 128+N; a guardian process, in a session of its own
+and re-parented away from stopbounded (so that a --tree stop of
+stopbounded's own supervisor neither freezes nor kills it), holds every
+frozen member and continues them if stopbounded is SIGKILLed; a guardian
+that died is replaced before the next freeze. With fewer free descriptors
+than members, members go without a pidfd; a process whose /proc entry
+cannot be read for another reason than its exit (EMFILE) is never taken
+for gone: stopbounded names the processes it cannot judge and exits 1.
 
 --tree --list ROOT prints the processes --tree would stop now, one per
 line as PID@START COMM (control characters in COMM escaped), or with

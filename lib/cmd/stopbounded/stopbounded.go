@@ -324,6 +324,15 @@ func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) 
 		case !o.Gone:
 			t.Warnf("%s survived %s", label, sentList(o))
 			code = max(code, spec.ExitRefused)
+			if tr, ok := o.Target.(*stop.Tree); ok {
+				// Not seen is not gone: name what /proc could not show.
+				if ids, why := tr.Unjudged(); why != nil && len(ids) == 0 {
+					t.Warnf("%s: cannot judge what is left: %v", label, why)
+				} else if why != nil {
+					t.Warnf("%s: cannot judge whether %d %s (%s): %v", label, len(ids),
+						plural(len(ids), "process runs", "processes run"), listIDs(ids), proc.UnwrapPath(why))
+				}
+			}
 		case killed && !g.Quiet:
 			t.Warnf("%s ignored %s; killed", label, spec.SignalName(last))
 		}
@@ -342,6 +351,30 @@ func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) 
 		}
 	}
 	return code
+}
+
+// listIDs names at most 20 processes, then "and M more".
+func listIDs(ids []proc.ID) string {
+	const most = 20
+	var b strings.Builder
+	for i, id := range ids {
+		if i == most {
+			fmt.Fprintf(&b, " and %d more", len(ids)-most)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Itoa(id.PID))
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // sentList describes what a survivor was sent, for the failure line.
