@@ -147,6 +147,13 @@ func (js *jobSummary) count(r Record) bool {
 	return true
 }
 
+// trimCounted keeps the newest keep ids of counted.
+func (js *jobSummary) trimCounted(keep int) {
+	if len(js.counted) > keep {
+		js.counted = js.counted[len(js.counted)-keep:]
+	}
+}
+
 func (js *jobSummary) encode() []byte {
 	var b bytes.Buffer
 	b.WriteString(summaryMagic + "\nruns")
@@ -357,24 +364,24 @@ func (s *Store) settle(job string, done []Record) error {
 	}
 	defer unix.Close(jd.FD)
 	js, err := readSummary(jd, job)
+	changed := false
 	if err != nil {
-		// A damaged summary is rebuilt from the records (counts of pruned
-		// executions are lost with it).
+		// A damaged summary is rebuilt from the records, done among them
+		// (counts of pruned executions are lost with it).
 		if js, err = s.rebuildSummary(job); err != nil {
 			return err
 		}
-	}
-	changed := false
-	for _, r := range done {
-		if js.count(r) {
-			changed = true
+		changed = true
+	} else {
+		for _, r := range done {
+			if js.count(r) {
+				changed = true
+			}
 		}
 	}
 	if changed {
 		// "counted" keeps at least this whole batch: its markers go next.
-		if keep := max(maxCounted, len(done)); len(js.counted) > keep {
-			js.counted = js.counted[len(js.counted)-keep:]
-		}
+		js.trimCounted(max(maxCounted, len(done)))
 		reached("settle")
 		if err := s.rep.Replace(jd, summaryName, js.encode()); err != nil {
 			return fmt.Errorf("summary of %s: %w", job, err)
@@ -441,6 +448,7 @@ func (s *Store) migrateSummaries() error {
 		if len(js.runs) == 0 {
 			continue
 		}
+		js.trimCounted(maxCounted)
 		jd, err := openSubdir(s.jobs, job)
 		if err != nil {
 			return err
