@@ -52,7 +52,8 @@
 //	                           "ID STATUS" once that record was pruned (tombstone)
 //	    _summary               the job's summary (Summaries): counts by terminal
 //	                           status, the last finished and last completed
-//	                           records (copies), rewritten by each finish
+//	                           records (copies); finishes are settled into
+//	                           it in batches
 //	  summaries                empty; the store keeps job summaries (a store
 //	                           without it is migrated by Open)
 //	  output/                  0700, made by the first OpenOutput
@@ -161,19 +162,28 @@
 //     counted in its job's summary, without an fsync: a marker resurrected
 //     by a crash names a terminal record and is dropped by the next reader
 //     that holds the lock.
-//   - A job's _summary is rewritten through the job's spare (like _latest)
-//     after the record that became terminal is durable, and before its
-//     active marker goes. A writer killed between the two leaves the marker
-//     naming a terminal record that the summary's "counted" list (its last
-//     32 counted ids) does not hold: readers count it in what they return,
-//     and the next writer that drops the marker under the lock (recover,
-//     claim --exclusive or --every, prune) writes it into the summary
-//     first. So every finish is counted once. The counts and the two
-//     records are copies, so prune never changes them. A store written
-//     before summaries existed has no root "summaries" file: Open, under
-//     the lock, writes each job's summary from the records it holds (and
-//     drops the active markers of terminal ones, which it counted), then
-//     creates that file durably; a migration cut short is redone whole.
+//   - A finish writes its record only; the execution's active marker
+//     stays, now naming a terminal record, until the finish is settled:
+//     counted into the job's _summary, rewritten through the job's spare
+//     (like _latest), and only then the marker removed. Readers count the
+//     terminal records still marked in what they return. Settling is done
+//     in batches under the lock by whoever goes through the job's markers
+//     (recover, claim --exclusive or --every, prune, which settles before
+//     it deletes anything and never deletes a record still marked), or by
+//     a finish that leaves the job more than 8 markers; so a finish costs
+//     no flush more than before, and active/ holds at most a few finished
+//     executions per job. A writer killed between a summary and the
+//     removal of the markers leaves markers of records that the summary's
+//     "counted" list (the last batch at least) holds: they are removed,
+//     not counted again. So every finish is counted once. The counts and
+//     the two records are copies, so prune never changes them; a summary
+//     that does not parse is rebuilt from the records by the next settle.
+//     A store written before summaries existed has no root "summaries"
+//     file: Open, under the lock, writes each job's summary from the
+//     records it holds (and removes the markers of terminal ones, which it
+//     counted), then creates that file durably; a migration cut short is
+//     redone whole. (A version before summaries writing the store after
+//     that does not count its finishes.)
 //
 // # Security
 //
