@@ -54,6 +54,11 @@ type Store struct {
 	// rep replaces records and _latest pointers through their directory's
 	// spare; tests replace its Exchange to exercise the fallback.
 	rep durable.Replacer
+
+	// unmigrated is set for a store of the version before summaries that
+	// could not be migrated (read-only): summaries are then counted from
+	// the records.
+	unmigrated bool
 }
 
 // dirh is an open directory of the store and the path it is shown by (in

@@ -277,7 +277,12 @@ func (s *Store) summary(job string, active []Record) (Summary, error) {
 		return sum, err
 	}
 	defer unix.Close(jd.FD)
-	js, err := readSummary(jd, job)
+	var js jobSummary
+	if s.unmigrated {
+		js, err = s.countHeld(job)
+	} else {
+		js, err = readSummary(jd, job)
+	}
 	if err != nil {
 		return sum, err
 	}
@@ -393,6 +398,19 @@ func (s *Store) settle(job string, done []Record) error {
 	return nil
 }
 
+// countHeld computes job's summary from the records it holds, changing
+// nothing.
+func (s *Store) countHeld(job string) (jobSummary, error) {
+	var js jobSummary
+	recs, err := s.List(Filter{Job: job})
+	for _, r := range recs {
+		if r.Status.Terminal() {
+			js.count(r)
+		}
+	}
+	return js, err
+}
+
 // rebuildSummary computes job's summary from the records it holds and
 // drops the active markers of its terminal ones, which it counted. Called
 // with the lock held.
@@ -420,11 +438,25 @@ func (s *Store) rebuildSummary(job string) (jobSummary, error) {
 
 // migrateSummaries writes the summary of every job of a store made before
 // summaries existed, then marks the store as having them. Called by Open.
+// A store that cannot be written (a read-only mount, a snapshot) stays as
+// it is, and its summaries are computed from its records when read.
 func (s *Store) migrateSummaries() error {
 	var st unix.Stat_t
 	if err := unix.Fstatat(s.root.FD, summariesMark, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 		return nil
 	}
+	if err := s.migrate(); err != nil {
+		if errors.Is(err, unix.EROFS) {
+			s.unmigrated = true
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+func (s *Store) migrate() error {
+	var st unix.Stat_t
 	unlock, err := s.lock()
 	if err != nil {
 		return err
