@@ -203,6 +203,23 @@
 // swapping the store's path for a symbolic link after Open redirects
 // nothing. A store removed since Open stays removed for its Store (Gone).
 //
+// Monitoring reads (ledger status, check, metrics) by root of a store
+// another user owns go through ReadAsOwner: the process takes that user's
+// effective uid (its group the store's, no supplementary groups) for the
+// time of the read, and every rule above applies unchanged, as to the
+// owner. The threat is the owner: it can change its store and every
+// folder on the way that it owns while root reads, plant symbolic links,
+// FIFOs or huge files in it. Reading with the owner's rights, through the
+// owner's rules (records O_NOFOLLOW|O_NONBLOCK, small regular files owned
+// by the store's owner), root can be led only to what the owner could read
+// itself, and then only to report it to root; no write is made (the command
+// writes its own output, a metrics file, as root after switching back). A
+// store of root's is read as root only along a way that only root can
+// change (checkAncestor). The owner deciding what its own jobs look like is
+// not a threat: it is its data. Every other command, reads included, still
+// refuses a store the caller does not own. A group cannot be let read: the
+// store's files are 0600.
+//
 // # Lock waits
 //
 // A write that finds the lock taken waits for it; after a second it says

@@ -38,3 +38,70 @@ func OpenExisting(dir string, opts ...Option) (*Store, error) {
 	}
 	return Open(dir, opts...)
 }
+
+// ReadAsOwner lets root's read-only commands (status, check, metrics) read
+// a file store another user owns, with that user's rights and no more: where
+// the effective uid is 0 and the folder dir is owned by another user, it
+// switches the process's effective uid to that user's, its effective gid to
+// the folder's group and its supplementary groups to none (every thread:
+// Go's set*id calls apply to all of them), and returns the function that
+// switches back, to be called once the store is closed. Elsewhere it
+// changes nothing and restore does nothing.
+//
+// Why switch rather than relax Open's checks for root: everything the store
+// holds, every folder on the way to it that the owner can change and every
+// symbolic link the owner could plant there, is then read with the owner's
+// permissions, under the very rules Open applies to the owner (checkOwned,
+// checkAncestor, O_NOFOLLOW inside the store). A link planted to /etc/shadow
+// or to root's own store reaches only what the owner could read already.
+// Nothing is written meanwhile: the caller opens the store with
+// OpenExisting and only reads it, and writes its own output (a metrics file)
+// after restore, as root. The owner can make its own jobs look however it
+// likes; that is its data to report, not a privilege.
+func ReadAsOwner(dir string) (restore func() error, err error) {
+	restore = func() error { return nil }
+	if dir == "" || os.Geteuid() != 0 {
+		return restore, nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		// OpenExisting says what is wrong, as root.
+		return restore, nil
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Uid == 0 {
+		return restore, nil
+	}
+	groups, err := syscall.Getgroups()
+	if err != nil {
+		return restore, fmt.Errorf("reading store %s as its owner: %w", dir, err)
+	}
+	egid := os.Getegid()
+	back := func() error {
+		// Privilege first: only uid 0 may set the groups back.
+		if err := syscall.Seteuid(0); err != nil {
+			return err
+		}
+		if err := syscall.Setegid(egid); err != nil {
+			return err
+		}
+		return syscall.Setgroups(groups)
+	}
+	if err := syscall.Setgroups(nil); err != nil {
+		return restore, fmt.Errorf("reading store %s as its owner: setgroups: %w", dir, err)
+	}
+	if err := syscall.Setegid(int(st.Gid)); err != nil {
+		back()
+		return restore, fmt.Errorf("reading store %s as its owner: setegid %d: %w", dir, st.Gid, err)
+	}
+	if err := syscall.Seteuid(int(st.Uid)); err != nil {
+		back()
+		return restore, fmt.Errorf("reading store %s as its owner: seteuid %d: %w", dir, st.Uid, err)
+	}
+	return func() error {
+		if err := back(); err != nil {
+			return fmt.Errorf("store %s: switching back to root after reading it: %w", dir, err)
+		}
+		return nil
+	}, nil
+}

@@ -335,13 +335,94 @@
 // Options of spawn:
 //
 //   - --source=S: Free text naming who dispatched it (cron, a host, a trigger).
+//
 //   - --instant=T: Scheduled instant (RFC 3339 or unix seconds): refused if JOB already has a claimed, running, completed or unknown execution for it.
+//
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
+//
 //   - --scope=auto|require|never: Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never (default: auto).
+//
 //   - --ack-timeout=D: Wait at most D for the worker to take ownership (default: 10s).
+//
 //   - --wait: Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record.
+//
 //   - --log=F: Append the worker's output to F (default: discard).
+//
 //   - --lease=D: PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out (default: 30s).
+//
+//     ledger status [<job> ...] [flags]
+//
+// Print each job's latest status, when it finished and how long it ran, its last success and its live runs.
+//
+// One line per job (every job of the store when none is named, in name
+// order): its latest execution's status, when it finished, how long it ran
+// (so far, while it is live), its exit code, when the job last completed
+// successfully, and how many of its executions are live (claimed,
+// claimed+fenced or running). A named job with nothing stored shows as
+// never-ran. --json prints one object per job: job, status, id,
+// finished_at, duration_seconds, exit_code, last_success_at, running and
+// runs (counts by terminal status), null when unknown. Reads a per-job
+// summary, never every record; creates no store (3 when there is none).
+// Root may read a file store another user owns: it reads it with that
+// user's rights.
+//
+//	ledger status
+//	ledger status backup report --json
+//
+// Arguments of status:
+//
+//   - <job> ...: Jobs to show (default: every job in the store).
+//
+//     ledger check --max-age=D <job> [flags]
+//
+// Judge JOB as a monitoring plugin: OK, WARNING, CRITICAL or UNKNOWN (exit 0-3), with perfdata.
+//
+// A monitoring plugin (Nagios, Icinga, Sensu, Zabbix): prints one line,
+// "STATE: text | perfdata", and exits 0 OK, 1 WARNING, 2 CRITICAL or
+// 3 UNKNOWN. CRITICAL when JOB never ran, never succeeded, or last
+// succeeded longer than --max-age ago, or when a live run has lasted more
+// than twice --max-duration; WARNING when a live run has lasted longer than
+// --max-duration, or when the latest finished run failed (or was recovered)
+// while a success within --max-age keeps JOB from being critical; UNKNOWN
+// when the store cannot be read (there is none, permission, the database is
+// down) and on bad usage. A live run older than JOB's latest execution is
+// judged by the latest's claim: "at least" that old. Perfdata:
+// last_success_age, last_duration, live_age (with --max-duration as warn
+// and twice it as crit) and running.
+//
+//	ledger check backup --max-age 26h --max-duration 2h
+//
+// Arguments of check:
+//
+//   - <job>: Job name.
+//
+// Options of check:
+//
+//   - --max-age=D: CRITICAL when JOB has not completed successfully within D (a duration, or days: 2d).
+//
+//   - --max-duration=D: WARNING when a live run of JOB has lasted longer than D, CRITICAL past twice D (default: not judged).
+//
+//     ledger metrics [flags]
+//
+// Print every job's metrics in the Prometheus text format (tether_*), or write them to a file for node_exporter.
+//
+// Prints the Prometheus text format, one sample per job labelled job="JOB":
+// tether_last_success_timestamp_seconds (0: never succeeded),
+// tether_last_finish_timestamp_seconds, tether_last_duration_seconds,
+// tether_last_exit_code, tether_last_run_success (1 or 0),
+// tether_runs_total{status} (completed, failed, unknown, abandoned; prune
+// does not decrease it) and tether_live_runs. --output FILE replaces FILE
+// atomically, mode 0644, for node_exporter's textfile collector (name it
+// *.prom in the collector's folder). Reads a per-job summary, never every
+// record; creates no store (3 when there is none). Run by root on a file
+// store another user owns, it reads the store with that user's rights and
+// writes FILE as root.
+//
+//	ledger metrics --output /var/lib/prometheus/node-exporter/tether.prom
+//
+// Options of metrics:
+//
+//   - -o, --output=FILE: Write the metrics to FILE atomically (a temporary file in its folder, fsync, rename; mode 0644), for node_exporter's textfile collector, instead of stdout.
 //
 // # Exit status
 //

@@ -44,6 +44,9 @@ type commands struct {
 	Prune   pruneCmd   `cmd:"" help:"Delete terminal records (never claimed or running ones)."`
 	Run     runCmd     `cmd:"" help:"Claim, start, run CMD, finish with its status: the cron one-liner."`
 	Spawn   spawnCmd   `cmd:"" help:"Claim, fence and hand CMD to a detached adopt worker that survives this caller."`
+	Status  statusCmd  `cmd:"" help:"Print each job's latest status, when it finished and how long it ran, its last success and its live runs."`
+	Check   checkCmd   `cmd:"" help:"Judge JOB as a monitoring plugin: OK, WARNING, CRITICAL or UNKNOWN (exit 0-3), with perfdata."`
+	Metrics metricsCmd `cmd:"" help:"Print every job's metrics in the Prometheus text format (tether_*), or write them to a file for node_exporter."`
 }
 
 // env is what every subcommand's Run receives.
@@ -89,6 +92,12 @@ func run(t *cli.Tool, args []string) int {
 	var g grammar
 	ctx, code, done := t.Parse(&g, args)
 	if done {
+		if code == spec.ExitUsage && checkUsage(args) {
+			// A monitoring plugin's usage error is UNKNOWN, on stdout
+			// where the monitoring system reads it.
+			fmt.Fprintln(t.Stdout, "UNKNOWN: bad usage of ledger check (see ledger check --help)")
+			return int(checkUnknown)
+		}
 		return code
 	}
 	return result(t, ctx.Run(&env{tool: t, g: &g}))

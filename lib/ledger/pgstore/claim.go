@@ -14,8 +14,10 @@ import (
 // insertClaim is a claim: one INSERT, which the unique index on (job,
 // instant) turns into nothing when another execution holds the instant.
 // $1 id, $2 time, $3 job, $4 source, $5 instant, $6 status, $7..$11 the
-// owner, $12 $13 the child, $14 the lease.
-const insertClaim = `INSERT INTO tether.executions
+// owner, $12 $13 the child, $14 the lease. It names tether.job_runs (and
+// reads nothing from it) so that in a database of schema version 1 it
+// fails as a missing table, and Claim migrates the schema first.
+const insertClaim = `WITH v2 AS (SELECT FROM tether.job_runs LIMIT 0) INSERT INTO tether.executions
 	(id, claimed_at, job, source, instant, status, owner_host, owner_boot_id, owner_pidns, owner_pid, owner_start,
 	 child_pid, child_start, started_at, lease, lease_until)
 	VALUES ($1, ` + now + `, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,

@@ -10,8 +10,6 @@ package pgstore
 import (
 	"errors"
 	"io"
-
-	"github.com/tether-sh/tether/lib/ledger"
 )
 
 var errPending = errors.New("not supported yet by the PostgreSQL store")
@@ -19,9 +17,6 @@ var errPending = errors.New("not supported yet by the PostgreSQL store")
 // PendingStoreAPI tells ledgertest to skip the cases of the API this file
 // stands in for. Delete it with the file.
 func (s *Store) PendingStoreAPI() bool { return true }
-
-// Summaries is not supported yet.
-func (s *Store) Summaries(jobs ...string) ([]ledger.Summary, error) { return nil, errPending }
 
 // OpenOutput is not supported yet.
 func (s *Store) OpenOutput(id string, limit int64) (io.WriteCloser, error) { return nil, errPending }

@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the version of the schema this package writes and
 // reads. A later release that changes the tables migrates from the
 // version it finds in tether.schema_version.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Schema is the name of the PostgreSQL schema the store keeps its tables
 // in; Tables lists them. A least-privileged role needs USAGE on the schema
@@ -21,7 +21,7 @@ const SchemaVersion = 1
 const Schema = "tether"
 
 // Tables are the store's tables, schema-qualified.
-var Tables = []string{"tether.schema_version", "tether.executions"}
+var Tables = []string{"tether.schema_version", "tether.executions", "tether.job_runs"}
 
 // schemaLock is the key of the transaction-level advisory lock held while
 // the schema is created, so that hosts starting at once do not race on
@@ -39,7 +39,9 @@ var createSchema = []string{
 		version    integer PRIMARY KEY,
 		applied_at timestamptz NOT NULL DEFAULT now()
 	)`,
-	`INSERT INTO tether.schema_version (version) VALUES (` + fmt.Sprint(SchemaVersion) + `) ON CONFLICT DO NOTHING`,
+	// Version 1's tables; the migrations (schemaMigrations) bring them to
+	// SchemaVersion.
+	`INSERT INTO tether.schema_version (version) VALUES (1) ON CONFLICT DO NOTHING`,
 	// seq orders executions by when they were claimed, whichever host's
 	// clock made the id. instant is the fixed-width text form of the
 	// scheduled instant (nanoseconds, as the file store keys it). A pruned
@@ -106,6 +108,19 @@ func (s *Store) ensureSchema(ctx context.Context) error {
 		}
 		if v > SchemaVersion {
 			return fmt.Errorf("the schema %s is version %d, newer than this tether's %d: use a newer tether", Schema, v, SchemaVersion)
+		}
+		for _, m := range schemaMigrations {
+			if m.version <= v {
+				continue
+			}
+			for _, q := range m.statements {
+				if _, err := tx.Exec(ctx, q); err != nil {
+					return fmt.Errorf("migrating to version %d: %w", m.version, err)
+				}
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO tether.schema_version (version) VALUES ($1) ON CONFLICT DO NOTHING`, m.version); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

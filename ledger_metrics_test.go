@@ -1,0 +1,171 @@
+package tether_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tether-sh/tether/internal/pgtest"
+)
+
+// TestMetricsNodeExporter writes `ledger metrics --output` into the
+// directory of a real node_exporter's textfile collector, checks the file
+// with promtool, and scrapes node_exporter's /metrics (which parses it with
+// github.com/prometheus/common/expfmt): the tether_ samples come through,
+// and the collector reports no error. promtool and node_exporter are
+// Debian's prometheus and prometheus-node-exporter (.ci/run installs them);
+// without them the test is skipped, or fails when CI=true.
+func TestMetricsNodeExporter(t *testing.T) {
+	t.Parallel()
+	promtool := lookTool(t, "promtool")
+	exporter := lookTool(t, "prometheus-node-exporter", "node_exporter")
+
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", "backup", "--", "true"},
+		{"run", "backup", "--", "sh", "-c", "exit 3"},
+		{"run", "report", "--", "true"},
+		{"claim", "report"},
+	} {
+		if out, code, err := runTool(dir, "ledger", args...); err != nil || (code != 0 && code != 3) {
+			t.Fatalf("ledger %s = %d, %v; %s", strings.Join(args, " "), code, err, out)
+		}
+	}
+	textfiles := filepath.Join(dir, "textfile")
+	if err := os.Mkdir(textfiles, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prom := filepath.Join(textfiles, "tether.prom")
+	if out, code, err := runTool(dir, "ledger", "metrics", "--output", prom); err != nil || code != 0 {
+		t.Fatalf("ledger metrics --output = %d, %v; %s", code, err, out)
+	}
+
+	// promtool's lint: names, units, HELP and TYPE, counters' _total.
+	check := exec.Command(promtool, "check", "metrics")
+	f, err := os.Open(prom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	check.Stdin = f
+	if out, err := check.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) != 0 {
+		t.Fatalf("promtool check metrics = %v; %s", err, out)
+	}
+
+	body := scrapeNodeExporter(t, exporter, textfiles)
+	for _, want := range []string{
+		`^tether_last_success_timestamp_seconds\{job="backup"\} \d\.\d+e\+09$`,
+		`^tether_last_exit_code\{job="backup"\} 3$`,
+		`^tether_runs_total\{job="backup",status="completed"\} 1$`,
+		`^tether_runs_total\{job="backup",status="failed"\} 1$`,
+		`^tether_live_runs\{job="report"\} 1$`,
+		`^tether_last_run_success\{job="report"\} 1$`,
+		`^node_textfile_scrape_error 0$`,
+	} {
+		if !regexp.MustCompile(`(?m)` + want).MatchString(body) {
+			t.Errorf("node_exporter's /metrics has no line matching %s; it has:\n%s", want, grepLines(body, "tether_|textfile"))
+		}
+	}
+}
+
+// lookTool returns the path of the first of names found in $PATH, or skips
+// t (fails it when CI=true).
+func lookTool(t *testing.T, names ...string) string {
+	t.Helper()
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	err := fmt.Errorf("%s not found in $PATH; install Debian's prometheus and prometheus-node-exporter", strings.Join(names, " or "))
+	if pgtest.CI() {
+		t.Fatal(err)
+	}
+	t.Skip(err)
+	return ""
+}
+
+// scrapeNodeExporter starts node_exporter with only the textfile collector
+// on a free loopback port, returns one scrape of its /metrics, and stops it.
+func scrapeNodeExporter(t *testing.T, exporter, textfiles string) string {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		var logs bytes.Buffer
+		cmd := exec.Command(exporter, "--web.listen-address="+addr, "--collector.disable-defaults",
+			"--collector.textfile", "--collector.textfile.directory="+textfiles)
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		body, err := scrape(addr, exited)
+		cmd.Process.Kill()
+		if werr := <-exited; err == errExited && attempt < 3 {
+			// The port was taken between Listen and node_exporter's bind.
+			t.Logf("node_exporter on %s exited (%v): %s; again", addr, werr, logs.String())
+			continue
+		}
+		if err != nil {
+			t.Fatalf("scraping node_exporter on %s: %v; its log:\n%s", addr, err, logs.String())
+		}
+		return body
+	}
+}
+
+var errExited = fmt.Errorf("node_exporter exited")
+
+// scrape gets http://addr/metrics once node_exporter answers, polling its
+// port until it listens (or exits, or 30 seconds pass).
+func scrape(addr string, exited chan error) (string, error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	deadline := time.After(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := client.Get("http://" + addr + "/metrics")
+		if err == nil {
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("status %s", resp.Status)
+			}
+			return string(b), err
+		}
+		select {
+		case err := <-exited:
+			exited <- err // for the caller's wait
+			return "", errExited
+		case <-deadline:
+			return "", fmt.Errorf("no answer within 30s: %v", err)
+		case <-tick.C:
+		}
+	}
+}
+
+// grepLines returns the lines of s that match pattern.
+func grepLines(s, pattern string) string {
+	re := regexp.MustCompile(pattern)
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if re.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
