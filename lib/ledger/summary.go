@@ -438,11 +438,18 @@ func (s *Store) rebuildSummary(job string) (jobSummary, error) {
 
 // migrateSummaries writes the summary of every job of a store made before
 // summaries existed, then marks the store as having them. Called by Open.
-// A store that cannot be written (a read-only mount, a snapshot) stays as
-// it is, and its summaries are computed from its records when read.
+// A store that cannot be written (a read-only mount, a snapshot), or that
+// root reads as its owner, stays as it is, and its summaries are computed
+// from its records when read.
 func (s *Store) migrateSummaries() error {
 	var st unix.Stat_t
 	if err := unix.Fstatat(s.root.FD, summariesMark, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		return nil
+	}
+	if os.Getuid() != os.Geteuid() {
+		// Root reading another user's store as that user (ReadAsOwner)
+		// writes nothing.
+		s.unmigrated = true
 		return nil
 	}
 	if err := s.migrate(); err != nil {

@@ -122,6 +122,11 @@ func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
 	if o.Keep < 0 || o.OlderThan < 0 {
 		return nil, fmt.Errorf("%w: --keep and --older-than must not be negative", ledger.ErrBadInput)
 	}
+	if o.Job != "" {
+		if err := ledger.ValidJob(o.Job); err != nil {
+			return nil, err
+		}
+	}
 	var drop []ledger.Record
 	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
