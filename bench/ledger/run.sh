@@ -12,8 +12,8 @@
 #   (f) disk per execution in the store holding $BIG (du), and sqlite3's
 #   (g) at $BIG stored: `list --json` and `prune --keep 10` (time, max RSS)
 #       against sqlite3's SELECT and DELETE of the same rows
-#   (h) at $BIG stored vs a 1-job store: `list --status running` and reading
-#       every job's summary (bench/ledger/sums: what `ledger status` reads)
+#   (h) at $BIG stored vs a 1-job store: `list --status running` and
+#       `ledger status` (every job's summary)
 #
 # (a) and (b) also run bench/ledger/floor: the same files, links, renames and
 # flushes as ledger's claim/start/finish from a minimal Go program (no
@@ -44,7 +44,6 @@ nosync=(); command -v eatmydata >/dev/null && nosync=(eatmydata)
 build() { CGO_ENABLED=0 go build -C "$root" -trimpath -ldflags "-s -w" "$@"; } # as install.sh does
 build -o "$T/ledger" ./cmd/ledger
 build -o "$T/fill" ./bench/ledger/fill
-build -o "$T/sums" ./bench/ledger/sums
 build -o "$T/floor" ./bench/ledger/floor
 build -tags floorinits -o "$T/floor-inits" ./bench/ledger/floor
 L=$T/ledger
@@ -242,8 +241,8 @@ done
 for ((i = 0; i < N; i++)); do
 	timed quiet "$L" --ledger "$T/h-one" list --status running >>"$T/h.lo"
 	timed quiet "$L" --ledger "$T/c-big" list --status running >>"$T/h.lb"
-	timed quiet "$T/sums" "$T/c-big" >>"$T/h.sb"
-	timed quiet "$T/sums" "$T/h-one" >>"$T/h.so"
+	timed quiet "$L" --ledger "$T/c-big" status >>"$T/h.sb"
+	timed quiet "$L" --ledger "$T/h-one" status >>"$T/h.so"
 done
 h_lo=$(median <"$T/h.lo") h_lb=$(median <"$T/h.lb")
 h_so=$(median <"$T/h.so") h_sb=$(median <"$T/h.sb")
@@ -295,5 +294,5 @@ ledger vs sqlite3 $(sqlite3 --version | cut -d' ' -f1) — $(nproc) cores, $(una
     prune --keep 10: ledger ${g_lp}us ${g_lpm} KiB, sqlite3 DELETE ${g_sp}us ${g_spm} KiB
       ratio $(ratio "$g_lp" "$g_sp") (target <= 3: $(verdict "$(ratio "$g_lp" "$g_sp")" 3 "<=")), RSS (target <= 32768 KiB: $(verdict "$g_lpm" 32768 "<="))
 (h) $BIG stored vs 1, median of $N: list --status running ${h_lb}us vs ${h_lo}us ratio $(ratio "$h_lb" "$h_lo") (target <= 2: $(verdict "$(ratio "$h_lb" "$h_lo")" 2 "<="))
-      every job's summary (sums) ${h_sb}us vs ${h_so}us ratio $(ratio "$h_sb" "$h_so") (target <= 2: $(verdict "$(ratio "$h_sb" "$h_so")" 2 "<="))
+      ledger status ${h_sb}us vs ${h_so}us ratio $(ratio "$h_sb" "$h_so") (target <= 2: $(verdict "$(ratio "$h_sb" "$h_so")" 2 "<="))
 REPORT
