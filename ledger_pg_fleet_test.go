@@ -166,7 +166,7 @@ func TestLedgerPostgresFleetOnce(t *testing.T) {
 	// Each loop goes through every slot; a run the ledger refuses (125:
 	// the instant is taken) is fine, any other failure is noted.
 	loop := `for s in ` + strings.Join(slots, " ") + `; do
-	ledger run slots --instant $((1700000000 + s)) --lease $LEASE -- sh -c 'uname -n >>"$1"' sh "$OUT/slot.$s"
+	ledger run slots --instant $((1700000000 + s)) --lease $LEASE --grace 500ms -- sh -c 'uname -n >>"$1"' sh "$OUT/slot.$s"
 	rc=$?
 	[ $rc = 0 ] || [ $rc = 125 ] || echo "$(uname -n) slot $s: exit $rc" >>"$OUT/errors"
 done`
@@ -232,7 +232,7 @@ func TestLedgerPostgresFleetHostDies(t *testing.T) {
 	f := newFleet(t)
 
 	doomed := f.host("doomed", `
-ledger run crashjob --exclusive --lease $LEASE -- sh -c 'echo $TETHER_EXECUTION >"$OUT/run.id"; exec sleep 3600' &
+ledger run crashjob --exclusive --lease $LEASE --grace 500ms -- sh -c 'echo $TETHER_EXECUTION >"$OUT/run.id"; exec sleep 3600' &
 id=$(ledger claim crashclaim --owner $$ --lease $LEASE) || exit 1
 echo $id >"$OUT/claim.id"
 # renew the bare claim's lease, as a split claim/start/finish job would

@@ -52,17 +52,20 @@ func TestLedgerPostgresGrants(t *testing.T) {
 		}
 	}
 
-	psql("postgres", "CREATE ROLE tether_first LOGIN")
-	psql("postgres", "CREATE ROLE tether_jobs LOGIN")
-	psql("postgres", "CREATE ROLE tether_none LOGIN")
-
 	// First use: CREATE on the database.
 	first, err := srv.CreateDBName()
 	if err != nil {
 		t.Fatal(err)
 	}
-	psql(first, "GRANT CREATE ON DATABASE "+first+" TO tether_first")
-	everything(first, "tether_first")
+	// Roles belong to the whole server, which every run of the test in
+	// this process shares (-count=2): each run names its own after its
+	// first database, which the server never gives twice.
+	firstRole, jobsRole, noneRole := "tether_first_"+first, "tether_jobs_"+first, "tether_none_"+first
+	for _, role := range []string{firstRole, jobsRole, noneRole} {
+		psql("postgres", "CREATE ROLE "+role+" LOGIN")
+	}
+	psql(first, "GRANT CREATE ON DATABASE "+first+" TO "+firstRole)
+	everything(first, firstRole)
 
 	// A schema made by the owner (one claim), then the least grants.
 	made, err := srv.CreateDBName()
@@ -72,10 +75,10 @@ func TestLedgerPostgresGrants(t *testing.T) {
 	if out, code := ledger(srv.DSN(made), "run", "tether-setup", "--", "true"); code != 0 {
 		t.Fatalf("as the owner: ledger run tether-setup: exit %d: %s", code, out)
 	}
-	if out, code := ledger(srv.DSNAs(made, "tether_none"), "claim", "j"); code != 3 {
+	if out, code := ledger(srv.DSNAs(made, noneRole), "claim", "j"); code != 3 {
 		t.Errorf("with no grants: ledger claim j: exit %d: %s; want 3", code, out)
 	}
-	psql(made, `GRANT USAGE ON SCHEMA tether TO tether_jobs;
-		GRANT SELECT, INSERT, UPDATE, DELETE ON tether.executions, tether.schema_version TO tether_jobs`)
-	everything(made, "tether_jobs")
+	psql(made, "GRANT USAGE ON SCHEMA tether TO "+jobsRole+";\n"+
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON tether.executions, tether.schema_version TO "+jobsRole)
+	everything(made, jobsRole)
 }

@@ -80,11 +80,16 @@ else
 	build -o "$T/tether-pg" ./cmd/tether-pg
 fi
 L=$T/ledger
+# Every tool runs in the throwaway folder: a store name a ledger took for a
+# relative folder (an old one took postgres:///rt?host=… for the folder
+# postgres:/rt?host=…) is made there and removed at exit, never in the
+# caller's working tree.
+cd "$T"
 
 # A ledger without the PostgreSQL store refuses the URL or takes it for a
 # folder name.
 Q postgres "CREATE DATABASE probe" >/dev/null
-if ! (cd "$T" && "$L" --ledger "$(dsn probe)" claim probe >/dev/null) || [ -e "$T/postgres:" ]; then
+if ! "$L" --ledger "$(dsn probe)" claim probe >/dev/null || [ -e "$T/postgres:" ]; then
 	echo "run.sh: this ledger has no PostgreSQL store (ledger --ledger $(dsn probe) claim probe failed or made a folder)" >&2
 	exit 3
 fi
@@ -245,6 +250,7 @@ if command -v strace >/dev/null; then
 else
 	rt_report="strace not found: not measured"
 fi
+[ ! -e "$T/postgres:" ] || { echo "run.sh: a ledger made the folder $T/postgres: of a store URL" >&2; exit 3; }
 
 # Statements the server saw per invocation (BEGIN and COMMIT count).
 Q postgres "SELECT pg_stat_statements_reset()" >/dev/null

@@ -65,6 +65,7 @@ type Server struct {
 	User string
 
 	dir     string // the temporary folder holding everything
+	cred    *syscall.Credential
 	proc    *exec.Cmd
 	exited  chan struct{}
 	stopped atomic.Bool
@@ -226,12 +227,20 @@ func (s *Server) start(cred *syscall.Credential) error {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fmt.Errorf("pgtest: initdb: %v\n%s", err, out)
 	}
+	s.cred = cred
+	return s.run()
+}
+
+// run starts the postmaster on the cluster initdb made and waits until it
+// is ready.
+func (s *Server) run() error {
+	cred, data := s.cred, filepath.Join(s.dir, "data")
 
 	// The postmaster itself, not pg_ctl: it stays this process's child, so
 	// Stop can wait for it, and PDEATHSIG takes it down (as pg_ctl stop -m
 	// immediate would, SIGQUIT) should the test binary die without its
 	// cleanup, so that no server outlives its tests.
-	log, err := os.Create(filepath.Join(s.dir, "server.log"))
+	log, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("pgtest: %w", err)
 	}
@@ -343,6 +352,24 @@ func (s *Server) Stop() {
 		}
 	}
 	os.RemoveAll(s.dir)
+}
+
+// Crash stops the server as a crash would (SIGQUIT: immediate shutdown,
+// no checkpoint; what was committed survives through the WAL, nothing
+// else) and starts it again on the same data, waiting until it is ready.
+// Clients' connections are cut.
+func (s *Server) Crash() error {
+	if s.stopped.Load() {
+		return errors.New("pgtest: server stopped")
+	}
+	s.proc.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		s.proc.Process.Kill()
+		<-s.exited
+	}
+	return s.run()
 }
 
 // DSN is the URL of database db on the server, as the superuser.

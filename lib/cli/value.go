@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding"
 	"fmt"
 	"strconv"
 	"strings"
@@ -91,12 +92,9 @@ func (r Retention) D() time.Duration { return time.Duration(r) }
 // Count is a kong flag type for a number of things: a non-negative int.
 type Count int
 
-// Decode implements kong.MapperValue.
-func (c *Count) Decode(ctx *kong.DecodeContext) error {
-	s, err := popValue(ctx, "count")
-	if err != nil {
-		return err
-	}
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *Count) UnmarshalText(b []byte) error {
+	s := string(b)
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	switch {
 	case err != nil:
@@ -107,3 +105,28 @@ func (c *Count) Decode(ctx *kong.DecodeContext) error {
 	*c = Count(n)
 	return nil
 }
+
+// Decode implements kong.MapperValue.
+func (c *Count) Decode(ctx *kong.DecodeContext) error {
+	s, err := popValue(ctx, "count")
+	if err != nil {
+		return err
+	}
+	return c.UnmarshalText([]byte(s))
+}
+
+// TextDecoder is a flag type whose kong Decode is popValue then its
+// UnmarshalText: the hot path's parser, generated from the kong model
+// (lib/internal/argv), sets it with UnmarshalText alone. Only this
+// package's types can be one (a Decode that reads otherwise must not
+// claim it); a kong.MapperValue that is not one is left to kong.
+type TextDecoder interface {
+	encoding.TextUnmarshaler
+	kong.MapperValue
+	decodesText()
+}
+
+func (*Duration) decodesText()         {}
+func (*OptionalDuration) decodesText() {}
+func (*Retention) decodesText()        {}
+func (*Count) decodesText()            {}

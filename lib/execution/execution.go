@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tether-sh/tether/lib/spec"
@@ -35,6 +36,11 @@ type Options struct {
 	// PIDNamespace runs the payload as init of a new PID namespace, so that
 	// nothing it starts outlives it, even a SIGKILL of the tool (root only).
 	PIDNamespace bool
+	// Fence, when done, stops the payload (its process group: TERM, Grace,
+	// KILL) and ends the execution failed: the runner could not renew its
+	// lease, and must be rid of the payload before the lease runs out and
+	// another host may judge it gone. nil: never.
+	Fence context.Context
 	// Signals is a channel registered by CatchSignals before the execution
 	// was claimed or adopted; nil lets the runner register its own.
 	Signals chan os.Signal
@@ -78,8 +84,15 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	}
 	// recorded: the execution exists in the store (an adopted one does
 	// already); tried: ledger run's claim was made, whatever its outcome.
-	recorded, tried := o.Claim == nil, false
-	res, err := runner.Run(context.Background(), runner.Options{
+	// Atomic: a claim a stop signal interrupted (runner.ErrStoppedHeld)
+	// goes on in its goroutine after Run returned.
+	var recorded, tried atomic.Bool
+	recorded.Store(o.Claim == nil)
+	fence := o.Fence
+	if fence == nil {
+		fence = context.Background()
+	}
+	res, err := runner.Run(fence, runner.Options{
 		Argv:         o.Argv,
 		Grace:        o.Grace,
 		Deadline:     o.Deadline,
@@ -91,11 +104,11 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		}), EnvVar+"="+id),
 		OnStart: func(child proc.ID) error {
 			if o.Claim != nil {
-				tried = true
+				tried.Store(true)
 				if _, err := o.Claim(id, child); err != nil {
 					return err
 				}
-				recorded = true
+				recorded.Store(true)
 				return nil
 			}
 			if _, err := st.SetChild(id, child); err != nil {
@@ -106,16 +119,16 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	})
 	if err != nil {
 		code := spec.Code(err, spec.ExitNotRun)
-		if o.Claim != nil && !tried {
+		if o.Claim != nil && !tried.Load() {
 			// The payload could not be started at all: record that.
 			if _, cerr := o.Claim(id, proc.ID{}); cerr != nil {
 				warn("%v", cerr)
 				return spec.Code(cerr, spec.ExitNotRun)
 			}
-			recorded = true
+			recorded.Store(true)
 		}
 		warn("%v", err)
-		if recorded {
+		if recorded.Load() {
 			finish(warn, st, id, ledger.Failed, code, err.Error())
 		}
 		return code
@@ -125,6 +138,9 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	switch {
 	case res.DeadlineHit:
 		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", o.Deadline)
+		warn("%s: %s", id, msg)
+	case res.Canceled:
+		status, msg = ledger.Failed, "its lease could not be renewed; stopped before it ran out"
 		warn("%s: %s", id, msg)
 	case res.Signaled:
 		status, msg = ledger.Failed, fmt.Sprintf("killed by signal %s", spec.SignalName(res.Status.Signal()))

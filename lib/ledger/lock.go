@@ -2,9 +2,14 @@ package ledger
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // The store's lock: one exclusive flock around every write.
@@ -29,6 +34,10 @@ func (s *Store) lock() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", p, err)
 	}
+	if err := keepPrivate(fd, p); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
 	err = flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 	if err == nil {
 		return func() { unix.Close(fd) }, nil
@@ -37,7 +46,53 @@ func (s *Store) lock() (func(), error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("locking %s: %w", p, err)
 	}
+	if err := foreignHolder(fd, p); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
 	return s.waitLock(fd)
+}
+
+// keepPrivate makes the lock file, open as fd, 0600 again should anything
+// have opened it to others (chmod -R go+rX on the store, to let others
+// read it). Anyone who can open the lock file can flock it, even read-only
+// and shared, and so stop every writer of the store; the data files may be
+// readable by others, the lock never.
+func keepPrivate(fd int, p string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("locking %s: %w", p, err)
+	}
+	if st.Mode&0o077 == 0 {
+		return nil
+	}
+	if err := unix.Fchmod(fd, 0o600); err != nil {
+		return fmt.Errorf("%w: %s can be opened by others (mode %04o) and cannot be made 0600: %w", ErrUnsafeStore, p, st.Mode&0o7777, err)
+	}
+	return nil
+}
+
+// foreignHolder refuses at once a lock held by another user's process: one
+// that opened the lock file while it was open to others (keepPrivate has
+// closed it since). Only the store's owner may write the store, so such a
+// holder is never a writer, and waiting for it would only wait out the
+// lock timeout. Root is not taken for a stranger.
+func foreignHolder(fd int, p string) error {
+	holder, comm, ok := proc.FlockHolder(fd)
+	if !ok {
+		return nil
+	}
+	fi, err := os.Stat("/proc/" + strconv.Itoa(holder.PID))
+	if err != nil {
+		return nil
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Uid == uint32(os.Geteuid()) || st.Uid == 0 {
+		// Ours, or root's (who may read any store, and could take any
+		// lock anyway).
+		return nil
+	}
+	return fmt.Errorf("%w: %s is held by pid %d (%s) of uid %d, not a writer of this store: it opened the lock file while it was open to others (it is 0600 again); end that process", ErrUnsafeStore, p, holder.PID, comm, st.Uid)
 }
 
 // waitLock waits for the lock on fd: after a second it says so through

@@ -119,8 +119,11 @@ func TestExitInfo(t *testing.T) {
 // by its own parent, still reads through the pidfd held before its exit.
 func TestExitInfoNotChild(t *testing.T) {
 	haveExitInfo(t)
-	// The outer shell says "reaped" once its wait returned.
-	c := exec.Command("sh", "-c", `sh -c 'read x; exit 7' & echo $!; wait $!; echo reaped; read y`)
+	// The outer shell says "reaped" once its wait returned. The grandchild
+	// reads our pipe through descriptor 3: a shell without job control
+	// gives a background job /dev/null for stdin, and a grandchild reading
+	// that would exit before the pidfd is opened.
+	c := exec.Command("sh", "-c", `exec 3<&0; sh -c 'read x <&3; exit 7' & echo $!; wait $!; echo reaped; read y`)
 	in, _ := c.StdinPipe()
 	out, _ := c.StdoutPipe()
 	if err := c.Start(); err != nil {

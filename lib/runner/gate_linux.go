@@ -58,6 +58,7 @@ type gated struct {
 	release *os.File // write end: the release lets the payload run
 	errors  *os.File // read end: end-of-file once the payload exec'd
 	name    string   // the command as given, for messages
+	path    string   // the payload's resolved path
 }
 
 // gateCommand returns the gate's command for o, not yet started, and the
@@ -90,7 +91,7 @@ func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 		Env:        append(env, gate.Env+"=1"),
 		ExtraFiles: []*os.File{relR, errW}, // descriptors 3 and 4
 	}
-	return cmd, &gated{release: relW, errors: errR, name: o.Argv[0]}, nil
+	return cmd, &gated{release: relW, errors: errR, name: o.Argv[0], path: path}, nil
 }
 
 // open lets the payload run and reports whether it did: nil once it has
@@ -114,7 +115,7 @@ func (g *gated) open() error {
 	if msg[0] == gate.MountFailed {
 		return spec.Errorf(spec.ExitNotRun, "cannot mount /proc for %s in its PID namespace: %w", g.name, errno)
 	}
-	return StartError(g.name, &os.PathError{Op: "exec", Path: g.name, Err: errno})
+	return StartError(g.name, &os.PathError{Op: "exec", Path: g.path, Err: errno})
 }
 
 // shut keeps the payload from ever running: the gate reads end-of-file.
@@ -135,7 +136,10 @@ var traceRefused bool
 // killed should the runner die, and held when o.OnStart or o.PIDNamespace
 // asks for it (traced where it can be, else behind the gate). A held
 // command is released by Run once OnStart has recorded it.
-func startCommand(o Options) (*exec.Cmd, holder, error) {
+//
+// With tty, the command's group is made the terminal's foreground before
+// the command runs (terminal.go).
+func startCommand(o Options, tty *terminal) (*exec.Cmd, holder, error) {
 	build := func() *exec.Cmd {
 		cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
 		cmd.Env = o.Env
@@ -148,6 +152,11 @@ func startCommand(o Options) (*exec.Cmd, holder, error) {
 		// the thread that forked (the flag is per thread) while the
 		// goroutine is unlocked.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if tty != nil && !o.PIDNamespace {
+			// The child takes the foreground itself, with every signal
+			// blocked, before its exec: before it could read the terminal.
+			cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, tty.fd
+		}
 		return cmd
 	}
 	cmd := build()

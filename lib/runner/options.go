@@ -1,9 +1,15 @@
 package runner
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -136,7 +142,17 @@ func (r Result) Code() int {
 func StartError(name string, err error) error {
 	code := spec.StartStatus(err)
 	var ee *exec.Error
+	var pe *fs.PathError
 	switch {
+	case code == spec.ExitNotFound && errors.As(err, &ee) && foundInPath(name):
+		// As execvp does: a name found in PATH only as a directory or a
+		// file without execute permission cannot be executed.
+		return spec.Errorf(spec.ExitNoExec, "%s: cannot execute: %w", name, fs.ErrPermission)
+	case code == spec.ExitNotFound && errors.As(err, &pe) && errors.Is(err, syscall.ENOENT):
+		if why := missingPart(pe.Path); why != "" {
+			return spec.Errorf(code, "%s: %s", name, why)
+		}
+		return spec.Errorf(code, "%s: command not found", name)
 	case code == spec.ExitNotFound:
 		return spec.Errorf(code, "%s: command not found", name)
 	case errors.As(err, &ee) && errors.Is(err, exec.ErrDot):
@@ -145,4 +161,45 @@ func StartError(name string, err error) error {
 		return spec.Errorf(code, "%s: cannot execute: %w", name, proc.UnwrapPath(err))
 	}
 	return spec.Errorf(code, "%s: cannot start: %w", name, proc.UnwrapPath(err))
+}
+
+// foundInPath reports whether name, which PATH lookup did not find as an
+// executable, is there all the same: a directory, or a file without
+// execute permission.
+func foundInPath(name string) bool {
+	if name == "" || strings.Contains(name, "/") {
+		return false
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// missingPart says what is missing when exec of the file at path, which
+// exists, failed with ENOENT: the interpreter its #! line names (bash's
+// "bad interpreter"), or another file its loading needs (an ELF's dynamic
+// loader). Empty when path itself does not exist.
+func missingPart(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	line, _, _ := bytes.Cut(head[:n], []byte("\n"))
+	if rest, ok := bytes.CutPrefix(line, []byte("#!")); ok {
+		if fields := strings.Fields(string(rest)); len(fields) > 0 {
+			if _, err := os.Stat(fields[0]); err != nil {
+				return fmt.Sprintf("bad interpreter: %s: %v", fields[0], proc.UnwrapPath(err))
+			}
+		}
+	}
+	return "cannot execute: required file not found"
 }

@@ -96,3 +96,13 @@ func siginfoPID(info *unix.Siginfo) int {
 	}
 	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
 }
+
+// siginfoStatus returns si_status from a waitid result: it follows si_pid
+// and si_uid, two 32-bit fields.
+func siginfoStatus(info *unix.Siginfo) int {
+	off := uintptr(12)
+	if unsafe.Sizeof(uintptr(0)) == 8 {
+		off = 16
+	}
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off+8)))
+}

@@ -57,6 +57,11 @@ type run struct {
 	// reaped after it.
 	stoppedWith map[int]bool
 	undo        []func() // run by close, last first
+	// pending are the signals caught while the command was held: the wait
+	// loop forwards them first.
+	pending []unix.Signal
+	// tty is the terminal the command was given, nil if none.
+	tty *terminal
 }
 
 // close undoes what start did to the runner's process.
@@ -78,10 +83,18 @@ func (r *run) waitLoop(ctx context.Context) (ws syscall.WaitStatus, exited bool)
 		deadline = tm.C
 	}
 	done, stopNow := ctx.Done(), r.o.Stop
+	for _, s := range r.pending {
+		unix.Kill(-r.pid, s)
+	}
 	for {
 		sched := r.sched
 		select {
 		case ws := <-r.reap.childStatus:
+			if r.tty != nil {
+				// Before the leftovers are stopped: they are not the
+				// command, and the terminal is the caller's again.
+				r.tty.takeBack()
+			}
 			return ws, true
 		case s := <-r.sigs:
 			// The child is unreaped, so its PID, hence its group id, is

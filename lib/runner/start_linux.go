@@ -3,8 +3,10 @@ package runner
 // Starting the command: the first of Run's three parts.
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -31,9 +33,13 @@ func start(o Options) (_ *run, err error) {
 		return nil, err
 	}
 	r.catch()
+	if r.tty = foregroundTerminal(orFile(o.Stdin, os.Stdin)); r.tty != nil {
+		// Should the command fail to start, or once it has ended.
+		r.undo = append(r.undo, r.tty.takeBack)
+	}
 	// A command that is recorded, or must get a /proc of its own PID
 	// namespace, starts held (gate.go).
-	cmd, h, err := startCommand(o)
+	cmd, h, err := startCommand(o, r.tty)
 	if err != nil {
 		return nil, err
 	}
@@ -41,25 +47,76 @@ func start(o Options) (_ *run, err error) {
 	// for it. Release only drops the pidfd os/exec keeps.
 	r.undo = append(r.undo, func() { cmd.Process.Release() })
 	r.pid = cmd.Process.Pid
+	if r.tty != nil {
+		r.tty.child = r.pid
+	}
 	r.res = Result{Child: proc.ID{PID: r.pid}, Schedule: r.sched}
 	if st, err := proc.ReadStat(r.pid); err == nil {
 		// Unreaped, the child keeps its PID even as a zombie.
 		r.res.Child.Start = st.Start
 	}
+	onStart := r.stoppable(o.OnStart)
 	if t, ok := h.(*traced); ok {
 		// A traced command is released before the reaping loop starts:
 		// the loop must never see its stop.
-		if err := t.open(r.res.Child, o.OnStart); err != nil {
+		if err := t.open(r.res.Child, onStart); err != nil {
 			return nil, err
 		}
 	}
 	r.reap = startReaper(r.pid)
 	if g, ok := h.(*gated); ok {
-		if err := openGate(g, r.reap, r.pid, r.res.Child, o.OnStart); err != nil {
+		if r.tty != nil && o.PIDNamespace {
+			// The child, its namespace's PID 1, cannot name its own group
+			// in ours: the runner gives it the terminal while it is held.
+			r.tty.setForeground(r.pid)
+		}
+		if err := openGate(g, r.reap, r.pid, r.res.Child, onStart); err != nil {
 			return nil, err
 		}
 	}
+	if r.tty != nil {
+		go r.tty.jobControl(r.pid)
+	}
 	return r, nil
+}
+
+// ErrStoppedHeld: a stop signal arrived while the command was held, before
+// its first instruction; it was killed and never ran.
+var ErrStoppedHeld = errors.New("stopped before it ran")
+
+// heldStops are the signals that end a run whose command is still held:
+// what a caller sends to stop it. The others wait to be forwarded.
+var heldStops = []unix.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP}
+
+// stoppable wraps onStart so that a stop signal arriving while it runs
+// (a claim waiting for the store's lock, up to --lock-timeout) ends the
+// start at once, with 128+N: the command has run no instruction, so there
+// is nothing to forward the signal to; releasing it only to be signalled
+// would run it. onStart is then left to finish in its goroutine, its
+// result unused: the caller is about to exit, and a claim still waiting for
+// the lock claims nothing. Other signals caught meanwhile are kept for the
+// wait loop to forward.
+func (r *run) stoppable(onStart func(proc.ID) error) func(proc.ID) error {
+	if onStart == nil {
+		return nil
+	}
+	return func(child proc.ID) error {
+		done := make(chan error, 1)
+		go func() { done <- onStart(child) }()
+		for {
+			select {
+			case err := <-done:
+				return err
+			case s := <-r.sigs:
+				sig := s.(unix.Signal)
+				if !slices.Contains(heldStops, sig) {
+					r.pending = append(r.pending, sig)
+					continue
+				}
+				return spec.Errorf(spec.SignalExit(sig), "%s: %w: signal %s arrived while it waited to be recorded", r.o.Argv[0], ErrStoppedHeld, spec.SignalName(sig))
+			}
+		}
+	}
 }
 
 // schedule is the bounded stop o asks for.
@@ -107,6 +164,7 @@ func (r *run) becomeSubreaper() error {
 // arriving between fork and the wait loop waits in sigs instead of killing
 // the runner with its default action.
 func (r *run) catch() {
+	surviveEPIPE()
 	if r.o.Signals != nil {
 		r.sigs = r.o.Signals
 		return

@@ -71,25 +71,62 @@ func SignalName(sig unix.Signal) string {
 // maxDuration bounds durations so arithmetic on deadlines cannot overflow.
 const maxDuration = 100 * 365 * 24 * time.Hour
 
-// ParseDuration accepts Go syntax (250ms, 5s, 2m) or a bare, possibly
-// fractional, number of seconds (5, 0.5). Negative, NaN and absurdly large
-// values are refused.
+// Day is the unit "d" of a duration: 24 hours, as a clock counts them.
+const Day = 24 * time.Hour
+
+// ParseDuration accepts Go syntax (250ms, 5s, 2m, 1h30m), a bare, possibly
+// fractional, number of seconds (5, 0.5) or of days (7d, 1.5d): one syntax
+// for every duration a tool takes, as coreutils timeout reads 1d. Negative,
+// NaN and absurdly large values are refused, and so is a value that is
+// not zero but rounds to zero (1e-10000, 0.1ns): it would read as "none".
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, fmt.Errorf("%w: empty", ErrBadDuration)
 	}
-	var d time.Duration
-	if f, err := strconv.ParseFloat(t, 64); err == nil {
-		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > maxDuration.Seconds() {
-			return 0, fmt.Errorf("%w %q", ErrBadDuration, s)
-		}
-		d = time.Duration(f * float64(time.Second))
-	} else {
-		d, err = time.ParseDuration(t)
-		if err != nil || d < 0 || d > maxDuration {
-			return 0, fmt.Errorf("%w %q", ErrBadDuration, s)
-		}
+	if n, ok := strings.CutSuffix(t, "d"); ok {
+		return parseNumber(s, n, Day)
+	}
+	if _, err := strconv.ParseFloat(t, 64); err == nil {
+		return parseNumber(s, t, time.Second)
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil || d < 0 || d > maxDuration {
+		return 0, fmt.Errorf("%w %q", ErrBadDuration, s)
+	}
+	if d == 0 && nonZero(t) {
+		return 0, fmt.Errorf("%w %q: shorter than a nanosecond, it would mean none", ErrBadDuration, s)
 	}
 	return d, nil
+}
+
+// parseNumber parses n, a decimal number of units, for ParseDuration (s is
+// the value as given, for messages).
+func parseNumber(s, n string, unit time.Duration) (time.Duration, error) {
+	f, err := strconv.ParseFloat(n, 64)
+	// Seconds may be written 1e-3; days are plain decimals (1.5d).
+	odd := "xXpP_"
+	if unit == Day {
+		odd += "eE"
+	}
+	if err != nil || strings.ContainsAny(n, odd) || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%w %q", ErrBadDuration, s)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("%w %q: must not be negative", ErrBadDuration, s)
+	}
+	if f > float64(maxDuration)/float64(unit) {
+		return 0, fmt.Errorf("%w %q", ErrBadDuration, s)
+	}
+	d := time.Duration(f * float64(unit))
+	mantissa, _, _ := strings.Cut(strings.ToLower(n), "e")
+	if d == 0 && nonZero(mantissa) {
+		return 0, fmt.Errorf("%w %q: shorter than a nanosecond, it would mean none", ErrBadDuration, s)
+	}
+	return d, nil
+}
+
+// nonZero reports whether the digits of s are not all zeros.
+func nonZero(s string) bool {
+	return strings.ContainsAny(s, "123456789")
 }

@@ -73,6 +73,25 @@ func TestParseDuration(t *testing.T) {
 		{"Inf", 0, true},
 		{"1e300", 0, true},
 		{"999999999h", 0, true},
+		// days, the unit coreutils timeout has too
+		{"1d", 24 * time.Hour, false},
+		{"1.5d", 36 * time.Hour, false},
+		{"0d", 0, false},
+		{"-1d", 0, true},
+		{"d", 0, true},
+		{"1dd", 0, true},
+		{"0x10d", 0, true},
+		{"99999d", 0, true},
+		// not zero, but under a nanosecond: it would read as no deadline
+		{"1e-10000", 0, true},
+		{"1e-10", 0, true},
+		{"0.0000000001", 0, true},
+		{"0.1ns", 0, true},
+		{"1e-10000d", 0, true},
+		{"0e5", 0, false},
+		{"0.000", 0, false},
+		{"1e-9", time.Nanosecond, false},
+		{"0x10", 0, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseDuration(tt.in)

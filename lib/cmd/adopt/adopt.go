@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
+	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 
@@ -20,7 +23,7 @@ import (
 type grammar struct {
 	cli.VersionFlag
 	Ledger      cli.Dir              `placeholder:"DIR|URL" help:"Ledger store: a directory or a postgres:// URL (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
-	Lease       cli.Duration         `default:"30s" placeholder:"D" help:"PostgreSQL store: the worker's lease, renewed every D/3 on the server's clock while CMD runs; recover on another host judges it gone only once it ran out."`
+	Lease       cli.Duration         `default:"30s" placeholder:"D" help:"PostgreSQL store: the worker's lease, renewed on the server's clock while CMD runs; recover on another host judges it gone only once it ran out. A worker that cannot renew it stops CMD before it runs out; D must be at least 2 × (grace + 0.5s)."`
 	AckFile     string               `placeholder:"F" help:"Write {\"execution_id\",\"pid\",\"start\"} here once the adoption is durable."`
 	Grace       cli.Duration         `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL when stopping leftovers."`
 	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr."`
@@ -33,8 +36,12 @@ func Main(args []string) int {
 	t := cli.New("adopt", Page.Description())
 	own, argv, hasCmd := cli.SplitCommand(args)
 	var g grammar
-	if _, code, done := t.Parse(&g, own); done {
-		return code
+	// kong's model is built only for what the generated parser leaves
+	// to it: help, errors, completion.
+	if _, ok := cli.FastParse(argvGrammar, &g, own); !ok {
+		if _, code, done := t.Parse(&g, own); done {
+			return code
+		}
 	}
 	if !hasCmd || len(argv) == 0 {
 		return t.Fail(errors.New("no command: want adopt ID -- CMD [ARGS...]"), spec.ExitUsage)
@@ -42,10 +49,12 @@ func Main(args []string) int {
 	if err := ledger.ValidID(g.ID); err != nil {
 		return t.Fail(err, spec.ExitUsage)
 	}
-	return run(t, &g, argv)
+	return run(t, &g, argv, args)
 }
 
-func run(t *cli.Tool, g *grammar, argv []string) int {
+// run adopts and runs; args is the command line, for a hand-off to
+// tether-pg.
+func run(t *cli.Tool, g *grammar, argv, args []string) int {
 	// Everything that can fail without side effects is checked before the
 	// adoption, so that a refusal leaves the execution fenced for another
 	// worker (or for recover) rather than adopted and unacknowledged.
@@ -57,6 +66,18 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 	dir, err := location.Resolve(string(g.Ledger))
 	if err != nil {
 		return t.Fail(err, spec.ExitNotRun)
+	}
+	if err := location.Check(dir, true); err != nil {
+		return t.Fail(err, spec.ExitUsage)
+	}
+	if location.IsPostgres(dir) {
+		if !location.PostgresLinked() {
+			// Not linked here: tether-pg runs this very command instead.
+			return t.Fail(sibling.ExecPostgres("adopt", args), spec.ExitNotRun)
+		}
+		if err := location.CheckLease(g.Lease.D(), g.Grace.D()); err != nil {
+			return t.Fail(errors.New(strings.TrimPrefix(err.Error(), ledger.ErrBadInput.Error()+": ")), spec.ExitUsage)
+		}
 	}
 	// An execution to adopt lives in an existing store: never create one.
 	if err := location.Exists(dir); err != nil {
@@ -75,14 +96,19 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
+	sent := time.Now()
 	if _, err := st.Adopt(g.ID, owner); err != nil {
 		// The store's error already reads "cannot adopt ID: why".
-		return t.Fail(err, notRunCode(err))
+		return t.Fail(err, spec.ExitNotRun)
 	}
+	// A lease that cannot be renewed in time stops the payload before it
+	// runs out (fence), so that no other host runs the job meanwhile.
+	fence, lost := context.WithCancel(context.Background())
+	defer lost()
 	if l, ok := st.(location.Leaser); ok {
 		ctx, stopLease := context.WithCancel(context.Background())
 		defer stopLease()
-		go l.KeepLease(ctx, g.ID, t.Warnf)
+		go l.KeepLease(ctx, g.ID, location.Keep{Since: sent, Stop: location.StopBudget(g.Grace.D()), Lost: lost, Warn: t.Warnf})
 	}
 	if g.AckFile != "" {
 		if err := handoff.WriteAck(g.AckFile, g.ID, self); err != nil {
@@ -93,7 +119,7 @@ func run(t *cli.Tool, g *grammar, argv []string) int {
 			return t.Fail(fmt.Errorf("cannot write ack file: %w", err), spec.ExitNotRun)
 		}
 	}
-	return execution.Run(t.Warnf, st, g.ID, execution.Options{Argv: argv, Grace: g.Grace.D(), Signals: sigs, PIDNamespace: g.PIDNS})
+	return execution.Run(t.Warnf, st, g.ID, execution.Options{Argv: argv, Grace: g.Grace.D(), Signals: sigs, PIDNamespace: g.PIDNS, Fence: fence})
 }
 
 // checkAckDir fails early when the ack file cannot be written: its
@@ -120,11 +146,12 @@ func checkAckDir(path string) error {
 	return nil
 }
 
-// notRunCode is the exit code of a failure before CMD ran: 125, but 3
-// for a database that cannot be reached (SPEC §2a).
+// notRunCode is the exit code of a failure before CMD ran: 125 whatever
+// the store (a database that cannot be reached too), but 2 for a store
+// location that names none (location.Check).
 func notRunCode(err error) int {
-	if errors.Is(err, ledger.ErrUnavailable) {
-		return spec.ExitSystem
+	if errors.Is(err, ledger.ErrBadInput) {
+		return spec.ExitUsage
 	}
 	return spec.ExitNotRun
 }

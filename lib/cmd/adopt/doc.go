@@ -28,7 +28,7 @@
 //   - -h, --help: Show context-sensitive help.
 //   - --version: Print the version and exit.
 //   - --ledger=DIR|URL: Ledger store: a directory or a postgres:// URL (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger).
-//   - --lease=D: PostgreSQL store: the worker's lease, renewed every D/3 on the server's clock while CMD runs; recover on another host judges it gone only once it ran out (default: 30s).
+//   - --lease=D: PostgreSQL store: the worker's lease, renewed on the server's clock while CMD runs; recover on another host judges it gone only once it ran out. A worker that cannot renew it stops CMD before it runs out; D must be at least 2 × (grace + 0.5s) (default: 30s).
 //   - --ack-file=F: Write {"execution_id","pid","start"} here once the adoption is durable.
 //   - --grace=D: Wait at most D after TERM before KILL when stopping leftovers (default: 5s).
 //   - --lock-timeout=D: Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr.

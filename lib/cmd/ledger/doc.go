@@ -27,18 +27,37 @@
 // cron, HOME and PATH are cron's, not your login shell's: name the store and
 // the program explicitly in a crontab (see EXAMPLES).
 //
-// --ledger postgres://... (or postgresql://, or TETHER_LEDGER set to one)
-// names a PostgreSQL database instead, shared by every host that names it:
-// the same subcommands, output and exit codes, with libpq's conventions
-// (PGHOST, PGUSER, PGPASSWORD, ~/.pgpass, PGSSLMODE, a unix-socket host).
-// The first claim creates the schema tether. An owner on another host is
-// judged by its lease alone, on the server's clock: run, spawn's worker and
-// adopt renew one (--lease D, default 30s); claim --lease D gives the split
-// path one, which beat renews; without a lease such an owner is judged only
-// on its own host. recover --host NAME declares a host dead for good. A
-// finish refused because recover judged first keeps its result on the
-// record ("late" in --json). A database that cannot be reached is 3, and a
-// payload never starts without its record; a password never shows.
+// --ledger postgres://... (or postgresql://, or libpq's key=value form such
+// as 'host=/run/postgresql dbname=jobs' or 'service=jobs', or TETHER_LEDGER
+// set to one) names a PostgreSQL database instead, shared by every host that
+// names it: the same subcommands, output and exit codes, with libpq's
+// conventions (PGHOST, PGUSER, PGPASSWORD, ~/.pgpass, PGSSLMODE, a
+// unix-socket host; connect_timeout and statement_timeout, in milliseconds,
+// in the URL bound the waits). Any other NAME: (postgres:/jobs with one
+// slash, postgres:jobs) is bad input (2), and so is a relative folder for a
+// subcommand that writes: it would be another store in every working
+// directory. The first claim creates the schema tether. An owner on another
+// host is judged by its lease alone, on the server's clock: run, spawn's
+// worker and adopt renew one (--lease D, default 30s); claim --lease D gives
+// the split path one, which beat renews; without a lease such an owner is
+// judged only on its own host. recover --host NAME declares a host dead for
+// good. A finish refused because recover judged first keeps its result on
+// the record ("late" in --json). A database that cannot be reached is 3
+// (125 for run and spawn: CMD did not run), and a payload never starts
+// without its record; a password never shows.
+//
+// A runner fences itself: with --lease L and --grace G, it renews every
+// (L - G - 0.5s)/3, each try bounded by as much and made on a fresh
+// connection after a failure; when its lease was last renewed at t (the
+// moment the renewal was sent: the server's lease runs until t + L or
+// later), it stops CMD's process group (TERM, G, KILL) by t + L - G - 0.5s,
+// so that CMD is gone before the lease runs out and another host may judge
+// it; the record then says failed (or, if recover judged first, keeps the
+// result as late). L must be at least 2 × (G + 0.5s) (default grace 5s: 11s),
+// else run, spawn and adopt refuse it (2). A claim whose answer is lost (the
+// database stalled or the link cut mid-claim) is settled before the runner
+// gives up: written failed, over the claim or in its place, so that no claim
+// outlives the tool that gave up on it and the slot can be retried.
 //
 // An owner is a process, recorded as host, boot id, PID namespace and
 // PID@START (START is field 22 of /proc/PID/stat): recover judges a PID only
@@ -303,7 +322,7 @@
 //
 //   - --grace=D: Wait at most D after TERM before KILL (deadline and leftovers) (default: 5s).
 //
-//   - --lease=D: PostgreSQL store: this run's lease, renewed every D/3 on the server's clock while it runs; recover on another host judges it gone only once the lease ran out (the file store judges by PID) (default: 30s).
+//   - --lease=D: PostgreSQL store: this run's lease, renewed on the server's clock while it runs; recover on another host judges it gone only once the lease ran out (the file store judges by PID). A run that cannot renew it stops CMD before it runs out; D must be at least 2 × (grace + 0.5s) (default: 30s).
 //
 //   - --pidns: Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles).
 //

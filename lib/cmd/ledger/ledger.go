@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 
@@ -53,6 +54,7 @@ type commands struct {
 type env struct {
 	tool *cli.Tool
 	g    *grammar
+	args []string // the command line, for a hand-off to tether-pg
 }
 
 // open opens the store named by --ledger or the defaults.
@@ -64,6 +66,10 @@ func (e *env) openWith(o location.Options) (ledger.Ledger, error) {
 	loc, err := e.location()
 	if err != nil {
 		return nil, err
+	}
+	if location.IsPostgres(loc) && !location.PostgresLinked() {
+		// Not linked here: tether-pg runs this very command instead.
+		return nil, sibling.ExecPostgres("ledger", e.args)
 	}
 	o.File = []ledger.Option{ledger.LockTimeoutFlag(e.g.LockTimeout.Given, e.g.LockTimeout.D()), ledger.LockWarn(func(msg string) { e.tool.Warnf("%s", msg) })}
 	return location.Open(loc, o)
@@ -100,7 +106,7 @@ func run(t *cli.Tool, args []string) int {
 		}
 		return code
 	}
-	return result(t, ctx.Run(&env{tool: t, g: &g}))
+	return result(t, ctx.Run(&env{tool: t, g: &g, args: args}))
 }
 
 // result reports a subcommand's error, if any, and returns the exit code.

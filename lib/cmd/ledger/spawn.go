@@ -2,18 +2,16 @@ package ledger
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/execution"
 	"github.com/tether-sh/tether/lib/handoff"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/stop"
 )
 
 // spawnCmd is `ledger spawn JOB ... -- CMD...`: the restart-safe handoff.
@@ -38,7 +36,11 @@ func (c *spawnCmd) Run(e *env) error {
 	if c.AckTimeout.D() <= 0 {
 		return spec.Errorf(spec.ExitUsage, "--ack-timeout must be positive, not %v", c.AckTimeout.D())
 	}
-	adoptPath, err := findAdopt()
+	// The worker (adopt) stops its payload with the default grace.
+	if err := e.checkLease(c.Lease.D(), stop.DefaultGrace); err != nil {
+		return err
+	}
+	adoptPath, err := sibling.Find("adopt")
 	if err != nil {
 		return notRun(err)
 	}
@@ -51,7 +53,7 @@ func (c *spawnCmd) Run(e *env) error {
 	so := execution.SpawnOptions{
 		Adopt: adoptPath, Argv: argv, Scope: execution.Scope(c.Scope), AckTimeout: c.AckTimeout.D(), Log: c.Log,
 	}
-	if loc, err := e.location(); err == nil && location.IsURL(loc) {
+	if loc, err := e.location(); err == nil && location.IsPostgres(loc) {
 		// Through the environment: a URL's password must not show in ps.
 		so.Env = []string{location.EnvVar + "=" + loc}
 		so.AdoptFlags = []string{"--lease", c.Lease.D().String()}
@@ -91,20 +93,4 @@ func (c *spawnCmd) print(e *env, id string, a handoff.Ack, scope bool) error {
 	}
 	_, err := fmt.Fprintf(e.tool.Stdout, "%s %d\n", id, a.PID)
 	return err
-}
-
-// findAdopt locates the adopt program: beside this executable (as
-// install.sh puts them), else on PATH.
-func findAdopt() (string, error) {
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "adopt")
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath("adopt")
-	if err != nil {
-		return "", errors.New("cannot find the adopt program beside ledger or on PATH")
-	}
-	return p, nil
 }

@@ -56,7 +56,7 @@ func (e *env) summaries(jobs ...string) ([]ledger.Summary, error) {
 		return nil, err
 	}
 	restore := func() error { return nil }
-	if !location.IsURL(loc) {
+	if !location.IsPostgres(loc) {
 		if restore, err = ledger.ReadAsOwner(loc); err != nil {
 			return nil, err
 		}

@@ -26,8 +26,12 @@ func Main(args []string) int {
 	// whose arguments look like no flag of reap's still works.
 	own, cmd, hasCmd := cli.SplitCommand(args)
 	var g grammar
-	if _, code, done := t.Parse(&g, own); done {
-		return code
+	// kong's model is built only for what the generated parser leaves
+	// to it: help, errors, completion.
+	if _, ok := cli.FastParse(argvGrammar, &g, own); !ok {
+		if _, code, done := t.Parse(&g, own); done {
+			return code
+		}
 	}
 	if hasCmd {
 		if len(g.Cmd) > 0 {

@@ -71,8 +71,12 @@ func main(t *cli.Tool, args []string) int {
 		}
 	}
 	var g grammar
-	if _, code, done := t.Parse(&g, args); done {
-		return code
+	// kong's model is built only for what the generated parser leaves
+	// to it: help, errors, completion.
+	if _, ok := cli.FastParse(argvGrammar, &g, args); !ok {
+		if _, code, done := t.Parse(&g, args); done {
+			return code
+		}
 	}
 	return run(t, &g)
 }

@@ -47,8 +47,12 @@ func Main(args []string) int {
 func main(t *cli.Tool, args []string) int {
 	own, cmd, hasCmd := cli.SplitCommand(args)
 	var g grammar
-	if _, code, done := t.Parse(&g, own); done {
-		return code
+	// kong's model is built only for what the generated parser leaves
+	// to it: help, errors, completion.
+	if _, ok := cli.FastParse(argvGrammar, &g, own); !ok {
+		if _, code, done := t.Parse(&g, own); done {
+			return code
+		}
 	}
 	if hasCmd && len(cmd) == 0 {
 		return t.Fail(errors.New("no command after --"), spec.ExitUsage)

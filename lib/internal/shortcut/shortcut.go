@@ -2,8 +2,9 @@
 // paths that exist only to be faster than the general path beside them and
 // must change nothing anyone can see. They are:
 //
-//   - FastParse: ledger's kong-free parse of the command lines wrappers run
-//     on every execution (lib/cmd/ledger/fast.go);
+//   - FastParse: the tools' kong-free parse of every command line that
+//     parses (lib/internal/argv, with tables generated from kong's model:
+//     lib/cmd/TOOL/argv_gen.go);
 //   - LoneVersion: a lone --version answered before kong's model is built
 //     (lib/cli);
 //   - CanonicalCodec: records encoded and read back without encoding/json's

@@ -1,13 +1,17 @@
 // Command tetherdoc writes what is made from each tool's manual.Page and
-// kong model: the package doc (lib/cmd/TOOL/doc.go), the man pages and the
-// shell completion files. install.sh runs it; the doc.go files are
-// committed, and TestGoDocUpToDate fails when one is stale.
+// kong model: the package doc (lib/cmd/TOOL/doc.go), the hot path's parser
+// tables (lib/cmd/TOOL/argv_gen.go, see lib/internal/argv), the man pages
+// and the shell completion files. install.sh runs it for the man pages and
+// completions; doc.go and argv_gen.go are committed, and TestGoDocUpToDate
+// and TestArgvUpToDate fail when one is stale.
 //
 // Synopsis:
 //
-//	go run ./lib/internal/tetherdoc -godoc lib/cmd                   # regenerate lib/cmd/*/doc.go
+//	go run ./lib/internal/tetherdoc -godoc lib/cmd -argv lib/cmd     # regenerate lib/cmd/*/{doc,argv_gen}.go
 //	go run ./lib/internal/tetherdoc -man DIR                          # DIR/TOOL.1
 //	go run ./lib/internal/tetherdoc -completion DIR -bindir /usr/bin  # DIR/{bash,zsh,fish}/...
+//go:generate go run . -godoc ../../cmd -argv ../../cmd
+
 package main
 
 import (
@@ -25,6 +29,7 @@ import (
 	"github.com/tether-sh/tether/lib/cmd/reap"
 	"github.com/tether-sh/tether/lib/cmd/stopbounded"
 	"github.com/tether-sh/tether/lib/cmd/watchpid"
+	"github.com/tether-sh/tether/lib/internal/argv/argvgen"
 	"github.com/tether-sh/tether/lib/internal/manual"
 )
 
@@ -44,12 +49,13 @@ var tools = []tool{
 
 func main() {
 	godoc := flag.String("godoc", "", "write `DIR`/TOOL/doc.go (DIR is lib/cmd)")
+	argvDir := flag.String("argv", "", "write `DIR`/TOOL/argv_gen.go (DIR is lib/cmd)")
 	man := flag.String("man", "", "write `DIR`/TOOL.1")
 	comp := flag.String("completion", "", "write `DIR`/bash/TOOL, DIR/zsh/_TOOL and DIR/fish/TOOL.fish")
 	bindir := flag.String("bindir", "", "the completion files run the tools from `DIR` (absolute)")
 	flag.Parse()
-	if flag.NArg() > 0 || (*godoc == "" && *man == "" && *comp == "") {
-		fmt.Fprintln(os.Stderr, "usage: tetherdoc [-godoc DIR] [-man DIR] [-completion DIR -bindir DIR]")
+	if flag.NArg() > 0 || (*godoc == "" && *argvDir == "" && *man == "" && *comp == "") {
+		fmt.Fprintln(os.Stderr, "usage: tetherdoc [-godoc DIR] [-argv DIR] [-man DIR] [-completion DIR -bindir DIR]")
 		os.Exit(2)
 	}
 	if *comp != "" && !filepath.IsAbs(*bindir) {
@@ -57,14 +63,14 @@ func main() {
 		os.Exit(2)
 	}
 	for _, t := range tools {
-		if err := write(t, *godoc, *man, *comp, *bindir); err != nil {
+		if err := write(t, *godoc, *argvDir, *man, *comp, *bindir); err != nil {
 			fmt.Fprintf(os.Stderr, "tetherdoc: %s: %v\n", t.page.Name, err)
 			os.Exit(1)
 		}
 	}
 }
 
-func write(t tool, godoc, man, comp, bindir string) error {
+func write(t tool, godoc, argvDir, man, comp, bindir string) error {
 	k, err := t.model()
 	if err != nil {
 		return err
@@ -76,6 +82,15 @@ func write(t tool, godoc, man, comp, bindir string) error {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(godoc, name, "doc.go"), src, 0o644); err != nil {
+			return err
+		}
+	}
+	if argvDir != "" {
+		src, err := argvgen.Generate(name, k)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(argvDir, name, "argv_gen.go"), src, 0o644); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tether-sh/tether/lib/internal/argv/argvgen"
 	"github.com/tether-sh/tether/lib/internal/manual"
 )
 
@@ -30,6 +31,55 @@ func TestGoDocUpToDate(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s is stale; run: go run ./lib/internal/tetherdoc -godoc lib/cmd", path)
+		}
+	}
+}
+
+// TestArgvUpToDate: the hot path's parser tables (lib/cmd/TOOL/argv_gen.go)
+// are generated from the kong model, and must not drift from it.
+func TestArgvUpToDate(t *testing.T) {
+	for _, tl := range tools {
+		k, err := tl.model()
+		if err != nil {
+			t.Fatalf("%s.Model() = %v", tl.page.Name, err)
+		}
+		want, err := argvgen.Generate(tl.page.Name, k)
+		if err != nil {
+			t.Fatalf("argvGen(%s) = %v", tl.page.Name, err)
+		}
+		path := filepath.Join("..", "..", "cmd", tl.page.Name, "argv_gen.go")
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale; run: go run ./lib/internal/tetherdoc -godoc lib/cmd -argv lib/cmd", path)
+		}
+	}
+}
+
+// TestArgvFast: every command of every tool is served by the generated
+// parser (none left wholly to kong by something the generator cannot
+// read), and kong's own --help and every hooked flag (--version) are
+// left out of the tables.
+func TestArgvFast(t *testing.T) {
+	for _, tl := range tools {
+		k, err := tl.model()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := argvgen.Generate(tl.page.Name, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(src)
+		if n := strings.Count(s, "Fast: false"); n > 0 || !strings.Contains(s, "Fast: true") {
+			t.Errorf("argv_gen.go of %s has %d nodes left to kong; want none", tl.page.Name, n)
+		}
+		for _, kongOnly := range []string{`"help"`, `"version"`} {
+			if strings.Contains(s, "Names: []string{"+kongOnly) {
+				t.Errorf("argv_gen.go of %s takes --%s; want it left to kong", tl.page.Name, strings.Trim(kongOnly, `"`))
+			}
 		}
 	}
 }

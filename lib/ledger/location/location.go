@@ -1,16 +1,21 @@
 // Package location opens the ledger store a location names, the one place
-// that decides which store that is: a postgres:// or postgresql:// URL is
-// a PostgreSQL database (lib/ledger/pgstore), any other URL is refused,
-// and anything else is a directory of the flock'd file store
-// (lib/ledger). ledger, adopt and spawn's worker all open their store
-// here.
+// that decides which store that is: a postgres:// or postgresql:// URL, or
+// libpq's keyword/value form ("host=/run/postgresql dbname=jobs",
+// "service=jobs"), is a PostgreSQL database (lib/ledger/pgstore); any
+// other scheme ("postgres:/jobs", "mysql://db") is refused, and so is a
+// relative folder for a command that writes; anything else is a directory
+// of the flock'd file store (lib/ledger). ledger, adopt and spawn's worker
+// all open their store here. Open is pure: a binary without the
+// PostgreSQL driver gets ErrNoPostgres, and its command (lib/cmd) hands
+// itself to tether-pg.
 //
 // # Synopsis
 //
 //	loc, err := location.Resolve(flag)          // --ledger, else $TETHER_LEDGER, else the default folder
 //	st, err := location.Open(loc, location.Options{Lease: 30 * time.Second})
 //	defer st.Close()
-//	if l, ok := st.(location.Leaser); ok { go l.KeepLease(ctx, id, warn) }
+//	if err := location.CheckLease(lease, grace); err != nil { ... }   // a usage error
+//	if l, ok := st.(location.Leaser); ok { go l.KeepLease(ctx, id, location.Keep{Since: sent, Stop: location.StopBudget(grace), Lost: stop}) }
 //
 // A URL may carry a password: Redact gives the form to show, and a worker
 // is handed its location through the environment (EnvVar), never on its
@@ -23,8 +28,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
@@ -49,8 +54,61 @@ type Options struct {
 
 // Leaser is a store that keeps owners' leases (PostgreSQL).
 type Leaser interface {
-	// KeepLease renews execution id's lease until ctx is done or it ends.
-	KeepLease(ctx context.Context, id string, warn func(format string, args ...any))
+	// KeepLease renews execution id's lease until ctx is done or it
+	// ends. When it cannot renew in time it calls k.Lost, k.Stop before
+	// the lease would run out, and returns: the runner then stops its
+	// payload, so that it is gone before another host may judge it.
+	KeepLease(ctx context.Context, id string, k Keep)
+}
+
+// Keep says how a runner keeps its lease.
+type Keep struct {
+	// Since is when the lease was last set: a moment just before the
+	// statement that set it was sent, so that the server's lease_until
+	// (its now() + lease) is never earlier than Since + lease.
+	Since time.Time
+	// Stop is what stopping the payload may take at most (StopBudget):
+	// Lost is called that long before the lease runs out.
+	Stop time.Duration
+	// Lost is called once when the lease can no longer be renewed in time.
+	Lost func()
+	// Warn, if not nil, hears of failed renewals and of the loss.
+	Warn func(format string, args ...any)
+}
+
+// FenceMargin is what a runner allows, beyond the grace, for its payload
+// to die of KILL and be reaped: the stop that fences a runner without a
+// lease starts grace + FenceMargin before the lease runs out.
+const FenceMargin = 500 * time.Millisecond
+
+// StopBudget is how long before its lease runs out a runner whose payload
+// is stopped with grace (TERM, grace, KILL) starts stopping it.
+func StopBudget(grace time.Duration) time.Duration { return grace + FenceMargin }
+
+// Lease math, as the manual states it: a runner renews every
+// RenewEvery(lease), each try bounded by that much too and made on a
+// fresh connection after a failure; when the lease was last renewed at t
+// (the moment its statement was sent), the runner stops its payload at
+// t + lease - StopBudget(grace) at the latest. CheckLease asks that this
+// leave at least half the lease for renewing, so that a lease has two
+// tries or more before it is given up.
+
+// RenewEvery is the renewal interval (and the bound of each try) of a
+// lease that a payload stopped with grace must outlive.
+func RenewEvery(lease, grace time.Duration) time.Duration {
+	return (lease - StopBudget(grace)) / 3
+}
+
+// CheckLease refuses (bad input: a usage error) a lease too short for
+// the grace: less than twice StopBudget(grace).
+func CheckLease(lease, grace time.Duration) error {
+	if lease <= 0 {
+		return nil
+	}
+	if need := 2 * StopBudget(grace); lease < need {
+		return badName(fmt.Sprintf("--lease %v is too short for --grace %v: a runner that cannot renew its lease stops CMD (TERM, %v, KILL) before the lease runs out, and keeps at least half the lease for renewing it: give --lease %v or more, or a shorter --grace", lease, grace, grace, need))
+	}
+	return nil
 }
 
 // HostRecoverer is a store that holds other hosts' executions.
@@ -74,18 +132,75 @@ func Resolve(flag string) (string, error) {
 }
 
 // IsPostgres reports whether loc names a PostgreSQL store: a postgres://
-// or postgresql:// URL.
+// or postgresql:// URL, or libpq's keyword/value form
+// ("host=/run/postgresql dbname=jobs", "service=jobs"), which the driver
+// parses as libpq does.
 func IsPostgres(loc string) bool {
-	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://")
+	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://") || isKeywordValue(loc)
 }
+
+// keywordValue is the start of libpq's keyword/value connection string: a
+// keyword, optional spaces, "=".
+var keywordValue = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
+
+func isKeywordValue(loc string) bool { return keywordValue.MatchString(loc) }
+
+// scheme is the start of a URL or URL-like name ("postgres:", "file:").
+var scheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+
+// Check refuses a location that would name a store by accident: a
+// scheme other than postgres:// and postgresql:// ("postgres:/jobs",
+// "postgres:jobs", "mysql://db"), which a file store would otherwise take
+// as a folder under the current directory, and — for a command that
+// writes (write) — a relative folder, which names another store in every
+// working directory (two cron jobs, two hosts, never the same one). The
+// error is bad input (2) and names the fix. Open checks it too.
+func Check(loc string, write bool) error {
+	switch {
+	case loc == "":
+		return badName("empty store location")
+	case IsPostgres(loc):
+		return nil
+	case IsURL(loc):
+		return badURL{Redact(loc)}
+	case scheme.MatchString(loc):
+		name := scheme.FindString(loc)
+		fix := "write postgres:///DB?host=/run/postgresql (three slashes when no host is named) or postgres://HOST/DB"
+		if lower := strings.ToLower(name); lower != "postgres:" && lower != "postgresql:" {
+			fix = "name a folder by its absolute path, or a database by a postgres:// URL"
+		}
+		return badName(fmt.Sprintf("%s: not a store: a name starting %q is neither a postgres:// URL nor a folder; %s", Redact(loc), name, fix))
+	case write && !filepath.IsAbs(loc):
+		return badName(fmt.Sprintf("%s: a relative store folder is another store in every working directory; name it by its absolute path (--ledger \"$PWD/%s\")", loc, loc))
+	}
+	return nil
+}
+
+// badName is bad input (2) that reads as its message alone.
+type badName string
+
+func (e badName) Error() string { return string(e) }
+func (e badName) Unwrap() error { return ledger.ErrBadInput }
 
 // Redact is loc as messages, --json and process titles show it: a URL
 // without its password.
 func Redact(loc string) string {
-	if IsURL(loc) {
+	switch {
+	case IsURL(loc):
 		return redactURL(loc)
+	case isKeywordValue(loc):
+		return redactKeywordValue(loc)
 	}
 	return loc
+}
+
+// passwordValue is a password in libpq's keyword/value form: quoted (with
+// backslash escapes) or up to the next space.
+var passwordValue = regexp.MustCompile(`(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']\S*|'.*$)`)
+
+// redactKeywordValue returns loc with any password=... replaced.
+func redactKeywordValue(loc string) string {
+	return passwordValue.ReplaceAllString(loc, "${1}xxxxx")
 }
 
 // redactURL returns the URL loc with any password replaced by "xxxxx".
@@ -113,23 +228,35 @@ func redactURL(loc string) string {
 // init, and so only in a binary that links the PostgreSQL driver: the
 // tether-pg binary and the lib command map. ledger and adopt do not link it
 // (it would cost every start its TLS, x509 and net initialisation): given a
-// PostgreSQL location, they hand the whole command to tether-pg (handOff).
+// PostgreSQL location, they hand the whole command to tether-pg before
+// opening anything (lib/cmd/internal/sibling), having asked
+// PostgresLinked.
 var openPostgres func(loc string, o Options) (ledger.Ledger, error)
 
 // RegisterPostgres is called by lib/ledger/pgstore's init.
 func RegisterPostgres(open func(loc string, o Options) (ledger.Ledger, error)) { openPostgres = open }
 
-// Open opens the store at loc. In a binary without the PostgreSQL driver a
-// PostgreSQL location does not return: the process becomes tether-pg
-// running the same command (handOff), or Open returns why it cannot.
+// PostgresLinked reports whether this binary can open PostgreSQL stores
+// itself; one that cannot hands such a command to tether-pg.
+func PostgresLinked() bool { return openPostgres != nil }
+
+// ErrNoPostgres is Open's error for a PostgreSQL location in a binary
+// without the driver: the caller should have handed the command to
+// tether-pg. It is ledger.ErrUnavailable.
+var ErrNoPostgres = fmt.Errorf("%w: this program does not serve PostgreSQL stores: %s does", ledger.ErrUnavailable, PostgresBinary)
+
+// Open opens the store at loc, after Check (a writer unless o.Existing).
+// It never execs nor exits: in a binary without the PostgreSQL driver a
+// PostgreSQL location is ErrNoPostgres.
 func Open(loc string, o Options) (ledger.Ledger, error) {
+	if err := Check(loc, !o.Existing); err != nil {
+		return nil, err
+	}
 	switch {
 	case IsPostgres(loc) && openPostgres == nil:
-		return nil, handOff()
+		return nil, ErrNoPostgres
 	case IsPostgres(loc):
 		return openPostgres(loc, o)
-	case IsURL(loc):
-		return nil, badURL{Redact(loc)}
 	case o.Existing:
 		return ledger.OpenExisting(loc, o.File...)
 	}
@@ -151,7 +278,7 @@ func Exists(loc string) error {
 type badURL struct{ loc string }
 
 func (e badURL) Error() string {
-	return e.loc + ": not a store: only postgres:// and postgresql:// URLs name one"
+	return e.loc + ": not a store: only postgres:// and postgresql:// URLs (and libpq's key=value form) name one"
 }
 
 func (e badURL) Unwrap() error { return ledger.ErrBadInput }
@@ -159,27 +286,3 @@ func (e badURL) Unwrap() error { return ledger.ErrBadInput }
 // PostgresBinary is the program that serves PostgreSQL stores, installed
 // next to ledger and adopt.
 const PostgresBinary = "tether-pg"
-
-// handOff execs tether-pg, found next to this executable, with this
-// process's own tool name and arguments: "tether-pg ledger ARGS..." or
-// "tether-pg adopt ARGS...". Nothing has been written or locked yet when a
-// store is opened, and the PID stays, so a caller that recorded this
-// process (spawn's ack, an owner) still names it. It returns only if the
-// exec failed.
-func handOff() error {
-	exe, err := os.Executable()
-	if err != nil {
-		return unavailable(fmt.Sprintf("PostgreSQL stores are served by %s, but this program's own path is unknown: %v", PostgresBinary, err))
-	}
-	pg := filepath.Join(filepath.Dir(exe), PostgresBinary)
-	tool := filepath.Base(os.Args[0])
-	err = syscall.Exec(pg, append([]string{pg, tool}, os.Args[1:]...), os.Environ())
-	return unavailable(fmt.Sprintf("PostgreSQL stores are served by %s, which cannot be run: %v", pg, err))
-}
-
-// unavailable is a system error (ledger.ErrUnavailable, exit 3) that
-// reads as its message alone.
-type unavailable string
-
-func (e unavailable) Error() string { return string(e) }
-func (e unavailable) Unwrap() error { return ledger.ErrUnavailable }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,25 +36,37 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 	if err != nil {
 		return ledger.Record{}, err
 	}
+	if o.ID == "" {
+		// Known before it is sent, so that a claim whose answer is lost
+		// can be found and settled (settleClaim).
+		o.ID = ledger.NewID(s.idTime())
+	}
 	created := false
 	for try := 0; ; try++ {
 		var r ledger.Record
 		var retry bool
+		// In a transaction, never autocommitted: a claim the server
+		// receives late (a stalled backend, a frozen link) is committed
+		// only by a COMMIT this process sends once it has the INSERT's
+		// answer, before it gives up — and a COMMIT that is itself late
+		// finds the session ended by idle_in_transaction_session_timeout.
 		err := s.do(func(ctx context.Context, c *pgx.Conn) error {
-			if !o.Exclusive {
-				var err error
-				r, retry, err = s.claimOnce(ctx, c, job, o)
-				return err
-			}
 			return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-				if err := s.checkExclusive(ctx, tx, job, o); err != nil {
-					return err
+				if o.Exclusive {
+					if err := s.checkExclusive(ctx, tx, job, o); err != nil {
+						return err
+					}
 				}
 				var err error
 				r, retry, err = s.claimOnce(ctx, tx, job, o)
 				return err
 			})
 		})
+		if errors.Is(err, ErrUnavailable) {
+			// The claim may or may not have been committed: make it
+			// certain before the caller gives up on it.
+			return ledger.Record{}, s.settleClaim(job, o, err)
+		}
 		switch {
 		case err == nil && !retry:
 			return r, nil
@@ -76,6 +89,85 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 		}
 		return ledger.Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
 	}
+}
+
+// settleMessage is the error of an execution whose claim was settled.
+const settleMessage = "claim outcome unknown (the database did not answer); the tool gave up and its command never ran"
+
+// settleClaim makes certain the outcome of a claim (o.ID) whose answer was
+// lost (lost): on connections of its own, it writes execution o.ID as
+// failed — over the claim if the claim was committed (its command never
+// ran: the caller gives up), in its place if not, so that the claim, if it
+// still reaches the server, conflicts with it and is never committed. A
+// claim still in an open transaction holds its row: the write waits for
+// that transaction to end (the server ends an idle one after the
+// statement timeout). A failed execution holds no instant, so the slot
+// can be retried. Tries go on for the statement timeout plus the connect
+// timeout, twice over; the error returned says which outcome was made
+// certain, or that none could be.
+func (s *Store) settleClaim(job string, o ledger.ClaimOptions, lost error) error {
+	deadline := time.Now().Add(2 * (s.opts.StatementTimeout + s.opts.ConnectTimeout))
+	backoff := 100 * time.Millisecond
+	for {
+		committed, err := s.settleOnce(job, o, deadline)
+		if err == nil {
+			what := "it was never committed, and execution " + o.ID + " is recorded failed in its place (the slot may be retried)"
+			if committed {
+				what = "it had been committed, and execution " + o.ID + " is now failed (the slot may be retried)"
+			}
+			return fmt.Errorf("cannot claim %s: %w; its outcome is settled: %s", job, lost, what)
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			return fmt.Errorf("cannot claim %s: %w; its outcome is unknown (%v): see ledger show %s", job, lost, err, o.ID)
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// settleFailed writes execution $1 as failed, over a claim that is not
+// terminal or in its place. $1 id, $2 job, $3 source, $4 instant, $5 the
+// error, $6..$10 the owner. inserted is true when no claim was there.
+const settleFailed = `INSERT INTO tether.executions AS e
+	(id, claimed_at, job, source, instant, status, owner_host, owner_boot_id, owner_pidns, owner_pid, owner_start, finished_at, error)
+	VALUES ($1, now(), $2, $3, $4, 'failed', $6, $7, $8, $9, $10, now(), $5)
+	ON CONFLICT (id) DO UPDATE SET status = 'failed', finished_at = now(), error = $5, lease_until = NULL
+	WHERE e.status IN ('claimed', 'running')
+	RETURNING (xmax = 0)`
+
+// settleOnce is one try of settleClaim, on a fresh connection, before
+// deadline.
+func (s *Store) settleOnce(job string, o ledger.ClaimOptions, deadline time.Time) (committed bool, err error) {
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	if cfg == nil {
+		return false, fmt.Errorf("%w: %s is closed", ErrUnavailable, s.loc)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	cfg = cfg.Copy()
+	cfg.ConnectTimeout = max(time.Until(deadline), time.Millisecond)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return false, s.wrap(err)
+	}
+	defer closeNow(conn)
+	args := append([]any{o.ID, job, null(o.Source), instantText(o.Instant), settleMessage}, ownerArgs(o.Owner)...)
+	var inserted bool
+	err = conn.QueryRow(ctx, settleFailed, args...).Scan(&inserted)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return true, nil // committed, and ended since (recovered): terminal either way
+	}
+	if missingSchema(err) {
+		// No table, no claim; and one that reaches the server late is
+		// never committed, as its COMMIT is never sent.
+		return false, nil
+	}
+	if err != nil {
+		return false, s.wrap(err)
+	}
+	return !inserted, nil
 }
 
 // errInstant marks a refusal that is about the instant.

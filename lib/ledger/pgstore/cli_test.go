@@ -182,7 +182,7 @@ func TestCLIKilledRunner(t *testing.T) {
 	url := newDB(t)
 	dir := t.TempDir()
 	started := filepath.Join(dir, "started")
-	c := ledgerCmd(url, "run", "job", "--lease", "2s", "--", "sh", "-c", "touch "+started+"; exec sleep 60")
+	c := ledgerCmd(url, "run", "job", "--lease", "2s", "--grace", "500ms", "--", "sh", "-c", "touch "+started+"; exec sleep 60")
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -232,22 +232,27 @@ func waitFile(t *testing.T, p string) {
 	t.Fatalf("%s never appeared", p)
 }
 
-// TestCLIServerDown: with no server, a claim or a run fails in one line
-// with 3, and the payload never runs; a password in the URL shows nowhere.
+// TestCLIServerDown: with no server, a claim or a read fails in one line
+// with 3, a run with 125 (its command did not run, as on a file store),
+// and the payload never runs; a password in the URL shows nowhere.
 func TestCLIServerDown(t *testing.T) {
 	dir := t.TempDir()
 	url := "postgres://tether:s3cr3t-pw@/x?host=" + dir + "&connect_timeout=2"
 	marker := filepath.Join(dir, "ran")
-	for _, args := range [][]string{
-		{"claim", "j"},
-		{"run", "j", "--", "touch", marker},
-		{"run", "j", "--instant", "1700000000", "--exclusive", "--", "touch", marker},
-		{"list", "--json"},
-		{"recover"},
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"claim", "j"}, 3},
+		{[]string{"run", "j", "--", "touch", marker}, 125},
+		{[]string{"run", "j", "--instant", "1700000000", "--exclusive", "--", "touch", marker}, 125},
+		{[]string{"list", "--json"}, 3},
+		{[]string{"recover"}, 3},
 	} {
+		args := tc.args
 		out, stderr, code := run(t, url, args...)
-		if code != 3 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || out != "" {
-			t.Errorf("ledger %v with no server = %d, stdout %q, stderr %q; want 3 and one line", args, code, out, stderr)
+		if code != tc.want || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || out != "" {
+			t.Errorf("ledger %v with no server = %d, stdout %q, stderr %q; want %d and one line", args, code, out, stderr, tc.want)
 		}
 		if strings.Contains(stderr+out, "s3cr3t") {
 			t.Errorf("ledger %v printed the password: %q", args, stderr)
@@ -286,9 +291,11 @@ func TestCLIPasswordNeverShown(t *testing.T) {
 	}
 }
 
-// TestCLILostDatabase: a database lost while the payload runs does not
-// stop it; the result is retried for the lease, then the runner says so
-// in one line and exits with the payload's status.
+// TestCLILostDatabase: a database lost while the payload runs: a payload
+// that ends before the lease is given up keeps its status, the result is
+// retried for the lease, then the runner says so in one line and exits
+// with the payload's status; one that runs on is stopped (TERM) before
+// the lease could run out (TestCLIFence).
 func TestCLILostDatabase(t *testing.T) {
 	if srv == nil {
 		pgtest.Unavailable(t, startErr)
@@ -304,7 +311,7 @@ func TestCLILostDatabase(t *testing.T) {
 	}
 	dir := t.TempDir()
 	started, proceed := filepath.Join(dir, "started"), filepath.Join(dir, "go")
-	c := ledgerCmd(url, "run", "job", "--lease", "2s", "--", "sh", "-c",
+	c := ledgerCmd(url, "run", "job", "--lease", "2s", "--grace", "500ms", "--", "sh", "-c",
 		"touch "+started+"; while [ ! -e "+proceed+" ]; do sleep 0.05; done; exit 7")
 	var stderr bytes.Buffer
 	c.Stderr = &stderr
@@ -321,5 +328,41 @@ func TestCLILostDatabase(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "could not record the result") {
 		t.Errorf("stderr = %q; want it to say the result could not be recorded", stderr.String())
+	}
+}
+
+// TestCLIFence: a runner whose database is gone cannot renew its lease: it
+// stops its payload (TERM, the grace, KILL) before the lease runs out, says
+// so, and exits with the payload's status.
+func TestCLIFence(t *testing.T) {
+	if srv == nil {
+		pgtest.Unavailable(t, startErr)
+	}
+	own, err := pgtest.StartMain()
+	if err != nil {
+		pgtest.Unavailable(t, err)
+	}
+	defer own.Stop()
+	url, err := own.CreateDB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	started := filepath.Join(dir, "started")
+	c := ledgerCmd(url, "run", "job", "--lease", "2s", "--grace", "500ms", "--", "sh", "-c", "touch "+started+"; exec sleep 60")
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, started)
+	own.Stop()
+	err = c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 128+15 {
+		t.Fatalf("ledger run with the database lost = %v; want 143, the payload stopped by TERM (stderr %q)", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "stopping its command before the lease runs out") {
+		t.Errorf("stderr = %q; want it to say the command is stopped before the lease runs out", stderr.String())
 	}
 }

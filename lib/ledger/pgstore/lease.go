@@ -3,21 +3,26 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/location"
 )
+
+// renewLease extends $1's lease by its length from now (server's clock).
+const renewLease = `UPDATE tether.executions SET lease_until = now() + lease
+	WHERE id = $1 AND status IN ('claimed', 'running') AND lease IS NOT NULL
+	RETURNING lease_until`
 
 // Renew extends execution id's lease by its length from now, on the
 // server's clock, while it is claimed or running. ok is false when there
 // is nothing to renew (ended, or never leased).
 func (s *Store) Renew(id string) (until time.Time, ok bool, err error) {
 	err = s.do(func(ctx context.Context, c *pgx.Conn) error {
-		return c.QueryRow(ctx, `UPDATE tether.executions SET lease_until = now() + lease
-			WHERE id = $1 AND status IN ('claimed', 'running') AND lease IS NOT NULL
-			RETURNING lease_until`, id).Scan(&until)
+		return c.QueryRow(ctx, renewLease, id).Scan(&until)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return time.Time{}, false, nil
@@ -25,56 +30,142 @@ func (s *Store) Renew(id string) (until time.Time, ok bool, err error) {
 	return until, err == nil, err
 }
 
-// KeepLease renews execution id's lease every third of this handle's
-// lease until ctx is done or the execution ended; a renewal that fails
-// (the database unreachable) is tried again sooner, and warn (if not nil)
-// hears of the first failure of a run of them and of the recovery. The
-// payload is never stopped for it: a lease that runs out only lets other
-// hosts judge the execution.
-func (s *Store) KeepLease(ctx context.Context, id string, warn func(format string, args ...any)) {
-	if s.opts.Lease <= 0 {
+// KeepLease renews execution id's lease until ctx is done or the
+// execution ended, every location.RenewEvery(lease, grace) after the last
+// renewal. Each try is bounded by that interval too (connecting and the
+// statement: the client's deadline and the server's statement_timeout),
+// and is made on a connection of its own, opened afresh after any
+// failure: never behind the store's connection, which a half-open socket
+// can hold for its whole statement timeout. A lease last renewed by a
+// statement sent at t runs on the server until t + lease at the earliest;
+// when no renewal has succeeded by t + lease - k.Stop, KeepLease calls
+// k.Lost (the runner then stops its payload, which is gone before the
+// lease runs out) and returns. k.Warn hears of the first failure of a run
+// of them, of the recovery, and of the loss.
+func (s *Store) KeepLease(ctx context.Context, id string, k location.Keep) {
+	lease := s.opts.Lease
+	if lease <= 0 {
 		return
 	}
-	every := s.opts.Lease / 3
+	warn := k.Warn
+	if warn == nil {
+		warn = func(string, ...any) {}
+	}
+	every := max((lease-k.Stop)/3, 10*time.Millisecond)
+	renewed := k.Since
+	if renewed.IsZero() {
+		renewed = time.Now()
+	}
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			closeNow(conn)
+		}
+	}()
 	failing := false
 	for {
-		wait := every
+		fenceAt := renewed.Add(lease - k.Stop)
+		next := renewed.Add(every)
 		if failing {
-			wait = min(every, time.Second)
+			next = time.Now().Add(min(every/4, time.Second))
 		}
+		next = minTime(next, fenceAt)
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(wait):
+		case <-time.After(time.Until(next)):
 		}
-		_, ok, err := s.Renew(id)
+		if !time.Now().Before(fenceAt) {
+			warn("cannot renew the lease of %s (last renewed %v ago, lease %v): stopping its command before the lease runs out", id, time.Since(renewed).Round(time.Millisecond), lease)
+			if k.Lost != nil {
+				k.Lost()
+			}
+			return
+		}
+		sent := time.Now()
+		tryCtx, cancel := context.WithDeadline(ctx, minTime(sent.Add(every), fenceAt))
+		var ok bool
+		var err error
+		conn, ok, err = s.renewOn(tryCtx, conn, id)
+		cancel()
 		switch {
+		case ctx.Err() != nil:
+			return
 		case err != nil:
-			if !failing && warn != nil {
+			if !failing {
 				warn("cannot renew the lease of %s: %v", id, err)
 			}
 			failing = true
 		case !ok:
 			return
 		default:
-			if failing && warn != nil {
+			if failing {
 				warn("renewed the lease of %s again", id)
 			}
 			failing = false
+			renewed = sent
 		}
 	}
 }
 
-// FinishRetrying is Finish, tried again with backoff while the database
-// is unavailable, for at most the lease (DefaultLease without one): after
-// that other hosts may judge the execution anyway. A finish whose first
-// try reached the server but whose answer was lost is refused on retry
-// with the record already holding this result: that is success.
-func (s *Store) FinishRetrying(id string, status ledger.Status, exitCode *int, errMsg string) (ledger.Record, error) {
-	limit := s.opts.Lease
-	if limit <= 0 {
-		limit = DefaultLease
+// renewOn renews id's lease over conn, or over a new connection when conn
+// is nil, within ctx. A connection that failed is closed and nil is
+// returned in its place, so that the next try opens a fresh one.
+func (s *Store) renewOn(ctx context.Context, conn *pgx.Conn, id string) (*pgx.Conn, bool, error) {
+	if conn == nil {
+		s.mu.Lock()
+		cfg := s.cfg
+		s.mu.Unlock()
+		if cfg == nil {
+			return nil, false, fmt.Errorf("%w: %s is closed", ErrUnavailable, s.loc)
+		}
+		cfg = cfg.Copy()
+		if d, ok := ctx.Deadline(); ok {
+			cfg.ConnectTimeout = max(time.Until(d), time.Millisecond)
+			// The server gives up on the statement by itself, too.
+			cfg.RuntimeParams["statement_timeout"] = fmt.Sprint(max(time.Until(d).Milliseconds(), 1))
+		}
+		c, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: cannot connect to %s: %s", ErrUnavailable, s.loc, s.scrub(err))
+		}
+		conn = c
 	}
+	var until time.Time
+	err := conn.QueryRow(ctx, renewLease, id).Scan(&until)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return conn, false, nil
+	}
+	if err != nil {
+		closeNow(conn)
+		return nil, false, s.wrap(err)
+	}
+	return conn, true, nil
+}
+
+// closeNow closes conn without waiting on a server that may not answer.
+func closeNow(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	conn.Close(ctx)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// FinishRetrying is Finish, tried again with backoff while the database
+// is unavailable, for the lease or DefaultLease, whichever is longer: a
+// partition that outlasts the lease still ends in time for the result to
+// be kept — recorded, or kept as Late on the record when another host
+// judged the execution meanwhile. A finish whose first try reached the
+// server but whose answer was lost is refused on retry with the record
+// already holding this result: that is success.
+func (s *Store) FinishRetrying(id string, status ledger.Status, exitCode *int, errMsg string) (ledger.Record, error) {
+	limit := max(s.opts.Lease, DefaultLease)
 	deadline := time.Now().Add(limit)
 	backoff := 100 * time.Millisecond
 	retried := false

@@ -55,15 +55,29 @@
 //
 // The location is a postgres:// or postgresql:// URL; libpq's conventions
 // apply (PGHOST, PGUSER, PGPASSWORD, ~/.pgpass, PGSSLMODE, a unix-socket
-// host). Connecting gives up after ConnectTimeout and every statement after
-// StatementTimeout (server side, and the client's context), so nothing
-// waits forever. Location() never shows a password.
+// host); so does libpq's keyword/value form ("host=/run/postgresql
+// dbname=jobs", "service=jobs"). Connecting gives up after ConnectTimeout
+// (or the URL's connect_timeout) and every statement after
+// StatementTimeout (or the URL's statement_timeout, in milliseconds;
+// server side, and the client's context), so nothing waits forever.
+// Location() never shows a password.
+//
+// # Faults
+//
+// A runner renews its lease on a connection of its own, each try bounded
+// (location.RenewEvery) and made on a fresh connection after a failure;
+// one that cannot renew in time stops its payload before the lease runs
+// out (see location.CheckLease for the arithmetic). A claim is one
+// transaction, committed only by a COMMIT sent after the INSERT answered:
+// a claim whose answer is lost is settled before the tool gives up
+// (settleClaim): written failed, over the claim or in its place.
 package pgstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -137,6 +151,14 @@ func Open(loc string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: ledger database %s: %v", ledger.ErrBadInput, s.loc, s.scrub(err))
 	}
 	s.password = cfg.Password
+	if v, ok := cfg.RuntimeParams["statement_timeout"]; ok {
+		// The URL's statement_timeout (milliseconds) bounds the client's
+		// wait for a statement too.
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 {
+			o.StatementTimeout = time.Duration(ms) * time.Millisecond
+			s.opts.StatementTimeout = o.StatementTimeout
+		}
+	}
 	if cfg.ConnectTimeout <= 0 || cfg.ConnectTimeout > o.ConnectTimeout {
 		cfg.ConnectTimeout = o.ConnectTimeout
 	}

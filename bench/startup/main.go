@@ -1,0 +1,225 @@
+//go:build linux
+
+// Command startup benchmarks ledger's start-up against a static Go hello
+// world (CGO_ENABLED=0, built here the same way), in one interleaved run:
+// every iteration runs each command once, rotating which goes first, so
+// that machine noise hits all of them alike. See bench/README.md and issue
+// 19 ("no grammar built on the hot path").
+//
+//	go run ./bench/startup [-n 300] [-bin DIR] [-v]
+//
+// Per command it reports the medians of the wall time (fork+exec+wait), of
+// the child's CPU time (user+system, from wait4's rusage: steadier than
+// wall time on a loaded machine) and of its minor page faults, and the
+// ratios to hello world. Exit status: 0 every target met, 1 a target
+// missed, 3 setup failed.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var (
+	flagN   = flag.Int("n", 300, "iterations per command")
+	flagBin = flag.String("bin", "", "use the ledger already built in `DIR` instead of building it")
+	flagV   = flag.Bool("v", false, "print every sample on stderr")
+	flagX   = flag.String("extra", "", "also measure these `programs` (comma-separated, each a path and its arguments split at spaces), for diagnosis")
+)
+
+const helloSrc = `package main
+
+import "fmt"
+
+func main() { fmt.Println("hello, world") }
+`
+
+// sample is one run of one command.
+type sample struct{ wall, cpu, faults float64 }
+
+// command is one measured command line and the exit status it must have.
+type command struct {
+	name string
+	argv []string
+	env  []string
+	exit int
+	// target is the bound on the ratio of its medians to hello world's
+	// (0: reported only).
+	target float64
+}
+
+func main() {
+	flag.Parse()
+	os.Exit(run())
+}
+
+func run() int {
+	tmp, err := os.MkdirTemp("", "tether-startup-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "startup:", err)
+		return 3
+	}
+	defer os.RemoveAll(tmp)
+	ledger, helloBin, err := build(tmp)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "startup:", err)
+		return 3
+	}
+	store := filepath.Join(tmp, "store")
+	env := os.Environ()
+	kong := append(slices.Clone(env), "TETHER_NO_SHORTCUTS=1")
+	cmds := []command{
+		{name: "hello world (static Go)", argv: []string{helloBin}},
+		{name: "ledger --version", argv: []string{ledger, "--version"}, target: 1.15},
+		// run's start: parsed and dispatched to run's Run, which refuses
+		// the empty CMD (2) before it opens the store.
+		{name: "ledger run's start", argv: []string{ledger, "--ledger", store, "run", "job", "--deadline", "1m", "--"}, exit: 2, target: 1.15},
+		{name: "ledger run's start, kong (TETHER_NO_SHORTCUTS=1)", argv: []string{ledger, "--ledger", store, "run", "job", "--deadline", "1m", "--"}, env: kong, exit: 2},
+		{name: "ledger run JOB -- true (the one-shot cycle)", argv: []string{ledger, "--ledger", store, "run", "job", "--", "true"}},
+		// (the warm-up's one-shot cycle made the store)
+		{name: "ledger show ID --field status", argv: []string{ledger, "--ledger", store, "show", "0dn81anxuj0hf-51gz31", "--field", "status"}, exit: 1},
+	}
+	if *flagX != "" {
+		for _, x := range strings.Split(*flagX, ",") {
+			argv := strings.Fields(x)
+			cmds = append(cmds, command{name: filepath.Base(x), argv: argv})
+		}
+	}
+	for i := range cmds {
+		if cmds[i].env == nil {
+			cmds[i].env = env
+		}
+		if _, err := once(cmds[i]); err != nil { // warm the page cache, check the exit
+			fmt.Fprintln(os.Stderr, "startup:", err)
+			return 3
+		}
+	}
+	samples := make([][]sample, len(cmds))
+	for i := 0; i < *flagN; i++ {
+		for k := range cmds {
+			j := (i + k) % len(cmds)
+			s, err := once(cmds[j])
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "startup:", err)
+				return 3
+			}
+			samples[j] = append(samples[j], s)
+			if *flagV {
+				fmt.Fprintf(os.Stderr, "%s\t%.3f ms\t%.3f ms cpu\t%.0f faults\n", cmds[j].name, s.wall, s.cpu, s.faults)
+			}
+		}
+	}
+	base := medians(samples[0])
+	code := 0
+	fmt.Printf("%d interleaved runs each; medians; ratio to hello world (wall, cpu)\n\n", *flagN)
+	fmt.Printf("%-50s %8s %8s %7s %7s %7s %s\n", "command", "wall ms", "cpu ms", "faults", "×wall", "×cpu", "target")
+	for j, c := range cmds {
+		m := medians(samples[j])
+		rw, rc := m.wall/base.wall, m.cpu/base.cpu
+		verdict := ""
+		if c.target > 0 {
+			verdict = fmt.Sprintf("≤%.2f× ", c.target)
+			if rw <= c.target {
+				verdict += "PASS"
+			} else {
+				verdict += "MISS"
+				code = 1
+			}
+		}
+		fmt.Printf("%-50s %8.3f %8.3f %7.0f %7.2f %7.2f %s\n", c.name, m.wall, m.cpu, m.faults, rw, rc, verdict)
+	}
+	return code
+}
+
+// build builds ledger as install.sh does and hello world the same way.
+func build(tmp string) (ledger, hello string, err error) {
+	flags := []string{"build", "-trimpath", "-ldflags", "-s -w -X github.com/tether-sh/tether/lib/cli.Version=0.1.0-bench"}
+	ledger = filepath.Join(*flagBin, "ledger")
+	if *flagBin == "" {
+		ledger = filepath.Join(tmp, "ledger")
+		if err := goBuild("", append(flags, "-o", ledger, "./cmd/ledger")); err != nil {
+			return "", "", err
+		}
+	}
+	src := filepath.Join(tmp, "hello")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(helloSrc), 0o644); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n"), 0o644); err != nil {
+		return "", "", err
+	}
+	hello = filepath.Join(tmp, "hello-world")
+	return ledger, hello, goBuild(src, append(flags, "-o", hello, "."))
+}
+
+func goBuild(dir string, args []string) error {
+	c := exec.Command("go", args...)
+	c.Dir = dir
+	c.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	c.Stdout, c.Stderr = os.Stderr, os.Stderr
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+var devnull *os.File
+
+// once runs c with stdio on /dev/null and measures it.
+func once(c command) (sample, error) {
+	if devnull == nil {
+		var err error
+		if devnull, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
+			return sample{}, err
+		}
+	}
+	fd := devnull.Fd()
+	attr := &syscall.ProcAttr{Env: c.env, Files: []uintptr{fd, fd, fd}}
+	t0 := time.Now()
+	pid, err := syscall.ForkExec(c.argv[0], c.argv, attr)
+	if err != nil {
+		return sample{}, err
+	}
+	var ws syscall.WaitStatus
+	var ru syscall.Rusage
+	if _, err := syscall.Wait4(pid, &ws, 0, &ru); err != nil {
+		return sample{}, err
+	}
+	wall := time.Since(t0)
+	if ws.ExitStatus() != c.exit {
+		return sample{}, fmt.Errorf("%q exited %v; want %d", c.argv, ws, c.exit)
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return sample{wall: ms(wall), cpu: ms(cpu), faults: float64(ru.Minflt)}, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func medians(ss []sample) sample {
+	med := func(f func(sample) float64) float64 {
+		xs := make([]float64, len(ss))
+		for i, s := range ss {
+			xs[i] = f(s)
+		}
+		slices.Sort(xs)
+		if len(xs)%2 == 1 {
+			return xs[len(xs)/2]
+		}
+		return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+	}
+	return sample{
+		wall:   med(func(s sample) float64 { return s.wall }),
+		cpu:    med(func(s sample) float64 { return s.cpu }),
+		faults: med(func(s sample) float64 { return s.faults }),
+	}
+}

@@ -1,0 +1,542 @@
+//go:build linux
+
+package tether_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tether-sh/tether/internal/pgtest"
+)
+
+// The fleet under faults (issue #21): hosts as in ledger_pg_fleet_test.go
+// (their own PID and UTS namespaces and boot ids), each reaching its own
+// PostgreSQL server through a relay of its own that the test freezes (a
+// partition: connections hang, others' do not), slows or cuts, while the
+// server itself is crashed and restarted. Every host runs every slot of one
+// job with --exclusive --instant. The payloads leave evidence the verdicts
+// read: each writes its execution id and start/end times, and holds a
+// non-blocking flock for its whole life, so that a second payload alive at
+// the same time finds it taken (and says so) whatever the clocks.
+
+// relay forwards connections from a unix socket (a host's "network") to
+// the server's socket, and can freeze, delay or cut them.
+type relay struct {
+	ln     net.Listener
+	target string
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	frozen bool
+	delay  time.Duration
+	conns  map[net.Conn]struct{}
+	closed bool
+}
+
+// newRelay listens in dir (as PostgreSQL's socket, so that a DSN's host is
+// dir) and forwards to the server socket target.
+func newRelay(t *testing.T, dir, target string) *relay {
+	ln, err := net.Listen("unix", filepath.Join(dir, ".s.PGSQL.5432"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	r.cond = sync.NewCond(&r.mu)
+	go r.serve()
+	t.Cleanup(r.close)
+	return r
+}
+
+func (r *relay) serve() {
+	for {
+		c, err := r.ln.Accept()
+		if err != nil {
+			return
+		}
+		go r.forward(c)
+	}
+}
+
+func (r *relay) forward(client net.Conn) {
+	server, err := net.Dial("unix", r.target)
+	if err != nil {
+		client.Close()
+		return
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		client.Close()
+		server.Close()
+		return
+	}
+	r.conns[client], r.conns[server] = struct{}{}, struct{}{}
+	r.mu.Unlock()
+	done := func() {
+		client.Close()
+		server.Close()
+		r.mu.Lock()
+		delete(r.conns, client)
+		delete(r.conns, server)
+		r.mu.Unlock()
+	}
+	go func() { r.pump(server, client); done() }()
+	r.pump(client, server)
+	done()
+}
+
+// pump copies from src to dst, a chunk at a time, each held while the
+// relay is frozen and delayed by its delay.
+func (r *relay) pump(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			r.mu.Lock()
+			for r.frozen && !r.closed {
+				r.cond.Wait()
+			}
+			d, closed := r.delay, r.closed
+			r.mu.Unlock()
+			if closed {
+				return
+			}
+			if d > 0 {
+				time.Sleep(d)
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// freeze holds every byte in both directions (a partition) until thaw.
+func (r *relay) freeze() { r.mu.Lock(); r.frozen = true; r.mu.Unlock() }
+
+func (r *relay) thaw() { r.mu.Lock(); r.frozen = false; r.cond.Broadcast(); r.mu.Unlock() }
+
+func (r *relay) setDelay(d time.Duration) { r.mu.Lock(); r.delay = d; r.mu.Unlock() }
+
+// cut closes every connection through the relay (a reset).
+func (r *relay) cut() {
+	r.mu.Lock()
+	for c := range r.conns {
+		c.Close()
+	}
+	r.mu.Unlock()
+}
+
+func (r *relay) close() {
+	r.ln.Close()
+	r.mu.Lock()
+	r.closed = true
+	r.cond.Broadcast()
+	r.mu.Unlock()
+	r.cut()
+}
+
+// faultHosts and faultSlots size the test: 3 hosts over 100 slots (30
+// with -short).
+const faultHosts = 3
+
+func faultSlots() int {
+	if testing.Short() {
+		return 30
+	}
+	return 100
+}
+
+// TestLedgerPostgresFleetFaults: partitions (during runs, claims and
+// finishes: the faults come at random moments of a busy fleet), delays,
+// cut connections and a crashed server. Verdicts: every execution's
+// payload ran at most once and every slot completed at most once; no two
+// payloads alive at once (flock, and the times they wrote); no record of
+// an execution whose payload ran is lost; every record is honest.
+func TestLedgerPostgresFleetFaults(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t)
+	srv, err := pgtest.StartMain()
+	if err != nil {
+		pgtest.Unavailable(t, err)
+	}
+	t.Cleanup(srv.Stop)
+	db, err := srv.CreateDBName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(srv.SocketDir, ".s.PGSQL.5432")
+	runs := filepath.Join(f.dir, "runs")
+	if err := os.Mkdir(runs, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	slots := faultSlots()
+	var relays []*relay
+	var hosts []*exec.Cmd
+	var said []*bytes.Buffer
+	// A run's statements give up after 1.5s, its connection after 1s: a
+	// lease of 2s is renewed every 0.4s and given up 0.8s before it runs
+	// out (grace 0.3s + 0.5s).
+	script := `i=0
+while [ $i -lt ` + strconv.Itoa(slots) + ` ]; do
+	i=$((i + 1))
+	for try in 1 2 3 4 5 6 7 8; do
+		ledger run fj --exclusive --instant $((1700000000 + i)) --lease 2s --grace 300ms -- flock -n -E 99 "$OUT/alive.lock" sh -c '
+			trap "date +%s.%N >>\"$1.end\"; exit 143" TERM
+			echo "$TETHER_EXECUTION $(uname -n) $(date +%s.%N)" >>"$1.ran"
+			sleep 0.$(( $$ % 3 + 1 )) & wait
+			date +%s.%N >>"$1.end"
+			echo "$TETHER_EXECUTION" >>"$1.done"' sh "$RUNS/$i.$(uname -n).$try" 2>"$OUT/err.$(uname -n)"
+		rc=$?
+		[ $rc = 99 ] && echo "slot $i: flock taken: another payload alive" >>"$OUT/overlap"
+		cat "$OUT/err.$(uname -n)" >&2
+		grep -q 'exclusively\|unavailable\|outcome' "$OUT/err.$(uname -n)" || break
+		sleep 0.05
+	done
+done`
+	for h := 1; h <= faultHosts; h++ {
+		rdir, err := os.MkdirTemp("", "relay-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(rdir, 0o755)
+		t.Cleanup(func() { os.RemoveAll(rdir) })
+		r := newRelay(t, rdir, target)
+		relays = append(relays, r)
+		name := fmt.Sprintf("fh%d", h)
+		c := f.host(name, script)
+		dsn := "postgres:///" + db + "?host=" + rdir + "&user=" + pgtest.Superuser + "&connect_timeout=1&statement_timeout=1500"
+		c.Env = append(c.Env, "TETHER_LEDGER="+dsn, "RUNS="+runs)
+		var out bytes.Buffer
+		c.Stdout, c.Stderr = &out, &out
+		said = append(said, &out)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill() })
+		hosts = append(hosts, c)
+	}
+
+	// The faults, at random moments until every host is done.
+	done := make(chan struct{})
+	faults := map[string]int{}
+	var faultsDone sync.WaitGroup
+	faultsDone.Add(1)
+	go func() {
+		defer faultsDone.Done()
+		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 21))
+		crashes := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Duration(200+rng.IntN(800)) * time.Millisecond):
+			}
+			r := relays[rng.IntN(len(relays))]
+			switch k := rng.IntN(10); {
+			case k < 4: // a partition of one host, for up to two leases
+				r.freeze()
+				faults["freeze"]++
+				select {
+				case <-done:
+				case <-time.After(time.Duration(300+rng.IntN(3700)) * time.Millisecond):
+				}
+				r.thaw()
+			case k < 6: // a slow link
+				r.setDelay(time.Duration(20+rng.IntN(200)) * time.Millisecond)
+				faults["delay"]++
+				select {
+				case <-done:
+				case <-time.After(time.Duration(500+rng.IntN(2000)) * time.Millisecond):
+				}
+				r.setDelay(0)
+			case k < 9: // a reset of every connection of one host
+				r.cut()
+				faults["cut"]++
+			case crashes < 2: // the server crashes and comes back
+				crashes++
+				faults["crash"]++
+				if err := srv.Crash(); err != nil {
+					t.Errorf("server restart: %v", err)
+					return
+				}
+			}
+		}
+	}()
+	for i, c := range hosts {
+		if err := c.Wait(); err != nil {
+			t.Errorf("fh%d: %v", i+1, err)
+		}
+	}
+	close(done)
+	faultsDone.Wait()
+	for _, r := range relays {
+		r.thaw()
+		r.setDelay(0)
+	}
+	t.Logf("faults: %v", faults)
+	if t.Failed() {
+		for i, b := range said {
+			t.Logf("fh%d said:\n%s", i+1, b.Bytes())
+		}
+		return
+	}
+
+	// Every lease has run out by now (2s after the last host ended): an
+	// auditor's recover judges whatever was left open.
+	direct := "postgres:///" + db + "?host=" + srv.SocketDir + "&user=" + pgtest.Superuser
+	audit := func(script string) string {
+		t.Helper()
+		c := f.host("auditor", script)
+		c.Env = append(c.Env, "TETHER_LEDGER="+direct)
+		var out, stderr bytes.Buffer
+		c.Stdout, c.Stderr = &out, &stderr
+		if err := c.Run(); err != nil {
+			t.Fatalf("auditor: %s: %v: %s", script, err, stderr.String())
+		}
+		return out.String()
+	}
+	time.Sleep(2500 * time.Millisecond) // the leases of the last runs, on the hosts' side of the clock
+	audit("exec ledger recover >/dev/null")
+	records := map[string][]string{} // id → status, instant, late status, error
+	for _, line := range strings.Split(strings.TrimSpace(audit(`exec ledger list --job fj --json`)), "\n") {
+		if line == "" {
+			continue
+		}
+		id, status, instant, late := jsonField(line, "id"), jsonField(line, "status"), jsonField(line, "instant"), jsonField(line, "late")
+		records[id] = []string{status, instant, late, jsonField(line, "error")}
+	}
+
+	verdict(t, runs, records, slots, said)
+	if b, err := os.ReadFile(filepath.Join(f.dir, "overlap")); err == nil {
+		t.Errorf("two payloads alive at once:\n%s", b)
+	}
+}
+
+// verdict checks the evidence the payloads left against the records.
+func verdict(t *testing.T, runs string, records map[string][]string, slots int, said []*bytes.Buffer) {
+	t.Helper()
+	ran := map[string]string{}    // execution id → the file that says it ran
+	completed := map[string]int{} // slot → payloads that ran to their end
+	doneIDs := map[string]bool{}
+	type span struct{ start, end float64 }
+	var spans []span
+	files, _ := filepath.Glob(filepath.Join(runs, "*.ran"))
+	for _, file := range files {
+		b, _ := os.ReadFile(file)
+		var start []float64
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			fields := strings.Fields(line)
+			id := fields[0]
+			if prev, dup := ran[id]; dup {
+				t.Errorf("execution %s's payload ran twice: %s and %s", id, prev, file)
+			}
+			ran[id] = file
+			start = append(start, readTimes(fields[len(fields)-1]+"\n")...)
+		}
+		base := strings.TrimSuffix(file, ".ran")
+		slot := strings.SplitN(filepath.Base(base), ".", 2)[0]
+		end := readTimes(base + ".end")
+		if len(start) != 1 || len(end) != 1 {
+			t.Errorf("%s: start %v, end %v; want one of each (the payload ended without a word?)", base, start, end)
+			continue
+		}
+		spans = append(spans, span{start[0], end[0]})
+		if b, err := os.ReadFile(base + ".done"); err == nil {
+			completed[slot]++
+			id := strings.TrimSpace(string(b))
+			doneIDs[id] = true
+			rec, ok := records[id]
+			switch {
+			case !ok:
+				t.Errorf("execution %s ran to its end (%s) and has no record: lost", id, base)
+			case rec[0] != "completed" && !strings.Contains(rec[2], "completed"):
+				t.Errorf("execution %s ran to its end and exited 0 (%s), recorded %v; want completed (or late completed)", id, base, rec)
+			}
+		}
+	}
+	for slot, n := range completed {
+		if n > 1 {
+			t.Errorf("slot %s: %d payloads ran to their end; want at most one", slot, n)
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].start < spans[i-1].end {
+			t.Errorf("payloads alive at once: one ran %.3f–%.3f, the next started at %.3f", spans[i-1].start, spans[i-1].end, spans[i].start)
+		}
+	}
+	statuses := map[string]int{}
+	for id, rec := range records {
+		statuses[rec[0]]++
+		switch rec[0] {
+		case "completed":
+			if !doneIDs[id] {
+				t.Errorf("execution %s is completed, but its payload never ran to its end", id)
+			}
+		case "claimed", "running":
+			t.Errorf("execution %s is still %s after every lease ran out and recover", id, rec[0])
+		}
+		if _, ok := ran[id]; !ok && rec[0] == "unknown" {
+			// Claimed and started, never ran (the claim's answer was lost
+			// and the tool gave up) must have been settled, not left.
+			t.Errorf("execution %s is unknown, but its payload never ran (a claim that outlived its tool?): %v", id, rec)
+		}
+	}
+	for id, file := range ran {
+		if _, ok := records[id]; !ok {
+			t.Errorf("execution %s ran (%s) and has no record: lost", id, file)
+		}
+	}
+	n := 0
+	for range completed {
+		n++
+	}
+	t.Logf("%d slots, %d payloads ran, %d slots completed; records by status %v", slots, len(ran), n, statuses)
+	if n < slots/4 {
+		t.Errorf("only %d of %d slots completed: the faults left the fleet too little to judge", n, slots)
+	}
+}
+
+// readTimes reads the seconds.nanoseconds lines of path (or of the text
+// itself, when it ends in a newline).
+func readTimes(path string) []float64 {
+	b := []byte(path)
+	if !strings.HasSuffix(path, "\n") {
+		var err error
+		if b, err = os.ReadFile(path); err != nil {
+			return nil
+		}
+	}
+	var ts []float64
+	for _, l := range strings.Fields(string(b)) {
+		if v, err := strconv.ParseFloat(l, 64); err == nil {
+			ts = append(ts, v)
+		}
+	}
+	return ts
+}
+
+// jsonField is a crude reader of one top-level field of a JSON line:
+// enough for the record fields the verdicts read (strings or null, or an
+// object's text for "late").
+func jsonField(line, key string) string {
+	i := strings.Index(line, `"`+key+`":`)
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len(key)+3:]
+	switch {
+	case strings.HasPrefix(rest, `"`):
+		j := strings.Index(rest[1:], `"`)
+		return rest[1 : j+1]
+	case strings.HasPrefix(rest, "{"):
+		j := strings.Index(rest, "}")
+		return rest[:j+1]
+	}
+	j := strings.IndexAny(rest, ",}")
+	return rest[:j]
+}
+
+// TestLedgerPostgresPartitionFences is issue #21's first report: host A
+// runs an --exclusive job and is cut off from the database (its relay
+// frozen: its connections hang, everyone else's answer). A cannot renew
+// its lease and stops its payload before the lease runs out; only then may
+// host B's --exclusive run recover A's execution (unknown) and start. The
+// payloads' flock and the times they wrote say that they never overlapped.
+// Once the partition heals, A's late result is kept on its record.
+func TestLedgerPostgresPartitionFences(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t)
+	srv := sharedPostgres(t)
+	db, err := srv.CreateDBName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdir, err := os.MkdirTemp("", "relay-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(rdir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(rdir) })
+	r := newRelay(t, rdir, filepath.Join(srv.SocketDir, ".s.PGSQL.5432"))
+	viaRelay := "postgres:///" + db + "?host=" + rdir + "&user=" + pgtest.Superuser + "&connect_timeout=1&statement_timeout=1500"
+	direct := "postgres:///" + db + "?host=" + srv.SocketDir + "&user=" + pgtest.Superuser
+	payload := func(who string) string {
+		return `flock -n -E 99 "$OUT/alive.lock" sh -c 'trap "date +%s.%N >\"$OUT/` + who + `.end\"; exit 143" TERM
+			date +%s.%N >"$OUT/` + who + `.start"; echo "$TETHER_EXECUTION" >"$OUT/` + who + `.id"; sleep 60 & wait'`
+	}
+	a := f.host("pa", `ledger run excl --exclusive --lease 3s --grace 300ms -- `+payload("a")+`; echo $? >"$OUT/a.rc"`)
+	a.Env = append(a.Env, "TETHER_LEDGER="+viaRelay)
+	var aSaid bytes.Buffer
+	a.Stdout, a.Stderr = &aSaid, &aSaid
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	aID := waitFile(t, filepath.Join(f.dir, "a.id"))
+	r.freeze()
+	frozen := time.Now()
+
+	// B tries until its exclusive claim gets through: refused (125) while
+	// A's lease runs, then it recovers A and runs.
+	var bCode int
+	for deadline := time.Now().Add(fleetLimit); ; time.Sleep(100 * time.Millisecond) {
+		c := f.host("pb", `ledger run excl --exclusive --lease 3s --grace 300ms -- `+
+			`flock -n -E 99 "$OUT/alive.lock" sh -c 'date +%s.%N >"$OUT/b.start"; echo "$TETHER_EXECUTION" >"$OUT/b.id"'`)
+		c.Env = append(c.Env, "TETHER_LEDGER="+direct)
+		out, err := c.CombinedOutput()
+		bCode = c.ProcessState.ExitCode()
+		if err == nil || bCode != 125 {
+			if bCode != 0 {
+				t.Fatalf("host B: ledger run = %d (%v): %s; want 0, or 125 while A's lease runs", bCode, err, out)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host B still refused %v after the partition: %s", fleetLimit, out)
+		}
+	}
+	t.Logf("B ran %v after A was cut off", time.Since(frozen).Round(time.Millisecond))
+	aEnd, bStart := readTimes(filepath.Join(f.dir, "a.end")), readTimes(filepath.Join(f.dir, "b.start"))
+	if len(aEnd) != 1 || len(bStart) != 1 {
+		t.Fatalf("A's payload ended at %v, B's started at %v; want A stopped (TERM) before B started", aEnd, bStart)
+	}
+	if aEnd[0] >= bStart[0] {
+		t.Errorf("A's payload ended at %.3f, after B's started at %.3f: two runs of an --exclusive job at once", aEnd[0], bStart[0])
+	}
+
+	// The partition heals: A records its result, refused as late.
+	r.thaw()
+	if rc := waitFile(t, filepath.Join(f.dir, "a.rc")); rc != "143" {
+		t.Errorf("host A: ledger run = %s; want 143 (its payload stopped by TERM)", rc)
+	}
+	a.Wait()
+	c := f.host("auditor", "exec ledger show "+aID+" --json")
+	c.Env = append(c.Env, "TETHER_LEDGER="+direct)
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("ledger show %s: %v", aID, err)
+	}
+	rec := string(out)
+	if jsonField(rec, "status") != "unknown" || !strings.Contains(jsonField(rec, "late"), `"status":"failed"`) {
+		t.Errorf("A's record = %s; want unknown (recovered by B) with A's result kept as late (failed)", rec)
+	}
+	if !strings.Contains(aSaid.String(), "stopping its command before the lease runs out") {
+		t.Errorf("host A said %q; want it to say it stopped its command before the lease ran out", aSaid.String())
+	}
+}

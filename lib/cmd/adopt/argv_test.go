@@ -1,0 +1,73 @@
+package adopt
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/internal/argv/argvtest"
+)
+
+// kongParse parses args with kong: what Main does when the generated
+// parser declines.
+func kongParse(g *grammar, args []string) (string, bool) {
+	t := cli.New(Page.Name, Page.Description())
+	t.Stdout, t.Stderr = io.Discard, io.Discard
+	ctx, _, done := t.Parse(g, args)
+	if done {
+		return "", false
+	}
+	return ctx.Command(), true
+}
+
+func checkArgv(t *testing.T, args []string) bool {
+	t.Helper()
+	return argvtest.Check(t, argvGrammar(), kongParse, args)
+}
+
+// TestArgvMatchesKong: what the generated parser takes, kong parses to
+// the same values; what it leaves to kong is help, errors and what it
+// cannot be sure of.
+func TestArgvMatchesKong(t *testing.T) {
+	accepted := [][]string{
+		{"0dn81anxuj0hf-51gz31"},
+		{"--ledger", "/tmp/st", "--lease=1m", "--ack-file", "/tmp/ack", "0dn81anxuj0hf-51gz31"},
+		{"--grace", "2s", "--lock-timeout=0", "--pidns", "x"},
+	}
+	declined := [][]string{
+		{"--help"},
+		{"-h"},
+		{"--version"},
+		{"--bogus"},
+		{},
+		{"a", "b"},
+		{"--grace", "-1s", "x"},
+		{"--ledger", "", "x"},
+	}
+	for _, args := range accepted {
+		if !checkArgv(t, args) {
+			t.Errorf("argv.Parse(%q) declined; want it taken without kong", args)
+		}
+	}
+	for _, args := range declined {
+		if checkArgv(t, args) {
+			t.Errorf("argv.Parse(%q) accepted; want it left to kong", args)
+		}
+	}
+}
+
+// FuzzArgv: whatever the generated parser accepts, kong parses alike. The
+// input is the argument list joined by newlines.
+func FuzzArgv(f *testing.F) {
+	for _, args := range [][]string{
+		{"0dn81anxuj0hf-51gz31"},
+		{"--ledger", "/tmp/st", "--lease=1m", "--ack-file", "/tmp/ack", "0dn81anxuj0hf-51gz31"},
+		{"--grace", "2s", "--lock-timeout=0", "--pidns", "x"},
+	} {
+		f.Add(strings.Join(args, "\n"))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkArgv(t, strings.Split(s, "\n"))
+	})
+}

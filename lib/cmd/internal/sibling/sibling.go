@@ -1,0 +1,73 @@
+// Package sibling finds the programs installed beside this one (adopt for
+// ledger spawn, tether-pg for a PostgreSQL store) and hands a command to
+// tether-pg.
+//
+//	adopt, err := sibling.Find("adopt")
+//	if location.IsPostgres(loc) && !location.PostgresLinked() {
+//		return sibling.ExecPostgres("ledger", args) // returns only on failure
+//	}
+package sibling
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/location"
+)
+
+// The main goroutine keeps the main thread, so that ExecPostgres, called
+// from it, execs from the thread the process started on: a parent-death
+// signal the caller set (setpriv --pdeathsig, prctl PR_SET_PDEATHSIG) is
+// that thread's, and an exec from any other thread would drop it — the
+// exec'd tether-pg would then outlive its parent.
+func init() { runtime.LockOSThread() }
+
+// ErrNotFound: the program is neither beside this one nor on PATH.
+var ErrNotFound = errors.New("program not found")
+
+// Find returns the path of program name: beside this executable (as
+// install.sh and the packages put them, whatever this one is called or
+// however it was reached: os.Executable is the file itself), else on
+// PATH.
+func Find(name string) (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%w: cannot find the %s program beside this one or on PATH", ErrNotFound, name)
+	}
+	return p, nil
+}
+
+// ExecPostgres replaces this process with tether-pg running tool (ledger
+// or adopt) with args: "tether-pg TOOL ARGS...". The tool is named
+// explicitly, never read from argv[0], which a symlink, an installed
+// name (tether-ledger) or exec -a can change. Call it from the main
+// goroutine, before anything is written or locked: the PID stays, so a
+// caller that recorded this process (spawn's ack, an owner) still names
+// it. It returns only if tether-pg cannot be run, with an error that is
+// ledger.ErrUnavailable.
+func ExecPostgres(tool string, args []string) error {
+	pg, err := Find(location.PostgresBinary)
+	if err != nil {
+		return unavailable(fmt.Sprintf("PostgreSQL stores are served by %s, which is neither beside this program nor on PATH", location.PostgresBinary))
+	}
+	err = syscall.Exec(pg, append([]string{pg, tool}, args...), os.Environ())
+	return unavailable(fmt.Sprintf("PostgreSQL stores are served by %s, which cannot be run: %v", pg, err))
+}
+
+// unavailable is ledger.ErrUnavailable that reads as its message alone.
+type unavailable string
+
+func (e unavailable) Error() string { return string(e) }
+func (e unavailable) Unwrap() error { return ledger.ErrUnavailable }

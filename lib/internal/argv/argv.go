@@ -1,0 +1,414 @@
+// Package argv parses a command line without kong, against tables that
+// argvgen generates from the tool's kong model (the lib/cmd/TOOL/argv_gen.go
+// files; go generate ./lib/internal/tetherdoc rewrites them and
+// TestArgvUpToDate fails when one is stale): the hot path's parser, so that no tool
+// builds kong's model by reflection (≈2 ms, ≈300 page faults) to run a
+// command line that parses.
+//
+// kong stays the grammar's one source and its only judge: Parse takes a
+// command line only when it is sure kong would parse it, and to the very
+// same values (every field of the grammar struct, defaults and
+// $ENV-defaults of the commands not run included); for anything else —
+// --help, -h, --version, an unknown or abbreviated flag, a missing value
+// or argument, a value kong reads through a mapper the tables do not
+// know, a value that starts with "-", a refused value — it reports false,
+// and the caller hands the command line to kong, which parses it or words
+// the error and picks the exit code. So the generated tables may leave
+// anything out, never get anything wrong: a flag the generator cannot
+// read is left out of them (and the whole tool to kong when it has a
+// default or an environment variable, which kong applies unasked; a
+// command with a hook or a validator goes to kong).
+//
+// The walk is kong's own (kong's Context.trace), restricted: flags of the
+// command reached so far and of its ancestors, "--name=value" and
+// "--name value", "-x" and "-x value" (no clusters), "--" ending the
+// flags (kept as CMD's first word when the next argument is a
+// passthrough one, as kong keeps it), positionals in order, a []string
+// positional taking the values that follow, a passthrough one everything.
+// TestArgvMatchesKong and FuzzArgv (per tool, and on argvtest/toy's
+// grammar, which uses what the tools do not yet) hold the two together.
+package argv
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Value is one flag or positional argument of a grammar G: how to set it
+// from one string, and what kong's Reset gives it when the command line
+// does not.
+type Value[G any] struct {
+	// Set stores v as kong's mapper would, or reports false where kong
+	// would read it otherwise or refuse it. A switch's Set gets "true".
+	Set func(g *G, v string) bool
+	// Zero sets the field's zero value.
+	Zero func(g *G)
+	// Envs are the variables kong reads, the first one set wins, when the
+	// command line does not give the value; then Default if HasDefault.
+	Envs       []string
+	Default    string
+	HasDefault bool
+	// Enum, when set, reports whether the value (after defaults) is one
+	// of the enum tag's: kong's Validate refuses it otherwise.
+	Enum func(g *G) bool
+	// Required: kong refuses the command line without it.
+	Required bool
+}
+
+// Flag is one flag.
+type Flag[G any] struct {
+	Value[G]
+	Names []string // long names and aliases, without "--"
+	Short byte     // 0: none
+	// Switch: a bool flag, given without a value (a "--name=value" is
+	// left to kong).
+	Switch bool
+}
+
+// Positional is one positional argument.
+type Positional[G any] struct {
+	Value[G]
+	// Slice: a []string that takes every value that follows (kong's
+	// PopWhile IsValue); Passthrough: every argument that follows.
+	Slice, Passthrough bool
+}
+
+// Node is the application or one command.
+type Node[G, E any] struct {
+	Name        string
+	Aliases     []string
+	Flags       []Flag[G]
+	Positionals []Positional[G]
+	Children    []*Node[G, E]
+	// Fast is false when kong must parse every command line that reaches
+	// this node (a hook, a validator, a value the tables cannot apply).
+	Fast bool
+	// Run calls the Run methods kong's Context.Run would: this node's,
+	// then its ancestors'. Nil for a node that cannot be the last.
+	Run func(g *G, e E) error
+}
+
+// Parse parses args into g, which must be the zero G, as kong would, and
+// returns the command node selected (the root for a tool without
+// commands); ok is false when kong must parse args, and g is then to be
+// discarded.
+func Parse[G, E any](root *Node[G, E], g *G, args []string) (selected *Node[G, E], ok bool) {
+	for _, a := range args {
+		if !utf8.ValidString(a) {
+			return nil, false // kong's string mapper, through JSON, would mend it
+		}
+	}
+	p := parser[G, E]{g: g, given: map[*Value[G]]bool{}}
+	if !p.trace(root, args) {
+		return nil, false
+	}
+	if !p.reset(root) || !p.check() {
+		return nil, false
+	}
+	return p.path[len(p.path)-1], true
+}
+
+type parser[G, E any] struct {
+	g     *G
+	path  []*Node[G, E]
+	given map[*Value[G]]bool
+}
+
+// trace walks args as kong's Context.trace does, setting what they give.
+func (p *parser[G, E]) trace(root *Node[G, E], args []string) bool {
+	node := root
+	p.path = append(p.path, node)
+	if !node.Fast {
+		return false
+	}
+	positional := 0
+	ok := false
+	ended := false // after "--" or at a passthrough positional: all positional
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !ended {
+			switch {
+			case a == "--":
+				ended = true
+				if positional < len(node.Positionals) && node.Positionals[positional].Passthrough {
+					i-- // kong keeps "--" as the passthrough's first word
+				}
+				continue
+			case strings.HasPrefix(a, "--"):
+				name, value, hasValue := strings.Cut(a[2:], "=")
+				f := p.flag(func(f *Flag[G]) bool { return has(f.Names, name) })
+				if f == nil {
+					return false
+				}
+				if f.Switch {
+					if hasValue {
+						return false
+					}
+					value = "true"
+				} else if !hasValue {
+					if value, ok = nextValue(args, i); !ok {
+						return false
+					}
+					i++
+				}
+				if !p.set(&f.Value, value) {
+					return false
+				}
+				continue
+			case a != "-" && strings.HasPrefix(a, "-"):
+				if len(a) != 2 {
+					return false // a cluster, or a short flag's glued value
+				}
+				f := p.flag(func(f *Flag[G]) bool { return f.Short != 0 && f.Short == a[1] })
+				if f == nil {
+					return false
+				}
+				value := "true"
+				if !f.Switch {
+					if value, ok = nextValue(args, i); !ok {
+						return false
+					}
+					i++
+				}
+				if !p.set(&f.Value, value) {
+					return false
+				}
+				continue
+			}
+		}
+		// A positional argument: the node's next one, else a command.
+		if positional < len(node.Positionals) {
+			pos := &node.Positionals[positional]
+			positional++
+			switch {
+			case pos.Passthrough:
+				for _, v := range args[i:] {
+					if !p.set(&pos.Value, v) {
+						return false
+					}
+				}
+				return true
+			case pos.Slice:
+				if !p.set(&pos.Value, a) {
+					return false
+				}
+				for ended && i+1 < len(args) || i+1 < len(args) && isValue(args[i+1]) {
+					i++
+					if !p.set(&pos.Value, args[i]) {
+						return false
+					}
+				}
+			default:
+				if !p.set(&pos.Value, a) {
+					return false
+				}
+			}
+			continue
+		}
+		child := (*Node[G, E])(nil)
+		for _, c := range node.Children {
+			if c.Name == a || has(c.Aliases, a) {
+				child = c
+				break
+			}
+		}
+		if child == nil || ended {
+			return false
+		}
+		node, positional = child, 0
+		p.path = append(p.path, node)
+		if !node.Fast {
+			return false
+		}
+	}
+	return true
+}
+
+// flag finds the flag match selects among those of the nodes reached.
+func (p *parser[G, E]) flag(match func(*Flag[G]) bool) *Flag[G] {
+	for i := len(p.path) - 1; i >= 0; i-- {
+		for j := range p.path[i].Flags {
+			if f := &p.path[i].Flags[j]; match(f) {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+func (p *parser[G, E]) set(v *Value[G], s string) bool {
+	p.given[v] = true
+	return v.Set(p.g, s)
+}
+
+// reset gives every value the command line did not give what kong's
+// Reset gives it: its environment variable, else its default, else zero.
+// A value kong would refuse is refused on the selected path and zeroed
+// elsewhere, as kong does.
+func (p *parser[G, E]) reset(n *Node[G, E]) bool {
+	selected := false
+	for _, s := range p.path {
+		selected = selected || s == n
+	}
+	one := func(v *Value[G]) bool {
+		if p.given[v] {
+			// kong resets a value before it applies the command line's:
+			// an environment variable it cannot read is an error even
+			// then.
+			return len(v.Envs) == 0 || envReadable(v)
+		}
+		if resetValue(p.g, v) || !selected {
+			return true
+		}
+		return false
+	}
+	for i := range n.Flags {
+		if !one(&n.Flags[i].Value) {
+			return false
+		}
+	}
+	for i := range n.Positionals {
+		if !one(&n.Positionals[i].Value) {
+			return false
+		}
+	}
+	for _, c := range n.Children {
+		if !p.reset(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// envReadable reports whether v's environment variable, if one is set,
+// reads.
+func envReadable[G any](v *Value[G]) bool {
+	var scratch G
+	return resetValue(&scratch, v)
+}
+
+func resetValue[G any](g *G, v *Value[G]) bool {
+	v.Zero(g)
+	for _, env := range v.Envs {
+		if s, ok := os.LookupEnv(env); ok {
+			if v.Set(g, s) {
+				return true
+			}
+			v.Zero(g)
+			return false
+		}
+	}
+	if v.HasDefault && !v.Set(g, v.Default) {
+		v.Zero(g)
+		return false
+	}
+	return true
+}
+
+// check is kong's checks after the trace: a command chosen where one is
+// needed, every required flag and argument given, enums in their set.
+func (p *parser[G, E]) check() bool {
+	last := p.path[len(p.path)-1]
+	if len(last.Children) > 0 || last.Run == nil && len(p.path) > 1 {
+		return false
+	}
+	for _, n := range p.path {
+		for i := range n.Flags {
+			if !p.checkValue(&n.Flags[i].Value) {
+				return false
+			}
+		}
+		for i := range n.Positionals {
+			if !p.checkValue(&n.Positionals[i].Value) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (p *parser[G, E]) checkValue(v *Value[G]) bool {
+	if v.Required && !p.given[v] {
+		return false
+	}
+	return v.Enum == nil || v.Enum(p.g)
+}
+
+// nextValue is the value of the flag at args[i] given as the next
+// argument: one kong's scanner takes as a value (not a flag).
+func nextValue(args []string, i int) (string, bool) {
+	if i+1 >= len(args) || !isValue(args[i+1]) {
+		return "", false
+	}
+	return args[i+1], true
+}
+
+// isValue reports whether kong's scanner takes a before "--" as a value:
+// not a flag. (kong takes "-5"-like values of lib/cli's types too, only
+// to refuse them: kong words that.)
+func isValue(a string) bool { return a == "-" || !strings.HasPrefix(a, "-") }
+
+func has(names []string, s string) bool {
+	for _, n := range names {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Int reads s as kong's int mapper does for the values they read alike:
+// plain decimals (kong's strconv.ParseInt base 0 also reads 0x10, 0o7,
+// 010 and 1_000; those are left to kong).
+func Int(s string, bits int) (int64, bool) {
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || d != "0" && d[0] == '0' || strings.Trim(d, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, bits)
+	return n, err == nil
+}
+
+// Uint is Int for kong's uint mapper.
+func Uint(s string, bits int) (uint64, bool) {
+	if s == "" || s != "0" && s[0] == '0' || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, bits)
+	return n, err == nil
+}
+
+// Bool reads s as kong's bool mapper does for "true" and "false" (the
+// other spellings it takes are left to kong).
+func Bool(s string) (b, ok bool) {
+	switch s {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// Path reads s as kong's "path" mapper does (kong.ExpandPath): absolute
+// paths as they are, others made absolute; "~/..." is left to kong.
+func Path(s string) (string, bool) {
+	if strings.HasPrefix(s, "~") {
+		return "", false
+	}
+	if filepath.IsAbs(s) {
+		return s, true
+	}
+	abs, err := filepath.Abs(s)
+	return abs, err == nil
+}
+
+// Item reports whether kong reads s, the value of a []string flag, as the
+// one item s: kong splits it at sep (-1: never), a backslash escaping;
+// empty values and values with sep or a backslash are left to kong.
+func Item(s string, sep rune) bool {
+	return s != "" && !strings.ContainsRune(s, '\\') && (sep == -1 || !strings.ContainsRune(s, sep))
+}
