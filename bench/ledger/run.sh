@@ -7,6 +7,13 @@
 #   (c) the cycle's cost in a store holding $BIG executions vs an empty one
 #   (d) the one-shot cycle `ledger run JOB -- true` (claim, start with the
 #       payload recorded, run it, finish: one process) against (a)'s sqlite3
+#   (e) durable flushes (fsync + fdatasync, counted by strace) of `ledger run`
+#       of an existing job and of claim + start + finish
+#   (f) disk per execution in the store holding $BIG (du), and sqlite3's
+#   (g) at $BIG stored: `list --json` and `prune --keep 10` (time, max RSS)
+#       against sqlite3's SELECT and DELETE of the same rows
+#   (h) at $BIG stored vs a 1-job store: `list --status running` and
+#       `ledger status` (every job's summary)
 #
 # (a) and (b) also run bench/ledger/floor: the same files, links, renames and
 # flushes as ledger's claim/start/finish from a minimal Go program (no
@@ -15,7 +22,9 @@
 # write protocol cannot beat here.
 #
 # Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG)
-# Needs go, sqlite3 and bash ≥ 5 ($EPOCHREALTIME). Leaves nothing behind.
+# Needs go, sqlite3, strace, GNU time (/usr/bin/time) and bash ≥ 5
+# ($EPOCHREALTIME); eatmydata, if present, only speeds up filling the big
+# store (not measured). Leaves nothing behind.
 set -euo pipefail
 
 N=${N:-150}             # cycles per tool in (a) and per store in (c)
@@ -28,6 +37,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/ledger-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 command -v sqlite3 >/dev/null || { echo "run.sh: sqlite3 not found" >&2; exit 3; }
+command -v strace >/dev/null || { echo "run.sh: strace not found" >&2; exit 3; }
+[ -x /usr/bin/time ] || { echo "run.sh: GNU time (/usr/bin/time) not found" >&2; exit 3; }
+nosync=(); command -v eatmydata >/dev/null && nosync=(eatmydata)
 
 build() { CGO_ENABLED=0 go build -C "$root" -trimpath -ldflags "-s -w" "$@"; } # as install.sh does
 build -o "$T/ledger" ./cmd/ledger
@@ -169,7 +181,7 @@ b_fi=$(median <"$T/b.floor-inits")
 # --- (c) big store vs empty store -----------------------------------------
 
 echo "filling stores with $BIG executions..." >&2
-"$T/fill" "$T/c-big" bench "$BIG"
+"${nosync[@]}" "$T/fill" "$T/c-big" bench "$BIG"
 sq_init "$T/c-big.db"
 sq "$T/c-big.db" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < $BIG)
 	INSERT INTO executions(job,status,owner_pid,claimed_at,started_at,finished_at,exit_code)
@@ -197,6 +209,64 @@ c_le=$(median <"$T/c.le") c_lb=$(median <"$T/c.lb")
 c_xe=$(median <"$T/c.xe") c_xb=$(median <"$T/c.xb")
 c_se=$(median <"$T/c.se") c_sb=$(median <"$T/c.sb")
 
+# --- (e) durable flushes --------------------------------------------------
+
+flushes() { # CMD... → the fsync/fdatasync calls it made
+	strace -f -qq -e trace=fsync,fdatasync -o "$T/e.trace" "$@" >"$T/e.out"
+	grep -c 'sync(' "$T/e.trace" || true
+}
+ledger_run "$T/e-store"
+e_run=$(flushes "$L" --ledger "$T/e-store" run bench -- true)
+e_c=$(flushes "$L" --ledger "$T/e-store" claim bench)
+e_id=$(cat "$T/e.out")
+e_s=$(flushes "$L" --ledger "$T/e-store" start "$e_id")
+e_f=$(flushes "$L" --ledger "$T/e-store" finish "$e_id" --status completed --exit-code 0)
+e_csf=$((e_c + e_s + e_f))
+
+# --- (f) disk per execution -----------------------------------------------
+
+f_n=$("$L" --ledger "$T/c-big" list --field id | wc -l)
+f_l=$(($(du -sk "$T/c-big" | cut -f1) * 1024 / f_n))
+f_s=$(($(du -sk "$T/c-big.db" | cut -f1) * 1024 / $(sq "$T/c-big.db" "SELECT count(*) FROM executions;")))
+
+# --- (h) live listing and summaries: $BIG stored vs 1 -----------------------
+
+quiet() { "$@" >/dev/null; }
+"$L" --ledger "$T/h-one" run bench -- true
+for st in "$T/h-one" "$T/c-big"; do # one running execution in each
+	"$L" --ledger "$st" claim live --owner $$ >"$T/h.id"
+	"$L" --ledger "$st" start "$(cat "$T/h.id")"
+done
+: >"$T/h.lo" >"$T/h.lb" >"$T/h.so" >"$T/h.sb"
+for ((i = 0; i < N; i++)); do
+	timed quiet "$L" --ledger "$T/h-one" list --status running >>"$T/h.lo"
+	timed quiet "$L" --ledger "$T/c-big" list --status running >>"$T/h.lb"
+	timed quiet "$L" --ledger "$T/c-big" status >>"$T/h.sb"
+	timed quiet "$L" --ledger "$T/h-one" status >>"$T/h.so"
+done
+h_lo=$(median <"$T/h.lo") h_lb=$(median <"$T/h.lb")
+h_so=$(median <"$T/h.so") h_sb=$(median <"$T/h.sb")
+
+# --- (g) list and prune at $BIG ---------------------------------------------
+
+rss_timed() { # OUT CMD... → appends "us kib" to OUT
+	local out=$1 s e; shift
+	s=$(usec); /usr/bin/time -f %M -o "$T/g.rss" "$@" >/dev/null; e=$(usec)
+	echo "$((e - s)) $(tail -1 "$T/g.rss")" >>"$out"
+}
+: >"$T/g.ll" >"$T/g.sl"
+for ((i = 0; i < 5; i++)); do
+	rss_timed "$T/g.ll" "$L" --ledger "$T/c-big" list --json
+	rss_timed "$T/g.sl" sqlite3 "$T/c-big.db" "SELECT * FROM executions;"
+done
+g_ll=$(cut -d' ' -f1 "$T/g.ll" | median) g_llm=$(cut -d' ' -f2 "$T/g.ll" | sort -n | tail -1)
+g_sl=$(cut -d' ' -f1 "$T/g.sl" | median) g_slm=$(cut -d' ' -f2 "$T/g.sl" | sort -n | tail -1)
+: >"$T/g.lp" >"$T/g.sp"
+rss_timed "$T/g.lp" "$L" --ledger "$T/c-big" prune --keep 10
+rss_timed "$T/g.sp" sqlite3 -cmd ".timeout 10000" "$T/c-big.db" "PRAGMA synchronous=FULL; DELETE FROM executions WHERE job='bench' AND id NOT IN (SELECT id FROM executions WHERE job='bench' ORDER BY id DESC LIMIT 10);"
+read -r g_lp g_lpm <"$T/g.lp"
+read -r g_sp g_spm <"$T/g.sp"
+
 # --- report ---------------------------------------------------------------
 
 ra=$(ratio "$a_l" "$a_s")
@@ -207,7 +277,7 @@ rs=$(ratio "$c_sb" "$c_se")
 rd=$(ratio "$d_r" "$a_s")
 cat <<REPORT
 ledger vs sqlite3 $(sqlite3 --version | cut -d' ' -f1) — $(nproc) cores, $(uname -r), store on $(stat -f -c %T "$T")
-(a) claim→start→finish, 3 processes, median of $N:  ledger ${a_l}us  sqlite3 ${a_s}us  ratio $ra (target <= 0.70: $(verdict "$ra" 0.70 "<="))
+(a) claim→start→finish, 3 processes, median of $N:  ledger ${a_l}us  sqlite3 ${a_s}us  ratio $ra (target <= 0.60: $(verdict "$ra" 0.60 "<="))
       floor ${a_f}us ratio $(ratio "$a_f" "$a_s"), floor with ledger's package inits ${a_fi}us ratio $(ratio "$a_fi" "$a_s")
 (b) $LOOPS concurrent loops, median of $ROUNDS rounds:    ledger ${b_l}/s  sqlite3 ${b_s}/s  ratio $rb (target >= 1.00: $(verdict "$rb" 1.00 ">="))
       floor ${b_f}/s ratio $(ratio "$b_f" "$b_s"), floor with ledger's package inits ${b_fi}/s ratio $(ratio "$b_fi" "$b_s")
@@ -216,4 +286,13 @@ ledger vs sqlite3 $(sqlite3 --version | cut -d' ' -f1) — $(nproc) cores, $(una
       ledger --exclusive --instant ${c_xb}us vs ${c_xe}us  ratio $rx (target <= 1.30: $(verdict "$rx" 1.30 "<="))
       sqlite3                     ${c_sb}us vs ${c_se}us  ratio $rs
 (d) ledger run JOB -- true, 1 process, median of $N: ${d_r}us vs (a)'s sqlite3 ${a_s}us  ratio $rd (target <= 0.50: $(verdict "$rd" 0.50 "<="))
+(e) durable flushes: ledger run of an existing job $e_run (target <= 3: $(verdict "$e_run" 3 "<=")),
+      claim+start+finish $e_csf = $e_c+$e_s+$e_f (target <= 4: $(verdict "$e_csf" 4 "<="))
+(f) disk per execution at $f_n stored: ledger ${f_l} B, sqlite3 ${f_s} B (target <= 1024: $(verdict "$f_l" 1024 "<="))
+(g) at $f_n stored, list --json: ledger ${g_ll}us ${g_llm} KiB, sqlite3 SELECT ${g_sl}us ${g_slm} KiB
+      ratio $(ratio "$g_ll" "$g_sl") (target <= 3: $(verdict "$(ratio "$g_ll" "$g_sl")" 3 "<=")), RSS (target <= 32768 KiB: $(verdict "$g_llm" 32768 "<="))
+    prune --keep 10: ledger ${g_lp}us ${g_lpm} KiB, sqlite3 DELETE ${g_sp}us ${g_spm} KiB
+      ratio $(ratio "$g_lp" "$g_sp") (target <= 3: $(verdict "$(ratio "$g_lp" "$g_sp")" 3 "<=")), RSS (target <= 32768 KiB: $(verdict "$g_lpm" 32768 "<="))
+(h) $BIG stored vs 1, median of $N: list --status running ${h_lb}us vs ${h_lo}us ratio $(ratio "$h_lb" "$h_lo") (target <= 2: $(verdict "$(ratio "$h_lb" "$h_lo")" 2 "<="))
+      ledger status ${h_sb}us vs ${h_so}us ratio $(ratio "$h_sb" "$h_so") (target <= 2: $(verdict "$(ratio "$h_sb" "$h_so")" 2 "<="))
 REPORT

@@ -130,9 +130,9 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
 	}
 	// The record's first version is written and made durable under a
-	// temporary name; its index entries are made durable next (the markers
-	// are hard links to that file, so they cost no inode), and only then is
-	// the record renamed into place: see "Crash safety".
+	// temporary name; its index entries are made durable next (the two
+	// markers are one empty inode: no data block), and only then is the
+	// record renamed into place: see "Crash safety".
 	if err := r.Validate(); err != nil {
 		return fail(fmt.Errorf("internal error: refusing to write an illegal record: %w", err))
 	}
@@ -145,10 +145,10 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 		rec.Abort()
 		return fail(err)
 	}
-	if err := linkMarker(rec, jobDir, r.ID); err != nil {
+	if err := createEmpty(jobDir, r.ID); err != nil {
 		return abort(err)
 	}
-	if err := linkMarker(rec, s.active, activeName(r.ID, job)); err != nil {
+	if err := linkMarker(durable.Pending{Dir: jobDir, Temp: r.ID}, s.active, activeName(r.ID, job)); err != nil {
 		return abort(err)
 	}
 	head, _ := s.latestIn(jobDir)

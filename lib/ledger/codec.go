@@ -31,83 +31,20 @@ func plain(s string) bool {
 }
 
 // appendCanonical appends json.Marshal(j) to b, or reports false if a
-// string in j is not plain.
+// string in j is not plain. The keys come from recordFields.
 func appendCanonical(b []byte, j *recordJSON) ([]byte, bool) {
 	shortcut.Ran(shortcut.CanonicalCodec)
 	ok := true
-	str := func(key, s string) {
-		b = append(b, key...)
-		if !plain(s) {
-			ok = false
-		}
-		b = append(b, '"')
-		b = append(b, s...)
-		b = append(b, '"')
-	}
-	strp := func(key string, p *string) {
-		if p == nil {
-			b = append(b, key...)
-			b = append(b, "null"...)
-			return
-		}
-		str(key, *p)
-	}
-	u64p := func(key string, p *uint64) {
-		b = append(b, key...)
-		if p == nil {
-			b = append(b, "null"...)
-			return
-		}
-		b = strconv.AppendUint(b, *p, 10)
-	}
 	b = append(b, '{')
 	if j.V != 0 {
 		b = append(b, `"v":`...)
 		b = strconv.AppendInt(b, int64(j.V), 10)
 		b = append(b, ',')
 	}
-	str(`"id":`, j.ID)
-	str(`,"job":`, j.Job)
-	strp(`,"source":`, j.Source)
-	strp(`,"instant":`, j.Instant)
-	str(`,"status":`, string(j.Status))
-	b = append(b, `,"fenced":`...)
-	b = strconv.AppendBool(b, j.Fenced)
-	strp(`,"fenced_at":`, j.FencedAt)
-	b = append(b, `,"owner":`...)
-	if o := j.Owner; o == nil {
-		b = append(b, "null"...)
-	} else {
-		strp(`{"host":`, o.Host)
-		strp(`,"boot_id":`, o.BootID)
-		u64p(`,"pidns":`, o.PIDNS)
-		b = append(b, `,"pid":`...)
-		b = strconv.AppendInt(b, int64(o.PID), 10)
-		u64p(`,"start":`, o.Start)
-		b = append(b, '}')
-	}
-	b = append(b, `,"child":`...)
-	if c := j.Child; c == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, `{"pid":`...)
-		b = strconv.AppendInt(b, int64(c.PID), 10)
-		u64p(`,"start":`, c.Start)
-		b = append(b, '}')
-	}
-	strp(`,"claimed_at":`, j.ClaimedAt)
-	strp(`,"started_at":`, j.StartedAt)
-	strp(`,"finished_at":`, j.FinishedAt)
-	b = append(b, `,"exit_code":`...)
-	if j.ExitCode == nil {
-		b = append(b, "null"...)
-	} else {
-		b = strconv.AppendInt(b, int64(*j.ExitCode), 10)
-	}
-	strp(`,"error":`, j.Error)
-	strp(`,"beat_at":`, j.BeatAt)
-	strp(`,"note":`, j.Note)
-	b = append(b, '}')
+	// The first key follows "{" or "v": written without its comma.
+	b = append(b, recordFields[0].first[1:]...)
+	b = appendValue(b, &ok, recordFields[0].val(j))
+	b = appendFields(b, &ok, recordFields[1:], j, false)
 	return b, ok
 }
 
@@ -200,9 +137,18 @@ func (r *canonicalReader) u64p() *uint64 {
 	return &n
 }
 
+// has consumes s if it comes next.
+func (r *canonicalReader) has(s string) bool {
+	if r.ok && len(r.b) >= len(s) && string(r.b[:len(s)]) == s {
+		r.b = r.b[len(s):]
+		return true
+	}
+	return false
+}
+
 // readCanonical parses b if it is exactly a canonical on-disk record (with
 // "v", and one trailing newline or none) into what encoding/json would
-// decode from it; ok is false otherwise.
+// decode from it; ok is false otherwise. The keys come from recordFields.
 func readCanonical(b []byte) (j recordJSON, ok bool) {
 	shortcut.Ran(shortcut.CanonicalCodec)
 	if n := len(b); n > 0 && b[n-1] == '\n' {
@@ -211,78 +157,9 @@ func readCanonical(b []byte) (j recordJSON, ok bool) {
 	r := &canonicalReader{b: b, ok: true}
 	r.lit(`{"v":`)
 	j.V = r.int()
-	r.lit(`,"id":`)
-	j.ID = r.str()
-	r.lit(`,"job":`)
-	j.Job = r.str()
-	r.lit(`,"source":`)
-	j.Source = r.strp()
-	r.lit(`,"instant":`)
-	j.Instant = r.strp()
-	r.lit(`,"status":`)
-	j.Status = Status(r.str())
-	r.lit(`,"fenced":`)
-	switch {
-	case r.ok && len(r.b) >= 4 && string(r.b[:4]) == "true":
-		j.Fenced = true
-		r.b = r.b[4:]
-	default:
-		r.lit("false")
-	}
-	r.lit(`,"fenced_at":`)
-	j.FencedAt = r.strp()
-	r.lit(`,"owner":`)
-	if !r.null() {
-		o := &ownerJSON{}
-		r.lit(`{"host":`)
-		o.Host = r.strp()
-		r.lit(`,"boot_id":`)
-		o.BootID = r.strp()
-		// Records written before PID namespaces were recorded have no
-		// "pidns": encoding/json leaves it nil, and so does this.
-		if r.ok && len(r.b) >= 9 && string(r.b[:9]) == `,"pidns":` {
-			r.b = r.b[9:]
-			o.PIDNS = r.u64p()
-		}
-		r.lit(`,"pid":`)
-		o.PID = r.int()
-		r.lit(`,"start":`)
-		o.Start = r.u64p()
-		r.lit(`}`)
-		j.Owner = o
-	}
-	r.lit(`,"child":`)
-	if !r.null() {
-		c := &childJSON{}
-		r.lit(`{"pid":`)
-		c.PID = r.int()
-		r.lit(`,"start":`)
-		c.Start = r.u64p()
-		r.lit(`}`)
-		j.Child = c
-	}
-	r.lit(`,"claimed_at":`)
-	j.ClaimedAt = r.strp()
-	r.lit(`,"started_at":`)
-	j.StartedAt = r.strp()
-	r.lit(`,"finished_at":`)
-	j.FinishedAt = r.strp()
-	r.lit(`,"exit_code":`)
-	if !r.null() {
-		n := r.int()
-		j.ExitCode = &n
-	}
-	r.lit(`,"error":`)
-	j.Error = r.strp()
-	// Records written before beats have neither "beat_at" nor "note":
-	// encoding/json leaves them nil, and so does this.
-	if r.ok && len(r.b) >= 11 && string(r.b[:11]) == `,"beat_at":` {
-		r.b = r.b[11:]
-		j.BeatAt = r.strp()
-		r.lit(`,"note":`)
-		j.Note = r.strp()
-	}
-	r.lit(`}`)
+	r.lit(recordFields[0].next)
+	readValue(r, recordFields[0].val(&j))
+	readFields(r, recordFields[1:], &j, false)
 	if !r.ok || len(r.b) != 0 {
 		return recordJSON{}, false
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,6 +189,44 @@ func TestBeatFields(t *testing.T) {
 	for field, want := range map[string]string{"beat_at": "2024-05-01T10:00:30.123456789Z", "note": "stalled:idle"} {
 		if got, err := r.Field(field); err != nil || got != want {
 			t.Errorf("Field(%q) = %q, %v; want %q", field, got, err, want)
+		}
+	}
+}
+
+// TestFieldTables: recordJSON's, ownerJSON's and childJSON's JSON tags
+// (encoding/json's side) spell the tables' keys, in the tables' order,
+// and --field takes every key.
+func TestFieldTables(t *testing.T) {
+	check := func(name string, typ reflect.Type, skip int, keys []string) {
+		t.Helper()
+		var tags []string
+		for i := skip; i < typ.NumField(); i++ {
+			tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			tags = append(tags, tag)
+		}
+		if !reflect.DeepEqual(tags, keys) {
+			t.Errorf("%s tags = %v; table keys %v", name, tags, keys)
+		}
+	}
+	keysOf := func(n int, key func(int) string) []string {
+		var out []string
+		for i := 0; i < n; i++ {
+			out = append(out, key(i))
+		}
+		return out
+	}
+	check("recordJSON", reflect.TypeOf(recordJSON{}), 1, keysOf(len(recordFields), func(i int) string { return recordFields[i].key }))
+	check("ownerJSON", reflect.TypeOf(ownerJSON{}), 0, keysOf(len(ownerFields), func(i int) string { return ownerFields[i].key }))
+	check("childJSON", reflect.TypeOf(childJSON{}), 0, keysOf(len(childFields), func(i int) string { return childFields[i].key }))
+	r := sampleRecords()[3]
+	for _, name := range strings.Split(fieldNames, ", ") {
+		if _, err := r.Field(name); err != nil {
+			t.Errorf("Field(%q) = %v", name, err)
+		}
+	}
+	for _, bad := range []string{"", "nope", "owner.nope", "fenced.x", "child.host", "late"} {
+		if _, err := r.Field(bad); !errors.Is(err, ErrBadInput) {
+			t.Errorf("Field(%q) = %v; want ErrBadInput", bad, err)
 		}
 	}
 }

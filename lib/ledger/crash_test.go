@@ -481,6 +481,11 @@ func fullStore(mnt string) error {
 			return fmt.Errorf("Finish on a full store reported success but Get = %v, %v", r.Status, err)
 		}
 	}
+	// Made a store of the version before summaries, which a read-only
+	// mount keeps from being migrated.
+	if err := os.Remove(filepath.Join(dir, summariesMark)); err != nil {
+		return err
+	}
 	if err := unix.Mount("", mnt, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 		return fmt.Errorf("cannot mount: remount read-only: %v", err)
 	}
@@ -490,8 +495,16 @@ func fullStore(mnt string) error {
 	if _, err := s.Start(ids[len(ids)-1], nil); err == nil {
 		return fmt.Errorf("Start on a read-only store succeeded")
 	}
-	if _, err := Open(dir); err != nil {
+	ro, err := Open(dir)
+	if err != nil {
 		return fmt.Errorf("Open(read-only store) = %v", err)
+	}
+	sums, err := ro.Summaries()
+	if err != nil || len(sums) != 3 {
+		return fmt.Errorf("Summaries of a read-only old store = %d, %v; want 3 jobs", len(sums), err)
+	}
+	if final, err := ro.Get(ids[0]); err == nil && final.Status.Terminal() && sums[0].Runs[final.Status] != 1 {
+		return fmt.Errorf("Summaries of a read-only old store: job0 runs %v; want its %s execution counted", sums[0].Runs, final.Status)
 	}
 	return verify("read-only")
 }

@@ -52,7 +52,8 @@
 //	                           "ID STATUS" once that record was pruned (tombstone)
 //	    _summary               the job's summary (Summaries): counts by terminal
 //	                           status, the last finished and last completed
-//	                           records (copies), rewritten by each finish
+//	                           records (copies); finishes are settled into
+//	                           it in batches
 //	  summaries                empty; the store keeps job summaries (a store
 //	                           without it is migrated by Open)
 //	  output/                  0700, made by the first OpenOutput
@@ -67,9 +68,13 @@
 //	                           spawn is swept a minute later
 //	  */.tmp.NAME              a write in progress (or left by a crash)
 //
-// Markers are hard links to the inode of their record's first version (an
-// empty file where a link is impossible); only their names mean anything,
-// and nothing reads their content, which later writes may change.
+// A claim's two markers are one empty file, jobs/JOB/ID, and a hard link
+// to it, active/ID.JOB (or a second empty file where a link is
+// impossible): an inode and no data block. Only their names mean
+// anything; nothing reads their content. (The version before summaries
+// made them hard links to the record's first version, which kept that
+// version's inode and block alive beside the record's: such markers
+// still work, and the spare logic below never writes through them.)
 //
 // Ids are 13 base-36 digits of Unix nanoseconds, "-" and 6 random base-36
 // digits, so they sort by claim time and use only [0-9a-z-]; job names use
@@ -113,16 +118,15 @@
 // temporary file, before the exchange or rename, leaving the old version.
 // A crash may leave a garbled spare or a stale .tmp file: nothing reads
 // them, and prune deletes them (the next update then creates a new spare).
-// The spare is written into only while it has no other link: the first
-// update of a record leaves the claim's inode, which its markers link, as
-// the spare, so the next update removes that name and creates a fresh
-// spare (O_EXCL); later updates rotate inodes without allocating any. So
-// a claim costs two inodes (the record's first version, kept by its
-// markers until prune removes them, and its later versions'), and no write
-// frees one. A hard link made by anyone else (a `cp -al` snapshot, one
-// planted at the spare's name) is never written through either, and a
-// temporary file is always created afresh (O_EXCL, a stale one unlinked
-// first).
+// The spare is written into only while it has no other link: a record's
+// inode has none (its markers are a file of their own), so updates rotate
+// inodes without allocating any, and a claim costs two inodes (the
+// record's and its markers', which has no data block), and no write frees
+// one. A hard link made by anyone else (a `cp -al` snapshot, one planted at
+// the spare's name, a marker made by the version before summaries) is
+// never written through: that spare's name is removed and a fresh spare
+// created (O_EXCL). A temporary file is always created afresh (O_EXCL, a
+// stale one unlinked first).
 //
 // Indexes are hints that are verified against the record they name, and they
 // are written in an order in which a crash can make them stale but never make
@@ -131,7 +135,7 @@
 //   - A claim makes the job's membership marker, the _latest pointer, the
 //     @INSTANT slot and the active marker durable (one fsync of each
 //     directory) before the rename that creates exec/ID. The two markers
-//     are hard links to exec/.tmp.ID, so they cost no inode; these fsyncs
+//     are one empty inode, linked twice; these fsyncs
 //     run concurrently with the record's fdatasync, which is independent of
 //     them (only the rename must follow all of them). So every durable
 //     record has durable index entries; an index entry may name a record
@@ -158,19 +162,28 @@
 //     counted in its job's summary, without an fsync: a marker resurrected
 //     by a crash names a terminal record and is dropped by the next reader
 //     that holds the lock.
-//   - A job's _summary is rewritten through the job's spare (like _latest)
-//     after the record that became terminal is durable, and before its
-//     active marker goes. A writer killed between the two leaves the marker
-//     naming a terminal record that the summary's "counted" list (its last
-//     32 counted ids) does not hold: readers count it in what they return,
-//     and the next writer that drops the marker under the lock (recover,
-//     claim --exclusive or --every, prune) writes it into the summary
-//     first. So every finish is counted once. The counts and the two
-//     records are copies, so prune never changes them. A store written
-//     before summaries existed has no root "summaries" file: Open, under
-//     the lock, writes each job's summary from the records it holds (and
-//     drops the active markers of terminal ones, which it counted), then
-//     creates that file durably; a migration cut short is redone whole.
+//   - A finish writes its record only; the execution's active marker
+//     stays, now naming a terminal record, until the finish is settled:
+//     counted into the job's _summary, rewritten through the job's spare
+//     (like _latest), and only then the marker removed. Readers count the
+//     terminal records still marked in what they return. Settling is done
+//     in batches under the lock by whoever goes through the job's markers
+//     (recover, claim --exclusive or --every, prune, which settles before
+//     it deletes anything and never deletes a record still marked), or by
+//     a finish that leaves the job more than 8 markers; so a finish costs
+//     no flush more than before, and active/ holds at most a few finished
+//     executions per job. A writer killed between a summary and the
+//     removal of the markers leaves markers of records that the summary's
+//     "counted" list (the last batch at least) holds: they are removed,
+//     not counted again. So every finish is counted once. The counts and
+//     the two records are copies, so prune never changes them; a summary
+//     that does not parse is rebuilt from the records by the next settle.
+//     A store written before summaries existed has no root "summaries"
+//     file: Open, under the lock, writes each job's summary from the
+//     records it holds (and removes the markers of terminal ones, which it
+//     counted), then creates that file durably; a migration cut short is
+//     redone whole. (A version before summaries writing the store after
+//     that does not count its finishes.)
 //
 // # Security
 //

@@ -441,7 +441,8 @@ func timeOrNull(t time.Time) string {
 
 // Field returns the value of one --json key for --field: empty when null.
 // Nested values are reachable as owner.pid, child.start, ...; owner and
-// child alone print PID@START.
+// child alone print PID@START. The keys are recordFields' and
+// extraFieldNames'.
 func (r Record) Field(name string) (string, error) {
 	tstr := func(t time.Time) string {
 		if t.IsZero() {
@@ -449,74 +450,17 @@ func (r Record) Field(name string) (string, error) {
 		}
 		return FormatTime(t)
 	}
-	u := func(v uint64) string {
-		if v == 0 {
-			return ""
-		}
-		return strconv.FormatUint(v, 10)
-	}
-	pid := func(v int) string {
-		if v == 0 {
-			return ""
-		}
-		return strconv.Itoa(v)
-	}
 	switch name {
-	case "id":
-		return r.ID, nil
-	case "job":
-		return r.Job, nil
-	case "source":
-		return r.Source, nil
-	case "instant":
-		return tstr(r.Instant), nil
-	case "status":
-		return string(r.Status), nil
-	case "fenced":
-		return strconv.FormatBool(r.Fenced), nil
-	case "fenced_at":
-		return tstr(r.FencedAt), nil
 	case "owner":
 		if r.Owner.PID == 0 {
 			return "", nil
 		}
 		return r.Owner.ID().String(), nil
-	case "owner.host":
-		return r.Owner.Host, nil
-	case "owner.boot_id":
-		return r.Owner.BootID, nil
-	case "owner.pidns":
-		return u(r.Owner.PIDNS), nil
-	case "owner.pid":
-		return pid(r.Owner.PID), nil
-	case "owner.start":
-		return u(r.Owner.Start), nil
 	case "child":
 		if r.Child.PID == 0 {
 			return "", nil
 		}
 		return r.Child.String(), nil
-	case "child.pid":
-		return pid(r.Child.PID), nil
-	case "child.start":
-		return u(r.Child.Start), nil
-	case "claimed_at":
-		return tstr(r.ClaimedAt), nil
-	case "started_at":
-		return tstr(r.StartedAt), nil
-	case "finished_at":
-		return tstr(r.FinishedAt), nil
-	case "exit_code":
-		if r.ExitCode == nil {
-			return "", nil
-		}
-		return strconv.Itoa(*r.ExitCode), nil
-	case "error":
-		return r.Error, nil
-	case "beat_at":
-		return tstr(r.BeatAt), nil
-	case "note":
-		return r.Note, nil
 	case "lease_until":
 		return tstr(r.LeaseUntil), nil
 	case "late.status", "late.exit_code", "late.error", "late.finished_at":
@@ -536,12 +480,12 @@ func (r Record) Field(name string) (string, error) {
 		}
 		return tstr(r.Late.FinishedAt), nil
 	}
+	j := r.toJSON()
+	if v, ok := storedField(&j, name); ok {
+		return v, nil
+	}
 	return "", badInputf("unknown field %q (want one of %s)", name, fieldNames)
 }
-
-const fieldNames = "id, job, source, instant, status, fenced, fenced_at, owner, owner.host, owner.boot_id, " +
-	"owner.pidns, owner.pid, owner.start, child, child.pid, child.start, claimed_at, started_at, finished_at, exit_code, error, beat_at, note, lease_until, " +
-	"late.status, late.exit_code, late.error, late.finished_at"
 
 // ErrorText makes msg fit a record's error field: valid UTF-8 (invalid
 // bytes become U+FFFD, as JSON would make them) and at most the field's

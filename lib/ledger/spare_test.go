@@ -43,19 +43,26 @@ func inode(t *testing.T, p string) (ino uint64, nlink uint64) {
 	return st.Ino, uint64(st.Nlink)
 }
 
-// TestSpareExchange checks the in-place update path: markers are links, a
-// record's versions swap inodes with the spare, and no record ever shares
-// its inode with the spare.
+// TestSpareExchange checks the in-place update path: the two markers are
+// one empty file, a record's versions swap inodes with the spare, and no
+// record ever shares its inode with the spare.
 func TestSpareExchange(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	r := mustClaim(t, s, "j", ClaimOptions{})
-	rec, _ := inode(t, s.path(execDir, r.ID))
-	if m, n := inode(t, s.path(jobsDir, "j", r.ID)); m != rec || n != 3 {
-		t.Errorf("membership marker: inode %d (%d links); want the record's %d, 3 links", m, n, rec)
+	rec, n := inode(t, s.path(execDir, r.ID))
+	if n != 1 {
+		t.Errorf("record: %d links; want 1 (the markers are a file of their own)", n)
 	}
-	if m, _ := inode(t, s.path(activeDir, activeName(r.ID, "j"))); m != rec {
-		t.Errorf("active marker: inode %d; want the record's %d", m, rec)
+	marker, n := inode(t, s.path(jobsDir, "j", r.ID))
+	if marker == rec || n != 2 {
+		t.Errorf("membership marker: inode %d (%d links); want one of its own (the record's is %d), 2 links", marker, n, rec)
+	}
+	if fi, err := os.Stat(s.path(jobsDir, "j", r.ID)); err != nil || fi.Size() != 0 {
+		t.Errorf("membership marker: %v, %v; want an empty file", fi, err)
+	}
+	if m, _ := inode(t, s.path(activeDir, activeName(r.ID, "j"))); m != marker {
+		t.Errorf("active marker: inode %d; want the membership marker's %d", m, marker)
 	}
 	must(t)(s.Start(r.ID, nil))
 	if s.rep.NoExchange() {

@@ -54,6 +54,11 @@ type Store struct {
 	// rep replaces records and _latest pointers through their directory's
 	// spare; tests replace its Exchange to exercise the fallback.
 	rep durable.Replacer
+
+	// unmigrated is set for a store of the version before summaries that
+	// could not be migrated (read-only): summaries are then counted from
+	// the records.
+	unmigrated bool
 }
 
 // dirh is an open directory of the store and the path it is shown by (in
@@ -561,11 +566,12 @@ func createEmpty(d dirh, name string) error {
 	return unix.Close(fd)
 }
 
-// linkMarker makes the index marker name in d a hard link to the staged
-// file src (a record's first version, 0600): no inode is allocated. A
-// marker that already exists is fine; where src cannot take another link
-// (EMLINK, EPERM, EXDEV: some file systems) an empty marker is created
-// instead. Nothing ever reads a marker's content.
+// linkMarker makes the index marker name in d a hard link to src (the
+// job's membership marker, an empty file 0600), so that a claim's two
+// markers cost one inode and no data block. A marker that already exists
+// is fine; where src cannot take another link (EMLINK, EPERM, EXDEV: some
+// file systems) an empty marker is created instead. Nothing ever reads a
+// marker's content.
 func linkMarker(src durable.Pending, d dirh, name string) error {
 	err := unix.Linkat(src.Dir.FD, src.Temp, d.FD, name, 0)
 	switch err {

@@ -147,6 +147,13 @@ func (js *jobSummary) count(r Record) bool {
 	return true
 }
 
+// trimCounted keeps the newest keep ids of counted.
+func (js *jobSummary) trimCounted(keep int) {
+	if len(js.counted) > keep {
+		js.counted = js.counted[len(js.counted)-keep:]
+	}
+}
+
 func (js *jobSummary) encode() []byte {
 	var b bytes.Buffer
 	b.WriteString(summaryMagic + "\nruns")
@@ -270,7 +277,12 @@ func (s *Store) summary(job string, active []Record) (Summary, error) {
 		return sum, err
 	}
 	defer unix.Close(jd.FD)
-	js, err := readSummary(jd, job)
+	var js jobSummary
+	if s.unmigrated {
+		js, err = s.countHeld(job)
+	} else {
+		js, err = readSummary(jd, job)
+	}
 	if err != nil {
 		return sum, err
 	}
@@ -357,24 +369,24 @@ func (s *Store) settle(job string, done []Record) error {
 	}
 	defer unix.Close(jd.FD)
 	js, err := readSummary(jd, job)
+	changed := false
 	if err != nil {
-		// A damaged summary is rebuilt from the records (counts of pruned
-		// executions are lost with it).
+		// A damaged summary is rebuilt from the records, done among them
+		// (counts of pruned executions are lost with it).
 		if js, err = s.rebuildSummary(job); err != nil {
 			return err
 		}
-	}
-	changed := false
-	for _, r := range done {
-		if js.count(r) {
-			changed = true
+		changed = true
+	} else {
+		for _, r := range done {
+			if js.count(r) {
+				changed = true
+			}
 		}
 	}
 	if changed {
 		// "counted" keeps at least this whole batch: its markers go next.
-		if keep := max(maxCounted, len(done)); len(js.counted) > keep {
-			js.counted = js.counted[len(js.counted)-keep:]
-		}
+		js.trimCounted(max(maxCounted, len(done)))
 		reached("settle")
 		if err := s.rep.Replace(jd, summaryName, js.encode()); err != nil {
 			return fmt.Errorf("summary of %s: %w", job, err)
@@ -384,6 +396,19 @@ func (s *Store) settle(job string, done []Record) error {
 		s.dropActive(r.ID, job)
 	}
 	return nil
+}
+
+// countHeld computes job's summary from the records it holds, changing
+// nothing.
+func (s *Store) countHeld(job string) (jobSummary, error) {
+	var js jobSummary
+	recs, err := s.List(Filter{Job: job})
+	for _, r := range recs {
+		if r.Status.Terminal() {
+			js.count(r)
+		}
+	}
+	return js, err
 }
 
 // rebuildSummary computes job's summary from the records it holds and
@@ -413,11 +438,32 @@ func (s *Store) rebuildSummary(job string) (jobSummary, error) {
 
 // migrateSummaries writes the summary of every job of a store made before
 // summaries existed, then marks the store as having them. Called by Open.
+// A store that cannot be written (a read-only mount, a snapshot), or that
+// root reads as its owner, stays as it is, and its summaries are computed
+// from its records when read.
 func (s *Store) migrateSummaries() error {
 	var st unix.Stat_t
 	if err := unix.Fstatat(s.root.FD, summariesMark, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 		return nil
 	}
+	if os.Getuid() != os.Geteuid() {
+		// Root reading another user's store as that user (ReadAsOwner)
+		// writes nothing.
+		s.unmigrated = true
+		return nil
+	}
+	if err := s.migrate(); err != nil {
+		if errors.Is(err, unix.EROFS) {
+			s.unmigrated = true
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+func (s *Store) migrate() error {
+	var st unix.Stat_t
 	unlock, err := s.lock()
 	if err != nil {
 		return err
@@ -441,6 +487,7 @@ func (s *Store) migrateSummaries() error {
 		if len(js.runs) == 0 {
 			continue
 		}
+		js.trimCounted(maxCounted)
 		jd, err := openSubdir(s.jobs, job)
 		if err != nil {
 			return err

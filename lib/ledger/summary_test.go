@@ -127,3 +127,30 @@ func TestSummariesCost(t *testing.T) {
 		}
 	}
 }
+
+// TestDamagedSummary: a summary that does not parse is reported by
+// readers and rebuilt from the records by the next settle.
+func TestDamagedSummary(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	for i := 0; i < 3; i++ {
+		must(t)(s.Finish(mustClaim(t, s, "j", ClaimOptions{}).ID, Failed, nil, "x"))
+	}
+	if _, err := s.Recover(time.Hour); err != nil { // settles the three
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.path(jobsDir, "j", summaryName), []byte("garbage\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Summaries("j"); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Summaries with a damaged summary = %v; want ErrCorrupt", err)
+	}
+	must(t)(s.Finish(mustClaim(t, s, "j", ClaimOptions{}).ID, Failed, nil, "x"))
+	if _, err := s.Recover(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Summaries("j")
+	if err != nil || got[0].Runs[Failed] != 4 {
+		t.Fatalf("Summaries after the rebuild = %+v, %v; want 4 failed", got, err)
+	}
+}

@@ -126,11 +126,14 @@ func claim(dir, job string) error {
 	if _, err := unix.Pwrite(fd, record(id, job, "claimed"), 0); err != nil {
 		return err
 	}
+	// The two markers: one empty file and a link to it.
 	jobDir := dir + "/jobs/" + job
-	if err := unix.Link(tmp, jobDir+"/"+id); err != nil {
+	mfd, err := unix.Open(jobDir+"/"+id, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+	if err != nil {
 		return err
 	}
-	if err := unix.Link(tmp, dir+"/active/"+id+"."+job); err != nil {
+	unix.Close(mfd)
+	if err := unix.Link(jobDir+"/"+id, dir+"/active/"+id+"."+job); err != nil {
 		return err
 	}
 	head, _ := os.ReadFile(jobDir + "/_latest")

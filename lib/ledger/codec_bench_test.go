@@ -1,0 +1,22 @@
+package ledger
+
+import "testing"
+
+// BenchmarkCanonicalCodec measures writing and reading one record the way
+// every transition does.
+func BenchmarkCanonicalCodec(b *testing.B) {
+	r := sampleRecords()[4]
+	enc := r.encode()
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			r.encode()
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Decode(enc, r.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
