@@ -34,6 +34,7 @@ func TestArgvMatchesKong(t *testing.T) {
 		{"0dn81anxuj0hf-51gz31"},
 		{"--ledger", "/tmp/st", "--lease=1m", "--ack-file", "/tmp/ack", "0dn81anxuj0hf-51gz31"},
 		{"--grace", "2s", "--lock-timeout=0", "--pidns", "x"},
+		{"a", "b"}, // ID, then CMD from its first argument
 	}
 	declined := [][]string{
 		{"--help"},
@@ -41,7 +42,6 @@ func TestArgvMatchesKong(t *testing.T) {
 		{"--version"},
 		{"--bogus"},
 		{},
-		{"a", "b"},
 		{"--grace", "-1s", "x"},
 		{"--ledger", "", "x"},
 	}
@@ -64,6 +64,7 @@ func FuzzArgv(f *testing.F) {
 		{"0dn81anxuj0hf-51gz31"},
 		{"--ledger", "/tmp/st", "--lease=1m", "--ack-file", "/tmp/ack", "0dn81anxuj0hf-51gz31"},
 		{"--grace", "2s", "--lock-timeout=0", "--pidns", "x"},
+		{"a", "b"}, // ID, then CMD from its first argument
 	} {
 		f.Add(strings.Join(args, "\n"))
 	}

@@ -35,6 +35,7 @@ func TestArgvMatchesKong(t *testing.T) {
 		{"sleep", "1"},
 		{"--grace", "1s", "--deadline=5m", "--signal", "INT", "--pidns", "cmd", "arg"},
 		{"--signal=9", "sh", "-"},
+		{"cmd", "-x"}, // CMD starts at its first argument: -x is CMD's
 	}
 	declined := [][]string{
 		{"--help"},
@@ -43,7 +44,6 @@ func TestArgvMatchesKong(t *testing.T) {
 		{"--bogus"},
 		{"--grace", "-1s", "x"},
 		{"--signal", "BOGUS", "x"},
-		{"cmd", "-x"},
 	}
 	for _, args := range accepted {
 		if !checkArgv(t, args) {
@@ -65,6 +65,7 @@ func FuzzArgv(f *testing.F) {
 		{"sleep", "1"},
 		{"--grace", "1s", "--deadline=5m", "--signal", "INT", "--pidns", "cmd", "arg"},
 		{"--signal=9", "sh", "-"},
+		{"cmd", "-x"}, // CMD starts at its first argument: -x is CMD's
 	} {
 		f.Add(strings.Join(args, "\n"))
 	}

@@ -73,6 +73,13 @@ func TestArgvFast(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := string(src)
+		if tl.page.Name == "watchpid" {
+			// Its TARGETs are read by a decoder of its own (they end
+			// where CMD starts), which the tables cannot follow: kong
+			// parses every watchpid line (lib/cmd/watchpid's
+			// TestArgvMatchesKong says so).
+			continue
+		}
 		if n := strings.Count(s, "Fast: false"); n > 0 || !strings.Contains(s, "Fast: true") {
 			t.Errorf("argv_gen.go of %s has %d nodes left to kong; want none", tl.page.Name, n)
 		}
