@@ -23,13 +23,25 @@ func cleanup(r *reaper, sched stop.Schedule, stoppedWith map[int]bool, res *Resu
 		lt := &leftovers{Tree: tree, done: r.done}
 		out := stop.Run(context.Background(), []stop.Target{lt}, sched)
 		if !out[0].Gone {
-			live, _ := tree.Sweep()
+			live, err := tree.Sweep()
+			// A process /proc could not show (EMFILE) is not gone: it
+			// counts as a survivor, never as stopped.
+			var unreadable *proc.UnreadableError
+			if errors.As(err, &unreadable) {
+				for _, pid := range unreadable.PIDs {
+					live = append(live, proc.ID{PID: pid})
+				}
+			}
 			res.Survivors = live
 			if len(live) == 0 {
 				// Only zombies are left between two wait4 calls.
 				select {
 				case <-r.done:
 				case <-time.After(time.Second):
+					if err != nil {
+						// Children unreaped, and no walk to name them.
+						res.Unjudged = err
+					}
 				}
 			}
 		}

@@ -120,6 +120,10 @@ type Result struct {
 	// Survivors outlived even KILL (or the command did): still there when
 	// Run returned.
 	Survivors []proc.ID
+	// Unjudged is why leftovers could not be judged gone (a /proc that
+	// could not be read: descriptors ran out), with the processes still
+	// unreaped: never taken for "all stopped".
+	Unjudged error
 	// Schedule is the bounded stop that was used.
 	Schedule stop.Schedule
 	// Cleanup is the time from the command's exit to Run's return: what
@@ -127,10 +131,10 @@ type Result struct {
 	Cleanup time.Duration
 }
 
-// Code is the runner's exit code: 125 when something survived KILL (the
-// message must say so), else ExitCode.
+// Code is the runner's exit code: 125 when something survived KILL or
+// could not be judged gone (the message must say so), else ExitCode.
 func (r Result) Code() int {
-	if len(r.Survivors) > 0 {
+	if len(r.Survivors) > 0 || r.Unjudged != nil {
 		return spec.ExitNotRun
 	}
 	return r.ExitCode

@@ -26,6 +26,9 @@ func (r Result) Report(warn func(format string, args ...any)) {
 	if n := len(r.Survivors); n > 0 {
 		warn("%d %s survived even KILL (%s); giving up", n, plural(n, "process", "processes"), ListPIDs(r.Survivors))
 	}
+	if r.Unjudged != nil {
+		warn("cannot judge whether leftover processes still run: %v", r.Unjudged)
+	}
 }
 
 // ListPIDs names at most 20 PIDs, then "and M more".

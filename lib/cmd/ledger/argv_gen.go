@@ -292,6 +292,14 @@ var argvTables = &argv.Node[grammar, *env]{
 					},
 					Zero: func(g *grammar) { g.commands.Recover.Host = argvZero.commands.Recover.Host },
 				}},
+				{Names: []string{"quiet"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Recover.Quiet = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Recover.Quiet = argvZero.commands.Recover.Quiet },
+				}},
 			},
 			Run: func(g *grammar, e *env) error {
 				if err := g.commands.Recover.Run(e); err != nil {

@@ -217,6 +217,8 @@
 //
 //   - --host=NAME: PostgreSQL store: declare host NAME dead for good: every claimed or running execution owned there becomes abandoned or unknown now, lease or not (not this host: 2).
 //
+//   - --quiet: Print the count only when something was recovered, so that cron mails only then.
+//
 //     ledger show <id> [flags]
 //
 // Print one execution.

@@ -12,6 +12,7 @@ import (
 type recoverCmd struct {
 	Grace cli.Duration `default:"30s" placeholder:"D" help:"Leave a fenced claim alone this long after its fence."`
 	Host  string       `placeholder:"NAME" help:"PostgreSQL store: declare host NAME dead for good: every claimed or running execution owned there becomes abandoned or unknown now, lease or not (not this host: 2)."`
+	Quiet bool         `help:"Print the count only when something was recovered, so that cron mails only then."`
 }
 
 func (c *recoverCmd) Run(e *env) error {
@@ -28,6 +29,9 @@ func (c *recoverCmd) Run(e *env) error {
 		return err
 	}
 	recs, err := st.Recover(c.Grace.D())
+	if c.Quiet && len(recs) == 0 && !e.g.JSON {
+		return err
+	}
 	return e.printAffected(recs, err)
 }
 
