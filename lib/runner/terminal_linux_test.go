@@ -66,8 +66,16 @@ func TestTerminalForeground(t *testing.T) {
 				c.Process.Kill()
 				<-done
 			}
+			// The output is read to its end (EIO once no process holds
+			// the terminal) before the master is closed: closing it
+			// first loses what the runner wrote last.
+			var got string
+			select {
+			case got = <-out:
+			case <-time.After(10 * time.Second):
+				t.Errorf("the terminal stayed open 10s after the runner ended")
+			}
 			master.Close()
-			got := <-out
 			for _, want := range []string{"got:hello", "foreground back: true", "exit 0"} {
 				if !strings.Contains(got, want) {
 					t.Errorf("terminal output = %q; want %q in it", got, want)
