@@ -79,9 +79,9 @@ func run() int {
 		{name: "hello world (static Go)", argv: []string{helloBin}},
 		{name: "ledger --version", argv: []string{ledger, "--version"}, target: 1.15},
 		// run's start: parsed and dispatched to run's Run, which refuses
-		// the empty CMD (2) before it opens the store.
-		{name: "ledger run's start", argv: []string{ledger, "--ledger", store, "run", "job", "--deadline", "1m", "--"}, exit: 2, target: 1.15},
-		{name: "ledger run's start, kong (TETHER_NO_SHORTCUTS=1)", argv: []string{ledger, "--ledger", store, "run", "job", "--deadline", "1m", "--"}, env: kong, exit: 2},
+		// the empty CMD (a runner's usage error, 125) before it opens the store.
+		{name: "ledger run's start", argv: []string{ledger, "--ledger", store, "run", "job", "--deadline", "1m", "--"}, exit: 125, target: 1.15},
+		{name: "ledger run's start, kong (TETHER_NO_SHORTCUTS=1)", argv: []string{ledger, "--ledger", store, "run", "job", "--deadline", "1m", "--"}, env: kong, exit: 125},
 		{name: "ledger run JOB -- true (the one-shot cycle)", argv: []string{ledger, "--ledger", store, "run", "job", "--", "true"}},
 		// (the warm-up's one-shot cycle made the store)
 		{name: "ledger show ID --field status", argv: []string{ledger, "--ledger", store, "show", "0dn81anxuj0hf-51gz31", "--field", "status"}, exit: 1},
@@ -197,7 +197,7 @@ func once(c command) (sample, error) {
 	}
 	wall := time.Since(t0)
 	if ws.ExitStatus() != c.exit {
-		return sample{}, fmt.Errorf("%q exited %v; want %d", c.argv, ws, c.exit)
+		return sample{}, fmt.Errorf("%q exited %d; want %d", c.argv, ws.ExitStatus(), c.exit)
 	}
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	return sample{wall: ms(wall), cpu: ms(cpu), faults: float64(ru.Minflt)}, nil
