@@ -48,6 +48,14 @@ func TestPostgresHandOff(t *testing.T) {
 	if out, code := ledger("latest", "hop", "--field", "status"); code != 0 || out != "completed\n" {
 		t.Errorf("ledger latest = %q, exit %d; want completed, 0", out, code)
 	}
+	// The hand-off keeps the signals the caller ignored (USR1, bit 9) for
+	// the payload: exec keeps only what is ignored at the time, and the Go
+	// runtime of ledger had replaced them by its handlers.
+	trapped := exec.Command("sh", "-c", `trap '' USR1; exec "$@"`, "sh", filepath.Join(bin, "ledger"), "--ledger", url,
+		"run", "hopsig", "--", "sh", "-c", "grep '^SigIgn:' /proc/self/status")
+	if out, err := trapped.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "SigIgn:\t0000000000000200" {
+		t.Errorf("trap '' USR1; ledger run through tether-pg: %q, %v; want SigIgn:\t0000000000000200", out, err)
+	}
 	// spawn's worker is adopt, which hands off too
 	if out, code := ledger("spawn", "--scope", "never", "--wait", "hopspawn", "--", "sh", "-c", "exit 4"); code != 4 {
 		t.Errorf("ledger spawn --wait through tether-pg = %q, exit %d; want 4", out, code)

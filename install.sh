@@ -139,7 +139,10 @@ EOF
 	# only when it sees the source package's Build-Depends on golang-go,
 	# which a binary built here has none of.
 	mkdir -p "$root/usr/share/lintian/overrides"
-	printf 'tether: statically-linked-binary [usr/bin/*]\n' >"$root/usr/share/lintian/overrides/tether"
+	# The symbol table stays (not the debug information): a runner reads
+	# the Go runtime's table of the signals its caller ignored through it,
+	# to hand them on to its command (lib/internal/sigstate).
+	printf 'tether: statically-linked-binary [usr/bin/*]\ntether: unstripped-binary-or-object [usr/bin/*]\n' >"$root/usr/share/lintian/overrides/tether"
 
 	mkdir -p "$root/DEBIAN"
 	(cd "$root" && find usr -type f -exec md5sum {} + | LC_ALL=C sort -k2) >"$root/DEBIAN/md5sums"
@@ -197,9 +200,11 @@ go run ./lib/internal/tetherdoc -man "$tmp/man" -completion "$tmp/completion" -b
 
 # tether-pg is ledger and adopt with the PostgreSQL store linked in: they
 # hand a postgres:// store's commands to it, and stay small and quick.
+# -w drops the debug information; the symbol table stays (no -s): the
+# runners read the signals their caller ignored through it.
 for tool in $TOOLS tether-pg; do
 	CGO_ENABLED=0 go build -trimpath \
-		-ldflags "-s -w -X github.com/tether-sh/tether/lib/cli.Version=$VERSION" \
+		-ldflags "-w -X github.com/tether-sh/tether/lib/cli.Version=$VERSION" \
 		-o "$tmp/$tool" "./cmd/$tool"
 done
 for tool in $TOOLS tether-pg; do

@@ -37,11 +37,16 @@ func (o *Output) Write(p []byte) (int, error) {
 		return 0, o.err
 	}
 	if o.w == os.Stdout {
-		// Unless SIGPIPE is caught, a write to a closed pipe on stdout
-		// kills a Go program with SIGPIPE instead of returning EPIPE.
-		// A caught signal is reset by exec, so a command started later
-		// still gets the default.
-		o.pipe.Do(func() { signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) })
+		// Unless SIGPIPE is caught or ignored, a write to a closed pipe
+		// on stdout kills a Go program with SIGPIPE instead of returning
+		// EPIPE. A caught signal is reset by exec, so a command started
+		// later still gets the default; an ignored one (a runner keeps
+		// its caller's, runner.KeepIgnored) must stay ignored.
+		o.pipe.Do(func() {
+			if !signal.Ignored(syscall.SIGPIPE) {
+				signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+			}
+		})
 	}
 	n, err := o.w.Write(p)
 	if err == nil && n < len(p) {

@@ -4,12 +4,13 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/signal"
 	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/runner"
 )
 
 // Output kept (ledger run --keep-output, adopt): the payload's stdout and
@@ -50,7 +51,6 @@ type capture struct {
 	streams []*stream
 	// Stdout and Stderr are what the payload gets (nil: inherited).
 	stdout, stderr *os.File
-	sigpipe        chan os.Signal
 
 	// open opens the store's kept tail at the first byte (nil: not
 	// kept); limit is its size. The keeper goroutine (keepLoop) writes
@@ -111,10 +111,8 @@ func newCapture(warn func(format string, args ...any), keep int64, quiet bool, h
 		c.stderr = errs.w
 	}
 	// A write to a closed pipe on fd 1 or 2 must be an error, EPIPE, not
-	// the runner's death by SIGPIPE with its record unfinished. Caught, not
-	// ignored: an ignored SIGPIPE would be inherited by the payload.
-	c.sigpipe = make(chan os.Signal, 1)
-	signal.Notify(c.sigpipe, unix.SIGPIPE)
+	// the runner's death by SIGPIPE with its record unfinished.
+	runner.SurviveEPIPE()
 	return c, nil
 }
 
@@ -278,9 +276,6 @@ func (c *capture) wait() {
 // close releases what newCapture made; after wait, or when the payload
 // never ran.
 func (c *capture) close() {
-	if c.sigpipe != nil {
-		signal.Stop(c.sigpipe)
-	}
 	for _, s := range c.streams {
 		s.w.Close()
 		if !c.running {

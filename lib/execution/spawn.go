@@ -12,6 +12,7 @@ import (
 	"github.com/tether-sh/tether/lib/handoff"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/runner"
 	"github.com/tether-sh/tether/lib/spec"
 )
 
@@ -166,6 +167,9 @@ type dispatch struct {
 // once more without one.
 func (d dispatch) handOff(s handoff.Spec) (*Spawned, error) {
 	defer os.Remove(s.AckFile)
+	// The worker, and through it the payload, inherits the signals
+	// spawn's caller ignored.
+	runner.KeepIgnored()
 	for {
 		w, err := handoff.Launch(s)
 		if err != nil {

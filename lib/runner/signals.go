@@ -5,8 +5,11 @@ import (
 	"os/signal"
 	"slices"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/internal/sigstate"
 )
 
 // DefaultForward are the signals a runner forwards to the command's group.
@@ -32,11 +35,11 @@ const catchBuffer = 16
 // Call Stop once done. The signals the process was started with ignored
 // (Forwardable) are left alone: a runner started under nohup, or as a
 // background job, stays deaf to them, and its command inherits them
-// ignored. Catching one would install a handler, which exec resets to the
-// default action: the command would die of the HUP or INT its caller
-// meant it to ignore.
+// ignored (KeepIgnored). Catching one would install a handler, which exec
+// resets to the default action: the command would die of the HUP or TERM
+// its caller meant it to ignore.
 func Catch(sigs ...os.Signal) *Catcher {
-	surviveEPIPE()
+	SurviveEPIPE()
 	sigs = Forwardable(sigs)
 	c := &Catcher{c: make(chan os.Signal, catchBuffer)}
 	if len(sigs) > 0 {
@@ -57,7 +60,28 @@ func (c *Catcher) Stop() { signal.Stop(c.c) }
 // ignored: a runner started under nohup, or as a shell's background job
 // (INT and QUIT ignored), must stay deaf to them and not pass them on.
 func Forwardable(sigs []os.Signal) []os.Signal {
-	return slices.DeleteFunc(slices.Clone(sigs), signal.Ignored)
+	return slices.DeleteFunc(slices.Clone(sigs), func(s os.Signal) bool {
+		n, ok := s.(syscall.Signal)
+		return ok && sigstate.Ignored(n) || signal.Ignored(s)
+	})
+}
+
+var keepIgnored sync.Once
+
+// KeepIgnored ignores, once, every signal the process was started with
+// ignored (sigstate.Passed), so that every command started after it
+// inherits them ignored, as under a C runner: `trap ” PIPE` before
+// `reap -- yes | head` gives yes a write error, not a SIGPIPE. The Go
+// runtime forgets them at start (it installs its handlers, which exec
+// resets to the default action) unless told again with signal.Ignore.
+// Every runner calls it before it starts anything (Catch does); a
+// process that execs itself away calls sigstate.Restore instead.
+func KeepIgnored() {
+	keepIgnored.Do(func() {
+		for _, s := range sigstate.Passed() {
+			signal.Ignore(s)
+		}
+	})
 }
 
 // pipeSink receives the SIGPIPEs of the runner's own writes; nobody reads
@@ -67,13 +91,20 @@ var (
 	pipeCatcher sync.Once
 )
 
-// surviveEPIPE keeps the runner alive when its stderr (or stdout) is a
+// SurviveEPIPE keeps the runner alive when its stderr (or stdout) is a
 // pipe nobody reads any more: Go kills a program writing to such a pipe on
-// descriptor 1 or 2 with SIGPIPE, unless SIGPIPE is caught. A runner's own
-// diagnostics must never kill it, with its command's record unfinished and
-// its leftovers unreaped: caught, the write fails with EPIPE and the runner
-// goes on. The command is unaffected: a caught signal is reset to its
-// default action at exec.
-func surviveEPIPE() {
-	pipeCatcher.Do(func() { signal.Notify(pipeSink, unix.SIGPIPE) })
+// descriptor 1 or 2 with SIGPIPE, unless SIGPIPE is caught or ignored. A
+// runner's own diagnostics must never kill it, with its command's record
+// unfinished and its leftovers unreaped: caught, the write fails with
+// EPIPE and the runner goes on. The command is unaffected: a caught signal
+// is reset to its default action at exec. When the caller ignored SIGPIPE,
+// it stays ignored instead (KeepIgnored), for the command to inherit: the
+// write fails with EPIPE all the same.
+func SurviveEPIPE() {
+	KeepIgnored()
+	pipeCatcher.Do(func() {
+		if !signal.Ignored(unix.SIGPIPE) {
+			signal.Notify(pipeSink, unix.SIGPIPE)
+		}
+	})
 }

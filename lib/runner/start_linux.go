@@ -167,7 +167,7 @@ func (r *run) becomeSubreaper() error {
 // arriving between fork and the wait loop waits in sigs instead of killing
 // the runner with its default action.
 func (r *run) catch() {
-	surviveEPIPE()
+	SurviveEPIPE()
 	if r.o.Signals != nil {
 		r.sigs = r.o.Signals
 		return

@@ -4,7 +4,8 @@
 // the payload — or exits, running nothing, if the runner died first.
 //
 // The gate is entered from this package's init. The package imports
-// nothing but syscall, so that its init runs as soon as syscall's has —
+// nothing but syscall (and sigstate, itself syscall, sync and unsafe), so
+// that its init runs as soon as syscall's has —
 // before os, reflect, kong and every other package that sorts after
 // "github.com/tether-sh": Go initialises the first ready package in
 // import-path order. A gate is one more process start before every

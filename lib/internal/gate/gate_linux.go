@@ -1,6 +1,10 @@
 package gate
 
-import "syscall"
+import (
+	"syscall"
+
+	"github.com/tether-sh/tether/lib/internal/sigstate"
+)
 
 func init() {
 	if v, ok := syscall.Getenv(Env); !ok || v != "1" {
@@ -31,6 +35,10 @@ func run(mode, path string, argv []string) int {
 			return Status
 		}
 	}
+	// The runner started us with its caller's ignored signals ignored
+	// (runner.KeepIgnored); our runtime replaced them by its handlers,
+	// which exec would reset to the default action.
+	sigstate.Restore()
 	err := syscall.Exec(path, argv, env)
 	fail(ExecFailed, err)
 	if err == syscall.ENOENT {

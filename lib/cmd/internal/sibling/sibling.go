@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/tether-sh/tether/lib/internal/sigstate"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
 )
@@ -62,6 +63,10 @@ func ExecPostgres(tool string, args []string) error {
 	if err != nil {
 		return unavailable(fmt.Sprintf("PostgreSQL stores are served by %s, which is neither beside this program nor on PATH", location.PostgresBinary))
 	}
+	// Exec keeps ignored only what this process ignores now: give
+	// tether-pg back the signals its caller ignored, which the Go
+	// runtime here replaced by its handlers at start.
+	sigstate.Restore()
 	err = syscall.Exec(pg, append([]string{pg, tool}, args...), os.Environ())
 	return unavailable(fmt.Sprintf("PostgreSQL stores are served by %s, which cannot be run: %v", pg, err))
 }
