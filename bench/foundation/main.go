@@ -153,13 +153,13 @@ func build(dir string) error {
 	}
 	goBuild := func(pkgs ...string) ([]byte, error) {
 		args := append([]string{"build", "-trimpath", "-ldflags",
-			"-s -w -X github.com/tether-sh/tether/lib/cli.Version=bench", "-o", dir + "/"}, pkgs...)
+			"-w -X github.com/tether-sh/tether/lib/cli.Version=bench", "-o", dir + "/"}, pkgs...)
 		cmd := exec.Command("go", args...)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		return cmd.CombinedOutput()
 	}
-	fmt.Fprintf(os.Stderr, "building ./cmd/... (CGO_ENABLED=0 -trimpath -s -w) into %s\n", dir)
+	fmt.Fprintf(os.Stderr, "building ./cmd/... (CGO_ENABLED=0 -trimpath -w) into %s\n", dir)
 	if out, err := goBuild("./cmd/..."); err != nil {
 		fmt.Fprintf(os.Stderr, "warning: go build ./cmd/... failed; building only watchpid and stopbounded\n%s", out)
 		if out, err := goBuild("./cmd/watchpid", "./cmd/stopbounded"); err != nil {

@@ -71,7 +71,7 @@ Q() { "$bindir/psql" -X -q -A -t -v ON_ERROR_STOP=1 -d "$(dsn "$1")" -c "$2"; } 
 for db in a b big empty d rt; do Q postgres "CREATE DATABASE $db" >/dev/null; done
 Q postgres "CREATE EXTENSION pg_stat_statements" >/dev/null
 
-build() { CGO_ENABLED=0 go build -C "$root" -trimpath -ldflags "-s -w" "$@"; } # as install.sh does
+build() { CGO_ENABLED=0 go build -C "$root" -trimpath -ldflags "-w" "$@"; } # as install.sh does
 if [ -n "${LEDGER:-}" ]; then
 	cp "$LEDGER" "$T/ledger"
 	cp "${TETHER_PG:?with LEDGER, set TETHER_PG too}" "$T/tether-pg"

@@ -41,7 +41,7 @@ command -v strace >/dev/null || { echo "run.sh: strace not found" >&2; exit 3; }
 [ -x /usr/bin/time ] || { echo "run.sh: GNU time (/usr/bin/time) not found" >&2; exit 3; }
 nosync=(); command -v eatmydata >/dev/null && nosync=(eatmydata)
 
-build() { CGO_ENABLED=0 go build -C "$root" -trimpath -ldflags "-s -w" "$@"; } # as install.sh does
+build() { CGO_ENABLED=0 go build -C "$root" -trimpath -ldflags "-w" "$@"; } # as install.sh does
 build -o "$T/ledger" ./cmd/ledger
 build -o "$T/fill" ./bench/ledger/fill
 build -o "$T/floor" ./bench/ledger/floor

@@ -140,7 +140,7 @@ func run() int {
 
 // build builds ledger as install.sh does and hello world the same way.
 func build(tmp string) (ledger, hello string, err error) {
-	flags := []string{"build", "-trimpath", "-ldflags", "-s -w -X github.com/tether-sh/tether/lib/cli.Version=0.1.0-bench"}
+	flags := []string{"build", "-trimpath", "-ldflags", "-w -X github.com/tether-sh/tether/lib/cli.Version=0.1.0-bench"}
 	ledger = filepath.Join(*flagBin, "ledger")
 	if *flagBin == "" {
 		ledger = filepath.Join(tmp, "ledger")
