@@ -18,7 +18,7 @@ import (
 // owner, $12 $13 the child, $14 the lease. It names tether.job_runs (and
 // reads nothing from it) so that in a database of schema version 1 it
 // fails as a missing table, and Claim migrates the schema first.
-const insertClaim = `WITH v2 AS (SELECT FROM tether.job_runs LIMIT 0) INSERT INTO tether.executions
+var insertClaim = `WITH v2 AS (SELECT FROM tether.job_runs LIMIT 0) INSERT INTO tether.executions
 	(id, claimed_at, job, source, instant, status, owner_host, owner_boot_id, owner_pidns, owner_pid, owner_start,
 	 child_pid, child_start, started_at, lease, lease_until)
 	VALUES ($1, ` + now + `, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
@@ -142,11 +142,11 @@ func (s *Store) settleClaim(job string, o ledger.ClaimOptions, lost error) error
 // settleFailed writes execution $1 as failed, over a claim that is not
 // terminal or in its place. $1 id, $2 job, $3 source, $4 instant, $5 the
 // error, $6..$10 the owner. inserted is true when no claim was there.
-const settleFailed = `INSERT INTO tether.executions AS e
+var settleFailed = `INSERT INTO tether.executions AS e
 	(id, claimed_at, job, source, instant, status, owner_host, owner_boot_id, owner_pidns, owner_pid, owner_start, finished_at, error)
 	VALUES ($1, now(), $2, $3, $4, 'failed', $6, $7, $8, $9, $10, now(), $5)
 	ON CONFLICT (id) DO UPDATE SET status = 'failed', finished_at = now(), error = $5, lease_until = NULL
-	WHERE e.status IN ('claimed', 'running')
+	WHERE e.status IN ` + openStatuses + `
 	RETURNING (xmax = 0)`
 
 // settleOnce is one try of settleClaim, on a fresh connection, before

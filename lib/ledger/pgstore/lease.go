@@ -13,8 +13,8 @@ import (
 )
 
 // renewLease extends $1's lease by its length from now (server's clock).
-const renewLease = `UPDATE tether.executions SET lease_until = now() + lease
-	WHERE id = $1 AND status IN ('claimed', 'running') AND lease IS NOT NULL
+var renewLease = `UPDATE tether.executions SET lease_until = now() + lease
+	WHERE id = $1 AND status IN ` + openStatuses + ` AND lease IS NOT NULL
 	RETURNING lease_until`
 
 // Renew extends execution id's lease by its length from now, on the

@@ -138,7 +138,7 @@ func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
 			if t := s.clock(); t != nil {
 				at = *t
 			}
-			const terminal = `status IN ('completed', 'failed', 'unknown', 'abandoned')`
+			terminal := `status IN ` + terminalStatuses
 			var recs []ledger.Record
 			var err error
 			drop = nil
@@ -178,7 +178,7 @@ func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
 			}
 			if _, err := tx.Exec(ctx, `UPDATE tether.executions
 				SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL, output = NULL
-				WHERE id = ANY($1::text[]) AND instant IS NOT NULL AND status IN ('completed', 'unknown')`, ids); err != nil {
+				WHERE id = ANY($1::text[]) AND instant IS NOT NULL AND status IN `+takenForGood, ids); err != nil {
 				return err
 			}
 			_, err = tx.Exec(ctx, `DELETE FROM tether.executions WHERE id = ANY($1::text[]) AND NOT pruned`, ids)

@@ -18,7 +18,7 @@ type timeNow struct{ t time.Time }
 // (with $1...), oldest first, and the server's time of the read.
 func (s *Store) openRecords(ctx context.Context, q querier, cond string, args ...any) ([]ledger.Record, time.Time, error) {
 	rows, err := q.Query(ctx, `SELECT `+cols+`, now() FROM tether.executions
-		WHERE status IN ('claimed', 'running') AND `+cond+` ORDER BY seq`, args...)
+		WHERE status IN `+openStatuses+` AND `+cond+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, time.Time{}, err
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tether-sh/tether/lib/ledger"
 )
 
 // SchemaVersion is the version of the schema this package writes and
@@ -28,9 +31,39 @@ var Tables = []string{"tether.schema_version", "tether.executions", "tether.job_
 // CREATE ... IF NOT EXISTS (which is not safe concurrently).
 const schemaLock = 0x7465746865720001 // "tether" + 1
 
-// The statuses whose execution holds its (job, instant): the partial
-// unique index makes one of them per (job, instant) across every host.
-const blockingStatuses = `('claimed', 'running', 'completed', 'unknown')`
+// The statuses whose execution holds its (job, instant), from the state
+// machine (ledger.BlocksInstant): the partial unique index makes one of
+// them per (job, instant) across every host. Its text is also in every
+// database made so far, and ON CONFLICT must name the same predicate:
+// TestSchemaStatuses keeps it.
+var blockingStatuses = sqlStatuses(ledger.BlocksInstant)
+
+// openStatuses are those of an execution not yet terminal, terminalStatuses
+// those that end it.
+var (
+	openStatuses     = sqlStatuses(func(st ledger.Status) bool { return !st.Terminal() })
+	terminalStatuses = sqlStatuses(ledger.Status.Terminal)
+)
+
+// takenForGood are the terminal statuses that keep their (job, instant)
+// taken, even once pruned.
+var takenForGood = sqlStatuses(func(st ledger.Status) bool { return st.Terminal() && ledger.BlocksInstant(st) })
+
+// sqlStatuses lists the statuses keep selects as an SQL list, in the
+// state machine's order: ('claimed', 'running').
+func sqlStatuses(keep func(ledger.Status) bool) string {
+	var b strings.Builder
+	for _, st := range ledger.Statuses {
+		if !keep(st) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("'" + string(st) + "'")
+	}
+	return "(" + b.String() + ")"
+}
 
 var createSchema = []string{
 	`SELECT pg_advisory_xact_lock(` + fmt.Sprint(schemaLock) + `)`,
@@ -55,7 +88,7 @@ var createSchema = []string{
 		job              text NOT NULL,
 		source           text,
 		instant          text,
-		status           text NOT NULL CHECK (status IN ('claimed', 'running', 'completed', 'failed', 'unknown', 'abandoned')),
+		status           text NOT NULL CHECK (status IN ` + sqlStatuses(ledger.Status.Valid) + `),
 		fenced_at        timestamptz,
 		owner_host       text,
 		owner_boot_id    text,
@@ -83,7 +116,7 @@ var createSchema = []string{
 		WHERE status IN ` + blockingStatuses,
 	`CREATE INDEX IF NOT EXISTS executions_job ON tether.executions (job, seq)`,
 	`CREATE INDEX IF NOT EXISTS executions_open ON tether.executions (job)
-		WHERE status IN ('claimed', 'running')`,
+		WHERE status IN ` + openStatuses,
 }
 
 // missingSchema reports whether err says the schema or its tables do not

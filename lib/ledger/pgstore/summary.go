@@ -29,8 +29,6 @@ import (
 // granted what version 1 needed keeps claiming and finishing after the
 // upgrade; reading the summaries needs SELECT on tether.job_runs.
 
-// terminalStatuses is the SQL list of the statuses that end an execution.
-const terminalStatuses = `('completed', 'failed', 'unknown', 'abandoned')`
 
 // schemaMigration is one step of the schema after version 1.
 type schemaMigration struct {
@@ -66,7 +64,7 @@ var schemaMigrations = []schemaMigration{
 		END $$`,
 		`DROP TRIGGER IF EXISTS executions_count_end ON tether.executions`,
 		`CREATE TRIGGER executions_count_end AFTER UPDATE OF status ON tether.executions
-			FOR EACH ROW WHEN (OLD.status IN ('claimed', 'running') AND NEW.status IN ` + terminalStatuses + `)
+			FOR EACH ROW WHEN (OLD.status IN ` + openStatuses + ` AND NEW.status IN ` + terminalStatuses + `)
 			EXECUTE PROCEDURE tether.count_run()`,
 		`DROP TRIGGER IF EXISTS executions_count_insert ON tether.executions`,
 		`CREATE TRIGGER executions_count_insert AFTER INSERT ON tether.executions
@@ -191,7 +189,7 @@ func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary,
 		}
 	}
 	rows, err := tx.Query(ctx, `SELECT job, count(*) FROM tether.executions
-		WHERE job = ANY($1) AND status IN ('claimed', 'running') GROUP BY job`, names)
+		WHERE job = ANY($1) AND status IN `+openStatuses+` GROUP BY job`, names)
 	if err != nil {
 		return nil, err
 	}

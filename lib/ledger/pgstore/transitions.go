@@ -166,7 +166,7 @@ func (s *Store) Beat(id string, o ledger.BeatOptions) (ledger.Record, error) {
 	if o.Note != nil {
 		note = null(*o.Note)
 	}
-	where := `status IN ('claimed', 'running')`
+	where := `status IN ` + openStatuses
 	if o.IfLatest {
 		where += ` AND NOT EXISTS (SELECT 1 FROM tether.executions n
 			WHERE n.job = executions.job AND n.seq > executions.seq AND NOT n.pruned)`
