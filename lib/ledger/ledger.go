@@ -25,8 +25,9 @@ import (
 // It is the whole contract: a caller never asks a store for more by type
 // assertion, so that no caller can forget a behaviour one store needs (a
 // runner that did not keep its lease would lose it). What only some
-// stores do is an operation of every store, and the others do what its
-// comment says: nothing, documented, or ErrOneHost. A store of one host
+// stores have work for is an operation of every store all the same, and
+// a store with nothing to do does what the operation's comment says:
+// nothing, or ErrOneHost. A store of one host
 // (the file store) judges owners by PID, keeps no leases and no late
 // results, and has a folder on this host for handoffs and boot notes; a
 // store that hosts share (a database) keeps leases and late results,
@@ -75,9 +76,10 @@ type Ledger interface {
 	// RecoverHost declares host dead for good: every claimed or running
 	// execution owned there (never one this process can judge by PID)
 	// becomes abandoned or unknown now, lease or not; it returns those it
-	// changed. This host is refused (ErrBadInput). A store of one host
-	// (the file store) holds no other host's executions and refuses every
-	// host with ErrOneHost (which wraps ErrBadInput), changing nothing.
+	// changed. This host, or no name, is refused (ErrBadInput). A store
+	// of one host (the file store) holds no other host's executions and
+	// refuses every host with ErrOneHost (which wraps ErrBadInput),
+	// changing nothing.
 	RecoverHost(host string) ([]Record, error)
 
 	// KeepLease keeps execution id's lease, renewing it until ctx is
