@@ -260,22 +260,14 @@ func retainBatch(keep int) int { return min(max(keep/10, 1), 100) }
 // finish records the result, saying on stderr (one line) when it cannot;
 // it reports whether it could.
 func finish(warn func(format string, args ...any), st ledger.Ledger, id string, status ledger.Status, code int, msg string) bool {
-	finish := st.Finish
-	if r, ok := st.(retryingFinisher); ok {
-		// A database lost for a moment: keep trying, with backoff, for
-		// as long as the lease keeps the execution ours.
-		finish = r.FinishRetrying
-	}
-	rec, err := finish(id, status, &code, ledger.ErrorText(msg))
+	// A database lost for a moment: keep trying, with backoff, for as
+	// long as the lease keeps the execution ours.
+	rec, err := st.FinishRetrying(id, status, &code, ledger.ErrorText(msg))
 	switch {
 	case err == nil:
 		return true
 	case errors.Is(err, ledger.ErrRefused):
-		if lr, ok := st.(lateRecorder); ok && (rec.Status == ledger.Unknown || rec.Status == ledger.Abandoned) {
-			if kept, lerr := lr.RecordLate(id, status, &code, msg); lerr == nil && kept {
-				err = fmt.Errorf("%w (the result is kept on the record as late)", err)
-			}
-		}
+		err = ledger.KeepLate(st, rec, err, id, status, &code, msg)
 		warn("could not record the result of %s (exit status %d): %v", id, code, err)
 	case storeGone(st):
 		warn("could not record the result of %s (exit status %d): the ledger store %s is gone", id, code, st.Location())
@@ -291,15 +283,3 @@ func finish(warn func(format string, args ...any), st ledger.Ledger, id string, 
 // longer exists: someone removed it while the payload ran (a new store
 // made at its path since is another store).
 func storeGone(st ledger.Ledger) bool { return st.Gone() }
-
-// retryingFinisher is a store whose Finish can be retried through a
-// passing outage (PostgreSQL).
-type retryingFinisher interface {
-	FinishRetrying(id string, status ledger.Status, exitCode *int, errMsg string) (ledger.Record, error)
-}
-
-// lateRecorder is a store that keeps a result refused because recovery
-// ended the execution first (PostgreSQL: show --json's "late").
-type lateRecorder interface {
-	RecordLate(id string, status ledger.Status, exitCode *int, errMsg string) (bool, error)
-}

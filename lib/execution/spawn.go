@@ -57,13 +57,6 @@ type SpawnOptions struct {
 	AdoptFlags []string
 }
 
-// bootNoter is a store that keeps notes for the current boot (the file
-// store): the scope probe's answer is kept there.
-type bootNoter interface {
-	BootNote(name string) (string, bool, error)
-	SetBootNote(name, value string) error
-}
-
 // Spawned is a handoff the worker acknowledged.
 type Spawned struct {
 	Worker *handoff.Worker
@@ -83,19 +76,20 @@ func Spawn(warn func(format string, args ...any), st ledger.Ledger, id string, o
 		return nil, giveUp(warn, st, id, "cannot fence: "+err.Error())
 	}
 	hs := handoff.Spec{Adopt: o.Adopt, ID: id, Argv: o.Argv, Scope: scope, Log: o.Log, Env: o.Env, Flags: o.AdoptFlags}
-	if fs, ok := st.(*ledger.Store); ok {
-		// The store checks that the directory is its own and private:
-		// another user who could write there could plant the ack.
-		hdir, err := fs.HandoffDir()
-		if err != nil {
-			return nil, giveUp(warn, st, id, err.Error())
-		}
+	// The store checks that the directory is its own and private:
+	// another user who could write there could plant the ack.
+	hdir, err := st.HandoffDir()
+	if err != nil {
+		return nil, giveUp(warn, st, id, err.Error())
+	}
+	if hdir != "" {
+		// The store's folder: its worker opens it by its location.
 		sweepHandoff(st, hdir)
-		hs.Ledger, hs.AckFile = fs.Dir(), filepath.Join(hdir, id+".ack")
+		hs.Ledger, hs.AckFile = st.Location(), filepath.Join(hdir, id+".ack")
 	} else {
 		// A store elsewhere has no folder of this host's to hand off
 		// through: a private one (0700) serves this spawn alone.
-		hdir, err := os.MkdirTemp("", "tether-handoff-")
+		hdir, err = os.MkdirTemp("", "tether-handoff-")
 		if err != nil {
 			return nil, giveUp(warn, st, id, "cannot create a handoff directory: "+err.Error())
 		}
@@ -120,9 +114,10 @@ func scopeWorks(warn func(format string, args ...any), st ledger.Ledger, id stri
 	if scope == ScopeNever {
 		return false, nil
 	}
-	notes, _ := st.(bootNoter)
-	if scope == ScopeAuto && notes != nil {
-		if v, ok, err := notes.BootNote(scopeNote); err == nil && ok {
+	// A store that keeps no boot notes (a database) never has one: every
+	// spawn probes.
+	if scope == ScopeAuto {
+		if v, ok, err := st.BootNote(scopeNote); err == nil && ok {
 			return v == "yes", nil
 		}
 	}
@@ -132,9 +127,7 @@ func scopeWorks(warn func(format string, args ...any), st ledger.Ledger, id stri
 		note = "no: " + perr.Error()
 	}
 	// Unnoted, the next spawn probes again: what every spawn did before.
-	if notes != nil {
-		_ = notes.SetBootNote(scopeNote, note)
-	}
+	_ = st.SetBootNote(scopeNote, note)
 	switch {
 	case perr == nil:
 		return true, nil

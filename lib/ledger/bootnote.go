@@ -31,8 +31,10 @@ const (
 // /proc/sys/kernel/random/boot_id), so no boot note can be kept.
 var ErrNoBootID = errors.New("the boot id is unknown")
 
-// validNoteName accepts 1-32 of [a-z0-9-]: the name is part of a file name.
-func validNoteName(name string) error {
+// ValidNoteName accepts a boot note's name, 1-32 of [a-z0-9-] (the name is
+// part of a file name), or is ErrBadInput; every store asks it, so that a
+// name one store takes every store takes.
+func ValidNoteName(name string) error {
 	if name == "" || len(name) > 32 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
 		return badInputf("invalid boot note name %q", name)
 	}
@@ -42,7 +44,7 @@ func validNoteName(name string) error {
 // BootNote returns the value noted under name during the current boot;
 // ok is false when there is none, or only one of another boot.
 func (s *Store) BootNote(name string) (value string, ok bool, err error) {
-	if err := validNoteName(name); err != nil {
+	if err := ValidNoteName(name); err != nil {
 		return "", false, err
 	}
 	boot := localIdentity().boot
@@ -65,7 +67,7 @@ func (s *Store) BootNote(name string) (value string, ok bool, err error) {
 
 // SetBootNote notes value under name for the current boot, durably.
 func (s *Store) SetBootNote(name, value string) error {
-	if err := validNoteName(name); err != nil {
+	if err := ValidNoteName(name); err != nil {
 		return err
 	}
 	boot := localIdentity().boot

@@ -24,10 +24,10 @@ func TestBootNoteName(t *testing.T) {
 		{"abcdefghijklmnopqrstuvwxyz0123456", false}, // 33
 	}
 	for _, tt := range tests {
-		if err := validNoteName(tt.name); (err == nil) != tt.ok {
-			t.Errorf("validNoteName(%q) = %v; want ok %v", tt.name, err, tt.ok)
+		if err := ValidNoteName(tt.name); (err == nil) != tt.ok {
+			t.Errorf("ValidNoteName(%q) = %v; want ok %v", tt.name, err, tt.ok)
 		} else if err != nil && !errors.Is(err, ErrBadInput) {
-			t.Errorf("validNoteName(%q) = %v; want ErrBadInput", tt.name, err)
+			t.Errorf("ValidNoteName(%q) = %v; want ErrBadInput", tt.name, err)
 		}
 	}
 }

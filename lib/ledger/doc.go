@@ -14,13 +14,19 @@
 //	recovered, err := st.Recover(30 * time.Second)   // dead owners → abandoned/unknown
 //
 // *Store is one implementation of Ledger, the store seam: the state
-// machine's operations, which any store (a database next) implements and
-// ledgertest.RunConformance checks. Only this package builds paths inside
-// the store (HandoffDir names the one callers need); its durable writes are
-// lib/internal/durable's.
+// machine's operations, which any store (lib/ledger/pgstore's database
+// too) implements and ledgertest.RunConformance checks. The seam is the
+// whole contract: what only some stores do (keep a lease, keep a late
+// result, recover another host, hand off through a folder, keep a boot
+// note) is an operation of every store, which the file store does as
+// documented (KeepLease returns at once; RecordLate keeps nothing;
+// RecoverHost is ErrOneHost), so that callers never type-assert a store.
+// Only this package builds paths inside the store (HandoffDir names the
+// one callers need); its durable writes are lib/internal/durable's.
 //
 // Every error wraps one of the sentinels below (ErrRefused, ErrNotFound,
-// ErrBadInput, ErrCorrupt, ErrUnsafeStore); anything else is a system error.
+// ErrBadInput, ErrCorrupt, ErrUnsafeStore; ErrOneHost wraps ErrBadInput);
+// anything else is a system error.
 //
 // # State machine
 //

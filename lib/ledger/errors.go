@@ -82,3 +82,8 @@ func errorsIsAny(err error, targets ...error) bool {
 	}
 	return false
 }
+
+// ErrOneHost: an operation on other hosts' executions (RecoverHost) asked
+// of a store that holds only this host's (the file store). It wraps
+// ErrBadInput: the caller named the wrong store for it (a usage error).
+var ErrOneHost = &kindError{kind: ErrBadInput, msg: "the store holds only this host's executions"}

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -18,7 +19,19 @@ import (
 // state) having changed nothing. Of racing callers exactly one wins.
 // Terminal states are never rewritten. Errors wrap the package's
 // sentinels (ErrRefused, ErrNotFound, ErrBadID, ErrBadInput, ErrCorrupt,
-// ErrUnsafeStore, ErrLockTimeout) or are system errors.
+// ErrUnsafeStore, ErrLockTimeout, ErrUnavailable, ErrOneHost) or are
+// system errors.
+//
+// It is the whole contract: a caller never asks a store for more by type
+// assertion, so that no caller can forget a behaviour one store needs (a
+// runner that did not keep its lease would lose it). What only some
+// stores have work for is an operation of every store all the same, and
+// a store with nothing to do does what the operation's comment says:
+// nothing, or ErrOneHost. A store of one host
+// (the file store) judges owners by PID, keeps no leases and no late
+// results, and has a folder on this host for handoffs and boot notes; a
+// store that hosts share (a database) keeps leases and late results,
+// recovers a host declared dead, and has no folder here.
 type Ledger interface {
 	// Claim records a new execution of job (claimed; running at once
 	// with o.Child), refused when o.Instant or o.Exclusive forbids it.
@@ -33,6 +46,21 @@ type Ledger interface {
 	SetChild(id string, child proc.ID) (Record, error)
 	// Finish: running → completed | failed, claimed → failed.
 	Finish(id string, status Status, exitCode *int, errMsg string) (Record, error)
+	// FinishRetrying is Finish for a runner recording its payload's
+	// result: a store that can be out of reach for a moment (a database)
+	// tries again, with backoff, while the execution may still be the
+	// runner's (PostgreSQL: for the lease or its DefaultLease, whichever
+	// is longer), and a retry refused with the record already holding
+	// this result is success. It blocks that long at most. A store that
+	// is never out of reach (the file store) does Finish, once.
+	FinishRetrying(id string, status Status, exitCode *int, errMsg string) (Record, error)
+	// RecordLate keeps a result that came too late, refused because
+	// recovery ended the execution first, on its record as Late, the
+	// status unchanged, when CanKeepLate allows it (only the first late
+	// result is kept); it reports whether it kept this one. A store that
+	// keeps no late results (the file store) keeps nothing: false, nil.
+	// Callers apply the whole rule with KeepLate.
+	RecordLate(id string, status Status, exitCode *int, errMsg string) (bool, error)
 	// AbortHandoff: claimed or claimed+fenced → failed, with why.
 	AbortHandoff(id, why string) (Record, error)
 	// Beat records that a claimed, claimed+fenced or running execution is
@@ -45,6 +73,25 @@ type Ledger interface {
 	Recover(grace time.Duration) ([]Record, error)
 	// RecoverOne judges execution id alone, with no fence grace.
 	RecoverOne(id string) (Record, error)
+	// RecoverHost declares host dead for good: every claimed or running
+	// execution owned there (never one this process can judge by PID)
+	// becomes abandoned or unknown now, lease or not; it returns those it
+	// changed. This host, or no name, is refused (ErrBadInput). A store
+	// of one host (the file store) holds no other host's executions and
+	// refuses every host with ErrOneHost (which wraps ErrBadInput),
+	// changing nothing.
+	RecoverHost(host string) ([]Record, error)
+
+	// KeepLease keeps execution id's lease, renewing it until ctx is
+	// done or the execution ended, and blocks until then: run it in a
+	// goroutine of its own. When it cannot renew in time it calls k.Lost
+	// k.Stop before the lease would run out, and returns: the runner then
+	// stops its payload, so that it is gone before another host may judge
+	// it (the lease math is RenewEvery's). A store or handle that keeps
+	// no lease (the file store, which judges owners by PID; a database
+	// handle opened without one) has nothing to keep: it returns at once
+	// and never calls k.Lost.
+	KeepLease(ctx context.Context, id string, k Keep)
 
 	// Get returns execution id.
 	Get(id string) (Record, error)
@@ -71,6 +118,28 @@ type Ledger interface {
 	// when nothing was kept. Prune deletes a pruned execution's output
 	// with it.
 	Output(id string) ([]byte, error)
+
+	// HandoffDir returns the private folder (0700, the caller's own) on
+	// this host where a dispatcher (ledger spawn) and the worker it
+	// launched exchange the worker's acknowledgement file; ErrUnsafeStore
+	// when it is not private (another user who could write there could
+	// plant an acknowledgement). The file store's is DIR/handoff, created
+	// if missing and shared by every spawn of the store, whose worker
+	// opens the store by its Location. A store with no folder on this
+	// host (a database) has none: "" and nil, and the dispatcher makes a
+	// private temporary one for the one handoff.
+	HandoffDir() (string, error)
+	// BootNote returns the value noted under name (ValidNoteName; else
+	// ErrBadInput) during this host's current boot; ok is false when
+	// there is none, or only one of another boot. Notes are hints a
+	// caller can always find out again (the scope probe's answer). A
+	// store with no folder on this host (a database) keeps none: ok is
+	// false.
+	BootNote(name string) (value string, ok bool, err error)
+	// SetBootNote notes value under name for this host's current boot,
+	// durably (ErrNoBootID when the boot id is unknown). A store that
+	// keeps no boot notes (a database) does nothing and returns nil.
+	SetBootNote(name, value string) error
 
 	// Location names the store in messages (a directory, a database).
 	Location() string

@@ -117,11 +117,9 @@ func run(t *cli.Tool, g *grammar, argv, args []string) int {
 	// runs out (fence), so that no other host runs the job meanwhile.
 	fence, lost := context.WithCancel(context.Background())
 	defer lost()
-	if l, ok := st.(location.Leaser); ok {
-		ctx, stopLease := context.WithCancel(context.Background())
-		defer stopLease()
-		go l.KeepLease(ctx, g.ID, location.Keep{Since: sent, Stop: location.StopBudget(g.Grace.D()), Lost: lost, Warn: t.Warnf})
-	}
+	ctx, stopLease := context.WithCancel(context.Background())
+	defer stopLease()
+	go st.KeepLease(ctx, g.ID, ledger.Keep{Since: sent, Stop: ledger.StopBudget(g.Grace.D()), Lost: lost, Warn: t.Warnf})
 	if g.AckFile != "" {
 		if err := handoff.WriteAck(g.AckFile, g.ID, self); err != nil {
 			// We own a running execution but nobody knows: give it up as

@@ -1,11 +1,7 @@
 package ledger
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
 type finishCmd struct {
@@ -21,14 +17,8 @@ func (c *finishCmd) Run(e *env) error {
 		return err
 	}
 	r, err := st.Finish(c.ID, ledger.Status(c.Status), c.ExitCode, c.Error)
-	if err != nil && errors.Is(err, ledger.ErrRefused) && (r.Status == ledger.Unknown || r.Status == ledger.Abandoned) {
-		// Recovery judged it first: the result is refused, but kept on
-		// the record for the operator (a store that can).
-		if lr, ok := st.(location.LateRecorder); ok {
-			if kept, lerr := lr.RecordLate(c.ID, ledger.Status(c.Status), c.ExitCode, c.Error); lerr == nil && kept {
-				err = fmt.Errorf("%w (the result is kept on the record as late)", err)
-			}
-		}
-	}
+	// Recovery judged it first: the result is refused, but kept on the
+	// record for the operator (a store that keeps late results).
+	err = ledger.KeepLate(st, r, err, c.ID, ledger.Status(c.Status), c.ExitCode, c.Error)
 	return e.printTransition(r, err)
 }

@@ -1,10 +1,11 @@
 package ledger
 
 import (
+	"errors"
 	"os"
 
 	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/spec"
 )
@@ -44,10 +45,9 @@ func (c *recoverCmd) recoverHost(e *env) error {
 	if err != nil {
 		return err
 	}
-	hr, ok := st.(location.HostRecoverer)
-	if !ok {
+	recs, err := st.RecoverHost(c.Host)
+	if errors.Is(err, ledger.ErrOneHost) {
 		return spec.Errorf(spec.ExitUsage, "--host: the file store %s holds only this host's executions", st.Location())
 	}
-	recs, err := hr.RecoverHost(c.Host)
 	return e.printAffected(recs, err)
 }

@@ -101,8 +101,8 @@ func (c *runCmd) Run(e *env) (err error) {
 		co.Owner, co.Child, co.ID = owner, child, id
 		sent := time.Now()
 		rec, err := claimJob(st, "running", c.Job, co)
-		if l, ok := st.(location.Leaser); ok && err == nil {
-			go l.KeepLease(ctx, rec.ID, location.Keep{Since: sent, Stop: location.StopBudget(c.Grace.D()), Lost: lost, Warn: e.tool.Warnf})
+		if err == nil {
+			go st.KeepLease(ctx, rec.ID, ledger.Keep{Since: sent, Stop: ledger.StopBudget(c.Grace.D()), Lost: lost, Warn: e.tool.Warnf})
 		}
 		return rec, err
 	}

@@ -11,20 +11,6 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// skipPending skips a case of the store API of issues #18/#19 for a store
-// that does not offer it yet.
-//
-// PENDING: pgstore's placeholder file (pgstore/pending.go) says so with
-// PendingStoreAPI; once it is replaced by the real implementation, the
-// method is gone and these cases run for PostgreSQL too. Delete this
-// check when no store has it.
-func skipPending(t *testing.T, s ledger.Ledger, what string) {
-	t.Helper()
-	if p, ok := s.(interface{ PendingStoreAPI() bool }); ok && p.PendingStoreAPI() {
-		t.Skip("PENDING: this store does not implement " + what + " yet")
-	}
-}
-
 // testSummaries checks each job's summary through claims, finishes,
 // recovery and prune: Runs counts what finished and never decreases.
 func testSummaries(t *testing.T, h Harness) {
@@ -122,7 +108,6 @@ func testSummaries(t *testing.T, h Harness) {
 // the pruned execution.
 func testOutput(t *testing.T, h Harness) {
 	s := h.open(t, nil)
-	skipPending(t, s, "OpenOutput/Output")
 	r := MustClaim(t, s, "j", ledger.ClaimOptions{})
 	if _, err := s.Output(r.ID); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("Output before any = %v; want ledger.ErrNotFound", err)
@@ -179,7 +164,6 @@ func testOutput(t *testing.T, h Harness) {
 func testClaimEvery(t *testing.T, h Harness) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	s := h.open(t, func() time.Time { return now })
-	skipPending(t, s, "ClaimOptions.Every")
 	every := ledger.ClaimOptions{Every: time.Hour}
 	if _, err := s.Claim("j", ledger.ClaimOptions{Owner: Self(t), Every: -time.Second}); !errors.Is(err, ledger.ErrBadInput) {
 		t.Fatalf("Claim(Every -1s) = %v; want ledger.ErrBadInput", err)

@@ -37,6 +37,16 @@ type Harness struct {
 	// proven to leave it byte for byte unchanged; without it the records
 	// Get returns before and after are compared.
 	Raw func(t *testing.T, st ledger.Ledger, id string) []byte
+	// OpenLeased, if set, returns a new, empty store (as Open, on the
+	// real clock) whose owners hold leases of the given length; nil: the
+	// store keeps no leases (KeepLease has nothing to keep).
+	OpenLeased func(t *testing.T, lease time.Duration) ledger.Ledger
+	// Shared: the store is shared by hosts (a database): it keeps late
+	// results, recovers a host declared dead, and has no folder on this
+	// host (no handoff folder, no boot notes). Otherwise it is one host's
+	// (the file store): no late results, RecoverHost is ErrOneHost, and a
+	// folder of its own for handoffs and boot notes.
+	Shared bool
 }
 
 // RunConformance runs every case of the contract against h, each as a
@@ -62,6 +72,12 @@ func RunConformance(t *testing.T, h Harness) {
 		{"Output", testOutput},
 		{"ClaimEvery", testClaimEvery},
 		{"PruneJob", testPruneJob},
+		{"KeepLease", testKeepLease},
+		{"FinishRetrying", testFinishRetrying},
+		{"Late", testLate},
+		{"RecoverHost", testRecoverHost},
+		{"HandoffDir", testHandoffDir},
+		{"BootNote", testBootNote},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -73,6 +89,18 @@ func RunConformance(t *testing.T, h Harness) {
 func (h Harness) open(t *testing.T, now func() time.Time) ledger.Ledger {
 	t.Helper()
 	s := h.Open(t, now)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// openLeased opens a store with leases of lease (OpenLeased), or a
+// plain one for a store that keeps none.
+func (h Harness) openLeased(t *testing.T, lease time.Duration) ledger.Ledger {
+	t.Helper()
+	if h.OpenLeased == nil {
+		return h.open(t, nil)
+	}
+	s := h.OpenLeased(t, lease)
 	t.Cleanup(func() { s.Close() })
 	return s
 }

@@ -15,7 +15,7 @@
 //	st, err := location.Open(loc, location.Options{Lease: 30 * time.Second})
 //	defer st.Close()
 //	if err := location.CheckLease(lease, grace); err != nil { ... }   // a usage error
-//	if l, ok := st.(location.Leaser); ok { go l.KeepLease(ctx, id, location.Keep{Since: sent, Stop: location.StopBudget(grace), Lost: stop}) }
+//	go st.KeepLease(ctx, id, ledger.Keep{Since: sent, Stop: ledger.StopBudget(grace), Lost: stop}) // every store: a no-op without a lease
 //
 // A URL may carry a password: Redact gives the form to show, and a worker
 // is handed its location through the environment (EnvVar), never on its
@@ -23,7 +23,6 @@
 package location
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -52,74 +51,18 @@ type Options struct {
 	Existing bool
 }
 
-// Leaser is a store that keeps owners' leases (PostgreSQL).
-type Leaser interface {
-	// KeepLease renews execution id's lease until ctx is done or it
-	// ends. When it cannot renew in time it calls k.Lost, k.Stop before
-	// the lease would run out, and returns: the runner then stops its
-	// payload, so that it is gone before another host may judge it.
-	KeepLease(ctx context.Context, id string, k Keep)
-}
-
-// Keep says how a runner keeps its lease.
-type Keep struct {
-	// Since is when the lease was last set: a moment just before the
-	// statement that set it was sent, so that the server's lease_until
-	// (its now() + lease) is never earlier than Since + lease.
-	Since time.Time
-	// Stop is what stopping the payload may take at most (StopBudget):
-	// Lost is called that long before the lease runs out.
-	Stop time.Duration
-	// Lost is called once when the lease can no longer be renewed in time.
-	Lost func()
-	// Warn, if not nil, hears of failed renewals and of the loss.
-	Warn func(format string, args ...any)
-}
-
-// FenceMargin is what a runner allows, beyond the grace, for its payload
-// to die of KILL and be reaped: the stop that fences a runner without a
-// lease starts grace + FenceMargin before the lease runs out.
-const FenceMargin = 500 * time.Millisecond
-
-// StopBudget is how long before its lease runs out a runner whose payload
-// is stopped with grace (TERM, grace, KILL) starts stopping it.
-func StopBudget(grace time.Duration) time.Duration { return grace + FenceMargin }
-
-// Lease math, as the manual states it: a runner renews every
-// RenewEvery(lease), each try bounded by that much too and made on a
-// fresh connection after a failure; when the lease was last renewed at t
-// (the moment its statement was sent), the runner stops its payload at
-// t + lease - StopBudget(grace) at the latest. CheckLease asks that this
-// leave at least half the lease for renewing, so that a lease has two
-// tries or more before it is given up.
-
-// RenewEvery is the renewal interval (and the bound of each try) of a
-// lease that a payload stopped with grace must outlive.
-func RenewEvery(lease, grace time.Duration) time.Duration {
-	return (lease - StopBudget(grace)) / 3
-}
-
 // CheckLease refuses (bad input: a usage error) a lease too short for
-// the grace: less than twice StopBudget(grace).
+// the grace: less than twice ledger.StopBudget(grace), so that a lease
+// has two renewals or more before it is given up (the lease math is
+// ledger.RenewEvery's).
 func CheckLease(lease, grace time.Duration) error {
 	if lease <= 0 {
 		return nil
 	}
-	if need := 2 * StopBudget(grace); lease < need {
+	if need := 2 * ledger.StopBudget(grace); lease < need {
 		return badName(fmt.Sprintf("--lease %v is too short for --grace %v: a runner that cannot renew its lease stops CMD (TERM, %v, KILL) before the lease runs out, and keeps at least half the lease for renewing it: give --lease %v or more, or a shorter --grace", lease, grace, grace, need))
 	}
 	return nil
-}
-
-// HostRecoverer is a store that holds other hosts' executions.
-type HostRecoverer interface {
-	// RecoverHost ends every open execution owned on host, declared dead.
-	RecoverHost(host string) ([]ledger.Record, error)
-}
-
-// LateRecorder keeps a result that came after recovery on the record.
-type LateRecorder interface {
-	RecordLate(id string, status ledger.Status, exitCode *int, errMsg string) (bool, error)
 }
 
 // IsURL reports whether loc is a URL (has a scheme).

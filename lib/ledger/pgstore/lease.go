@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
 // renewLease extends $1's lease by its length from now (server's clock).
@@ -31,7 +30,7 @@ func (s *Store) Renew(id string) (until time.Time, ok bool, err error) {
 }
 
 // KeepLease renews execution id's lease until ctx is done or the
-// execution ended, every location.RenewEvery(lease, grace) after the last
+// execution ended, every ledger.RenewEvery(lease, grace) after the last
 // renewal. Each try is bounded by that interval too (connecting and the
 // statement: the client's deadline and the server's statement_timeout),
 // and is made on a connection of its own, opened afresh after any
@@ -41,8 +40,9 @@ func (s *Store) Renew(id string) (until time.Time, ok bool, err error) {
 // when no renewal has succeeded by t + lease - k.Stop, KeepLease calls
 // k.Lost (the runner then stops its payload, which is gone before the
 // lease runs out) and returns. k.Warn hears of the first failure of a run
-// of them, of the recovery, and of the loss.
-func (s *Store) KeepLease(ctx context.Context, id string, k location.Keep) {
+// of them, of the recovery, and of the loss. A handle opened without a
+// lease keeps none: it returns at once.
+func (s *Store) KeepLease(ctx context.Context, id string, k ledger.Keep) {
 	lease := s.opts.Lease
 	if lease <= 0 {
 		return

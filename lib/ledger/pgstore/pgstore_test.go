@@ -74,6 +74,14 @@ func TestConformance(t *testing.T) {
 			}
 			return s
 		},
+		OpenLeased: func(t *testing.T, lease time.Duration) ledger.Ledger {
+			s, err := pgstore.Open(newDB(t), pgstore.Options{Lease: lease})
+			if err != nil {
+				t.Fatalf("Open = %v", err)
+			}
+			return s
+		},
+		Shared: true,
 	})
 }
 

@@ -8,7 +8,7 @@
 //	st, err := pgstore.Open("postgres:///jobs?host=/run/postgresql", pgstore.Options{Lease: 30 * time.Second})
 //	defer st.Close()
 //	rec, err := st.Claim("backup", ledger.ClaimOptions{Owner: owner, Instant: t})
-//	go st.KeepLease(ctx, rec.ID, nil)      // a runner renews its lease while it runs
+//	go st.KeepLease(ctx, rec.ID, ledger.Keep{Since: sent, Stop: ledger.StopBudget(grace), Lost: stop}) // a runner renews its lease while it runs
 //	rec, err = st.Finish(rec.ID, ledger.Completed, &code, "")
 //	recovered, err := st.Recover(30 * time.Second)
 //	recovered, err = st.RecoverHost("web-2") // a host known to be dead for good
@@ -65,9 +65,9 @@
 // # Faults
 //
 // A runner renews its lease on a connection of its own, each try bounded
-// (location.RenewEvery) and made on a fresh connection after a failure;
+// (ledger.RenewEvery) and made on a fresh connection after a failure;
 // one that cannot renew in time stops its payload before the lease runs
-// out (see location.CheckLease for the arithmetic). A claim is one
+// out (see ledger.RenewEvery and location.CheckLease for the arithmetic). A claim is one
 // transaction, committed only by a COMMIT sent after the INSERT answered:
 // a claim whose answer is lost is settled before the tool gives up
 // (settleClaim): written failed, over the claim or in its place.

@@ -126,7 +126,8 @@ func (s *Store) Finish(id string, status ledger.Status, exitCode *int, errMsg st
 // RecordLate keeps a result that came too late on the record of an
 // execution recovery ended (unknown or abandoned), the status unchanged,
 // for the operator to see (show --json's "late"). Only the first late
-// result is kept. It reports whether it kept this one.
+// result is kept. It reports whether it kept this one. Its WHERE is
+// ledger.CanKeepLate, in SQL, checked in the same statement.
 func (s *Store) RecordLate(id string, status ledger.Status, exitCode *int, errMsg string) (bool, error) {
 	if err := ledger.ValidID(id); err != nil {
 		return false, err
