@@ -29,7 +29,6 @@ import (
 // granted what version 1 needed keeps claiming and finishing after the
 // upgrade; reading the summaries needs SELECT on tether.job_runs.
 
-
 // schemaMigration is one step of the schema after version 1.
 type schemaMigration struct {
 	version    int
