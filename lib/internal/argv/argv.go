@@ -1,6 +1,6 @@
 // Package argv parses a command line without kong, against tables that
 // argvgen generates from the tool's kong model (the lib/cmd/TOOL/argv_gen.go
-// files; go generate ./lib/internal/tetherdoc rewrites them and
+// files; go generate ./lib/cmd/tetherdoc rewrites them and
 // TestArgvUpToDate fails when one is stale): the hot path's parser, so that no tool
 // builds kong's model by reflection (≈2 ms, ≈300 page faults) to run a
 // command line that parses.
