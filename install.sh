@@ -13,7 +13,7 @@
 # loader and run on any Linux of the same architecture. The version is
 # stamped in from `git describe`, or $VERSION when set; --version adds the
 # Go release and platform. The man pages and completion files are made
-# from the same model as --help (lib/internal/tetherdoc); the completion
+# from the same model as --help (lib/cmd/tetherdoc); the completion
 # files run the tools by their absolute path, so another program of the
 # same name earlier on PATH is never asked to complete ours.
 set -eu
@@ -196,7 +196,7 @@ fi
 bindir="$DESTDIR$PREFIX/bin"
 mkdir -p "$bindir"
 
-go run ./lib/internal/tetherdoc -man "$tmp/man" -completion "$tmp/completion" -bindir "$PREFIX/bin"
+go run ./lib/cmd/tetherdoc -man "$tmp/man" -completion "$tmp/completion" -bindir "$PREFIX/bin"
 
 # tether-pg is ledger and adopt with the PostgreSQL store linked in: they
 # hand a postgres:// store's commands to it, and stay small and quick.

@@ -170,19 +170,21 @@ func TestBinDirMissing(t *testing.T) {
 
 // TestOrphanHelper is the test binary killed by TestServerDiesWithTests:
 // it starts a server, prints the postmaster's PID and socket folder, and
-// waits to be killed.
+// waits to be killed; as a test of its own it does nothing.
 func TestOrphanHelper(t *testing.T) {
-	if os.Getenv("PGTEST_ORPHAN_HELPER") != "1" {
-		return
-	}
-	s, err := StartMain()
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
-	fmt.Println(s.proc.Process.Pid, s.SocketDir)
-	select {}
+	orphanHelper.Serve(func(string, []string) int {
+		s, err := StartMain()
+		if err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		fmt.Println(s.proc.Process.Pid, s.SocketDir)
+		select {}
+	})
 }
+
+// orphanHelper makes the test binary TestOrphanHelper's server holder.
+const orphanHelper = testutil.Role("PGTEST_ORPHAN_HELPER")
 
 // A test binary killed without its cleanup takes its server down with it:
 // no postmaster outlives the tests.
@@ -196,7 +198,7 @@ func TestServerDiesWithTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-	c := testutil.Role("PGTEST_ORPHAN_HELPER").Command("1", "-test.run=^TestOrphanHelper$")
+	c := orphanHelper.Command("1", "-test.run=^TestOrphanHelper$")
 	out, err := c.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -178,29 +178,53 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		},
 	})
 	if err != nil {
-		if refused := refusal.Load(); refused != nil {
-			return Outcome{Code: spec.ExitNotRun, Refused: *refused}
-		}
-		code := spec.Code(err, spec.ExitNotRun)
-		if o.Claim != nil && !tried.Load() {
-			// The payload could not be started at all: record that.
-			if _, cerr := o.Claim(id, proc.ID{}); cerr != nil {
-				if errors.Is(cerr, ledger.ErrRefused) {
-					return Outcome{Code: spec.ExitNotRun, Refused: cerr}
-				}
-				warn("%v", cerr)
-				return Outcome{Code: spec.Code(cerr, spec.ExitNotRun)}
-			}
-			recorded.Store(true)
-		}
-		warn("%v", err)
-		if recorded.Load() && finish(warn, st, id, ledger.Failed, code, err.Error()) {
-			retain(warn, st, o)
-		}
-		return Outcome{Code: code, ID: id}
+		return notStarted(warn, st, id, o, err, refusal.Load(), tried.Load(), recorded.Load())
 	}
 	out.wait()
 	res.Report(notice)
+	status, msg := ended(warn, notice, id, o, res)
+	code := res.Code()
+	if o.Quiet && code != spec.ExitOK {
+		out.release()
+		for _, n := range notices {
+			warn("%s", n)
+		}
+	}
+	if finish(warn, st, id, status, res.ExitCode, msg) {
+		retain(warn, st, o)
+	}
+	return Outcome{Code: code, ID: id}
+}
+
+// notStarted ends a Run whose payload runner.Run could not start (err):
+// refused is ledger run's refused claim, if any; tried, whether its claim
+// was made; recorded, whether the execution exists in the store.
+func notStarted(warn func(format string, args ...any), st ledger.Ledger, id string, o Options, err error, refused *error, tried, recorded bool) Outcome {
+	if refused != nil {
+		return Outcome{Code: spec.ExitNotRun, Refused: *refused}
+	}
+	code := spec.Code(err, spec.ExitNotRun)
+	if o.Claim != nil && !tried {
+		// The payload could not be started at all: record that.
+		if _, cerr := o.Claim(id, proc.ID{}); cerr != nil {
+			if errors.Is(cerr, ledger.ErrRefused) {
+				return Outcome{Code: spec.ExitNotRun, Refused: cerr}
+			}
+			warn("%v", cerr)
+			return Outcome{Code: spec.Code(cerr, spec.ExitNotRun)}
+		}
+		recorded = true
+	}
+	warn("%v", err)
+	if recorded && finish(warn, st, id, ledger.Failed, code, err.Error()) {
+		retain(warn, st, o)
+	}
+	return Outcome{Code: code, ID: id}
+}
+
+// ended is the status and message to record for id, whose payload ran and
+// ended as res; a deadline is a notice, a lost lease a warning.
+func ended(warn, notice func(format string, args ...any), id string, o Options, res runner.Result) (ledger.Status, string) {
 	status, msg := ledger.Completed, ""
 	switch {
 	case res.DeadlineHit:
@@ -214,17 +238,7 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	case res.ExitCode != 0:
 		status, msg = ledger.Failed, fmt.Sprintf("exited with status %d", res.ExitCode)
 	}
-	code := res.Code()
-	if o.Quiet && code != spec.ExitOK {
-		out.release()
-		for _, n := range notices {
-			warn("%s", n)
-		}
-	}
-	if finish(warn, st, id, status, res.ExitCode, msg) {
-		retain(warn, st, o)
-	}
-	return Outcome{Code: code, ID: id}
+	return status, msg
 }
 
 // retain prunes o.Job's terminal executions beyond its newest o.Keep,

@@ -95,21 +95,8 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 		unix.Fchmod(jobDir.FD, 0o700) // the umask may have cleared bits
 	}
 
-	if !o.Instant.IsZero() {
-		if err := s.checkInstant(job, jobDir, o.Instant, o.Grace); err != nil {
-			return Record{}, fmt.Errorf("cannot claim %s for %s: %w", job, FormatTime(o.Instant), err)
-		}
-	}
-	if o.Exclusive {
-		if err := s.checkExclusive(job, o.Grace); err != nil {
-			return Record{}, fmt.Errorf("cannot claim %s exclusively: %w", job, err)
-		}
-	}
-
-	if o.Every > 0 {
-		if err := s.checkDue(job, o.Every, o.Grace); err != nil {
-			return Record{}, fmt.Errorf("cannot claim %s every %v: %w", job, o.Every, err)
-		}
+	if err := s.admitClaim(job, jobDir, o); err != nil {
+		return Record{}, err
 	}
 
 	now := s.clock()
@@ -126,29 +113,57 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	if o.Child.PID != 0 {
 		r.Status, r.StartedAt, r.Child = Running, now, o.Child
 	}
-	fail := func(err error) (Record, error) {
+	if err := s.writeClaim(jobDir, newJob, r, o); err != nil {
 		return Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
 	}
+	return r, nil
+}
+
+// admitClaim applies o's admission checks (instant, exclusive, due) to a
+// claim of job, whose directory is jobDir. Called with the lock held.
+func (s *Store) admitClaim(job string, jobDir dirh, o ClaimOptions) error {
+	if !o.Instant.IsZero() {
+		if err := s.checkInstant(job, jobDir, o.Instant, o.Grace); err != nil {
+			return fmt.Errorf("cannot claim %s for %s: %w", job, FormatTime(o.Instant), err)
+		}
+	}
+	if o.Exclusive {
+		if err := s.checkExclusive(job, o.Grace); err != nil {
+			return fmt.Errorf("cannot claim %s exclusively: %w", job, err)
+		}
+	}
+
+	if o.Every > 0 {
+		if err := s.checkDue(job, o.Every, o.Grace); err != nil {
+			return fmt.Errorf("cannot claim %s every %v: %w", job, o.Every, err)
+		}
+	}
+	return nil
+}
+
+// writeClaim writes r, the claim's first version, and its index entries in
+// jobDir (newJob: the directory was just created), under the store's lock.
+func (s *Store) writeClaim(jobDir dirh, newJob bool, r Record, o ClaimOptions) error {
 	// The record's first version is written and made durable under a
 	// temporary name; its index entries are made durable next (the two
 	// markers are one empty inode: no data block), and only then is the
 	// record renamed into place: see "Crash safety".
 	if err := r.Validate(); err != nil {
-		return fail(fmt.Errorf("internal error: refusing to write an illegal record: %w", err))
+		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
 	}
 	rec, fd, err := durable.StageOpen(s.exec, r.ID, r.encode())
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	abort := func(err error) (Record, error) {
+	abort := func(err error) error {
 		unix.Close(fd)
 		rec.Abort()
-		return fail(err)
+		return err
 	}
 	if err := createEmpty(jobDir, r.ID); err != nil {
 		return abort(err)
 	}
-	if err := linkMarker(durable.Pending{Dir: jobDir, Temp: r.ID}, s.active, activeName(r.ID, job)); err != nil {
+	if err := linkMarker(durable.Pending{Dir: jobDir, Temp: r.ID}, s.active, activeName(r.ID, r.Job)); err != nil {
 		return abort(err)
 	}
 	head, _ := s.latestIn(jobDir)
@@ -189,7 +204,7 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	}
 	if err := unix.Close(fd); err != nil {
 		rec.Abort()
-		return fail(&os.PathError{Op: "close", Path: s.exec.Show(rec.Temp), Err: err})
+		return &os.PathError{Op: "close", Path: s.exec.Show(rec.Temp), Err: err}
 	}
 	reached("claim-synced")
 	commit := rec.Commit
@@ -200,12 +215,12 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 		if errors.Is(err, durable.ErrExists) {
 			err = badInputf("execution %s exists already", r.ID)
 		}
-		return fail(err)
+		return err
 	}
 	if err := s.exec.Sync(); err != nil {
-		return fail(err)
+		return err
 	}
-	return r, nil
+	return nil
 }
 
 // checkExclusive refuses while job has a claimed or running execution whose

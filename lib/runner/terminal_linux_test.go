@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,22 +13,21 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
 )
 
-// ttyRunnerEnv makes the test binary the runner under test on a terminal:
-// its value is the hold ("plain", or one of runner.Holds).
-const ttyRunnerEnv = "TETHER_TEST_TTY_RUNNER"
+// ttyRunnerRole makes the test binary the runner under test on a
+// terminal: the part is the hold ("plain", or one of runner.Holds).
+const ttyRunnerRole = testutil.Role("TETHER_TEST_TTY_RUNNER")
 
 // TestTerminalForeground: a runner in the foreground of a terminal gives
 // it to its command, which can read it (it is not stopped by SIGTTIN), and
 // takes it back once the command has ended; with every way of holding the
 // command.
 func TestTerminalForeground(t *testing.T) {
-	if hold := os.Getenv(ttyRunnerEnv); hold != "" {
-		os.Exit(ttyRunner(hold))
-	}
+	ttyRunnerRole.Serve(func(hold string, _ []string) int { return ttyRunner(hold) })
 	holds := []string{"plain"}
 	for _, h := range runner.Holds {
 		holds = append(holds, h.Name)
@@ -37,8 +35,7 @@ func TestTerminalForeground(t *testing.T) {
 	for _, hold := range holds {
 		t.Run(hold, func(t *testing.T) {
 			master, slave := openPty(t)
-			c := exec.Command(os.Args[0], "-test.run=^TestTerminalForeground$")
-			c.Env = append(os.Environ(), ttyRunnerEnv+"="+hold)
+			c := ttyRunnerRole.Command(hold, "-test.run=^TestTerminalForeground$")
 			c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
 			// A session of its own, with the terminal as its controlling
 			// one: the runner is in its foreground, as under a shell.

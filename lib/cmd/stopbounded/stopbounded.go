@@ -110,40 +110,17 @@ func run(t *cli.Tool, g *grammar) int {
 	if g.Schedule.set {
 		sched = g.Schedule.s
 	}
-	if g.Group && g.Tree {
-		return t.Fail(errors.New("--group and --tree cannot be combined"), spec.ExitUsage)
-	}
-	if g.List && !g.Tree {
-		return t.Fail(errors.New("--list needs --tree"), spec.ExitUsage)
-	}
-	var root *proc.ID
-	if g.Within != "" {
-		if g.Group || g.Tree {
-			return t.Fail(errors.New("--within cannot be combined with --group or --tree"), spec.ExitUsage)
-		}
-		id, err := proc.ParseID(g.Within)
-		if err != nil {
-			return t.Fail(fmt.Errorf("--within: %w", err), spec.ExitUsage)
-		}
-		root = &id
+	root, err := within(g)
+	if err != nil {
+		return t.Fail(err, spec.ExitUsage)
 	}
 	// Targets are identified through /proc: a foreign one would name
 	// other processes (and --tree would freeze them).
 	if err := proc.CheckProcNS(); err != nil {
 		return t.Fail(err, spec.ExitSystem)
 	}
-	if root != nil && root.Start == 0 {
-		// Pin ROOT to the process that holds its PID now: a ROOT that
-		// exits and whose PID is recycled must not adopt a new tree.
-		id, err := proc.Lookup(root.PID)
-		if err != nil && !errors.Is(err, proc.ErrGone) {
-			return t.Fail(err, spec.ExitSystem)
-		}
-		if err == nil {
-			root = &id
-		} else {
-			root.Start = goneStart
-		}
+	if root, err = pin(root); err != nil {
+		return t.Fail(err, spec.ExitSystem)
 	}
 	var guard *stop.ThawGuard
 	if g.Tree && !g.List {
@@ -151,22 +128,14 @@ func run(t *cli.Tool, g *grammar) int {
 		// TERM, INT or HUP ends the stop and continues the tree before
 		// stopbounded exits (see below); a guardian continues it if
 		// stopbounded is killed. It starts while the targets are checked.
-		var err error
 		if guard, err = stop.StartThawGuard(); err != nil {
 			return t.Fail(fmt.Errorf("cannot stop a tree safely: %w", err), spec.ExitSystem)
 		}
 		defer guard.Done()
 	}
-	args := append([]string(nil), g.Targets...)
-	for _, f := range g.Pidfile {
-		a, err := readPidfile(f)
-		if err != nil {
-			return t.Fail(err, pidfileExit(err))
-		}
-		args = append(args, a)
-	}
-	if len(args) == 0 {
-		return t.Fail(errors.New("no target given (want PID, PID@START or --pidfile F)"), spec.ExitUsage)
+	args, code, err := targetArgs(g)
+	if err != nil {
+		return t.Fail(err, code)
 	}
 	if g.List {
 		return list(t, g, args)
@@ -223,6 +192,63 @@ func run(t *cli.Tool, g *grammar) int {
 		return spec.SignalExit(s)
 	}
 	return report(t, g, targets, outcomes)
+}
+
+// within checks how the selection flags combine and returns --within's
+// ROOT (nil without it); its errors are usage errors.
+func within(g *grammar) (*proc.ID, error) {
+	if g.Group && g.Tree {
+		return nil, errors.New("--group and --tree cannot be combined")
+	}
+	if g.List && !g.Tree {
+		return nil, errors.New("--list needs --tree")
+	}
+	if g.Within == "" {
+		return nil, nil
+	}
+	if g.Group || g.Tree {
+		return nil, errors.New("--within cannot be combined with --group or --tree")
+	}
+	id, err := proc.ParseID(g.Within)
+	if err != nil {
+		return nil, fmt.Errorf("--within: %w", err)
+	}
+	return &id, nil
+}
+
+// pin returns root pinned to the process that holds its PID now, if root
+// was given without a start time: a ROOT that exits and whose PID is
+// recycled must not adopt a new tree. A gone ROOT gets goneStart.
+func pin(root *proc.ID) (*proc.ID, error) {
+	if root == nil || root.Start != 0 {
+		return root, nil
+	}
+	id, err := proc.Lookup(root.PID)
+	if err != nil && !errors.Is(err, proc.ErrGone) {
+		return nil, err
+	}
+	if err == nil {
+		return &id, nil
+	}
+	root.Start = goneStart
+	return root, nil
+}
+
+// targetArgs is the targets given, in the operands and then the pidfiles;
+// on error, code is the exit code for it.
+func targetArgs(g *grammar) (args []string, code int, err error) {
+	args = append([]string(nil), g.Targets...)
+	for _, f := range g.Pidfile {
+		a, err := readPidfile(f)
+		if err != nil {
+			return nil, pidfileExit(err), err
+		}
+		args = append(args, a)
+	}
+	if len(args) == 0 {
+		return nil, spec.ExitUsage, errors.New("no target given (want PID, PID@START or --pidfile F)")
+	}
+	return args, 0, nil
 }
 
 // goneStart stands for the START of a --within ROOT that was already gone:

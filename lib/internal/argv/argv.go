@@ -1,6 +1,6 @@
 // Package argv parses a command line without kong, against tables that
 // argvgen generates from the tool's kong model (the lib/cmd/TOOL/argv_gen.go
-// files; go generate ./lib/internal/tetherdoc rewrites them and
+// files; go generate ./lib/cmd/tetherdoc rewrites them and
 // TestArgvUpToDate fails when one is stale): the hot path's parser, so that no tool
 // builds kong's model by reflection (≈2 ms, ≈300 page faults) to run a
 // command line that parses.
@@ -138,42 +138,12 @@ func (p *parser[G, E]) trace(root *Node[G, E], args []string) bool {
 				}
 				continue
 			case strings.HasPrefix(a, "--"):
-				name, value, hasValue := strings.Cut(a[2:], "=")
-				f := p.flag(func(f *Flag[G]) bool { return has(f.Names, name) })
-				if f == nil {
-					return false
-				}
-				if f.Switch {
-					if hasValue {
-						return false
-					}
-					value = "true"
-				} else if !hasValue {
-					if value, ok = nextValue(args, i); !ok {
-						return false
-					}
-					i++
-				}
-				if !p.set(&f.Value, value) {
+				if i, ok = p.longFlag(args, i); !ok {
 					return false
 				}
 				continue
 			case a != "-" && strings.HasPrefix(a, "-"):
-				if len(a) != 2 {
-					return false // a cluster, or a short flag's glued value
-				}
-				f := p.flag(func(f *Flag[G]) bool { return f.Short != 0 && f.Short == a[1] })
-				if f == nil {
-					return false
-				}
-				value := "true"
-				if !f.Switch {
-					if value, ok = nextValue(args, i); !ok {
-						return false
-					}
-					i++
-				}
-				if !p.set(&f.Value, value) {
+				if i, ok = p.shortFlag(args, i); !ok {
 					return false
 				}
 				continue
@@ -225,6 +195,50 @@ func (p *parser[G, E]) trace(root *Node[G, E], args []string) bool {
 		}
 	}
 	return true
+}
+
+// longFlag sets the --flag (or --flag=value) at args[i], and returns the
+// index of its last word.
+func (p *parser[G, E]) longFlag(args []string, i int) (int, bool) {
+	name, value, hasValue := strings.Cut(args[i][2:], "=")
+	f := p.flag(func(f *Flag[G]) bool { return has(f.Names, name) })
+	if f == nil {
+		return i, false
+	}
+	if f.Switch {
+		if hasValue {
+			return i, false
+		}
+		value = "true"
+	} else if !hasValue {
+		var ok bool
+		if value, ok = nextValue(args, i); !ok {
+			return i, false
+		}
+		i++
+	}
+	return i, p.set(&f.Value, value)
+}
+
+// shortFlag sets the -f at args[i], and returns the index of its last word.
+func (p *parser[G, E]) shortFlag(args []string, i int) (int, bool) {
+	a := args[i]
+	if len(a) != 2 {
+		return i, false // a cluster, or a short flag's glued value
+	}
+	f := p.flag(func(f *Flag[G]) bool { return f.Short != 0 && f.Short == a[1] })
+	if f == nil {
+		return i, false
+	}
+	value := "true"
+	if !f.Switch {
+		var ok bool
+		if value, ok = nextValue(args, i); !ok {
+			return i, false
+		}
+		i++
+	}
+	return i, p.set(&f.Value, value)
 }
 
 // flag finds the flag match selects among those of the nodes reached.

@@ -128,23 +128,8 @@ func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary,
 		return nil, err
 	}
 	if len(jobs) == 0 {
-		// Every job: a skip scan of executions_job, one probe per job,
-		// and the jobs whose every row was pruned away but that ran.
-		q := `WITH RECURSIVE j(job) AS (
-				(SELECT job FROM tether.executions ORDER BY job LIMIT 1)
-				UNION ALL
-				SELECT (SELECT e.job FROM tether.executions e WHERE e.job > j.job ORDER BY e.job LIMIT 1)
-				FROM j WHERE j.job IS NOT NULL)
-			SELECT job FROM j WHERE job IS NOT NULL`
-		if counted {
-			q += ` UNION SELECT job FROM tether.job_runs`
-		}
-		rows, err := tx.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		jobs, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
+		var err error
+		if jobs, err = allJobs(ctx, tx, counted); err != nil {
 			return nil, err
 		}
 	}
@@ -223,4 +208,24 @@ func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary,
 		return nil, err
 	}
 	return out, nil
+}
+
+// allJobs is every job: a skip scan of executions_job, one probe per job,
+// and (counted: tether.job_runs exists) the jobs whose every row was pruned
+// away but that ran.
+func allJobs(ctx context.Context, tx pgx.Tx, counted bool) ([]string, error) {
+	q := `WITH RECURSIVE j(job) AS (
+			(SELECT job FROM tether.executions ORDER BY job LIMIT 1)
+			UNION ALL
+			SELECT (SELECT e.job FROM tether.executions e WHERE e.job > j.job ORDER BY e.job LIMIT 1)
+			FROM j WHERE j.job IS NOT NULL)
+		SELECT job FROM j WHERE job IS NOT NULL`
+	if counted {
+		q += ` UNION SELECT job FROM tether.job_runs`
+	}
+	rows, err := tx.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }

@@ -24,13 +24,13 @@ func TestGoDocUpToDate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("goDoc(%s) = %v", tl.page.Name, err)
 		}
-		path := filepath.Join("..", "..", "cmd", tl.page.Name, "doc.go")
+		path := filepath.Join("..", tl.page.Name, "doc.go")
 		got, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale; run: go run ./lib/internal/tetherdoc -godoc lib/cmd", path)
+			t.Errorf("%s is stale; run: go run ./lib/cmd/tetherdoc -godoc lib/cmd", path)
 		}
 	}
 }
@@ -47,13 +47,13 @@ func TestArgvUpToDate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("argvGen(%s) = %v", tl.page.Name, err)
 		}
-		path := filepath.Join("..", "..", "cmd", tl.page.Name, "argv_gen.go")
+		path := filepath.Join("..", tl.page.Name, "argv_gen.go")
 		got, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale; run: go run ./lib/internal/tetherdoc -godoc lib/cmd -argv lib/cmd", path)
+			t.Errorf("%s is stale; run: go run ./lib/cmd/tetherdoc -godoc lib/cmd -argv lib/cmd", path)
 		}
 	}
 }

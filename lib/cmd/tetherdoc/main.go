@@ -7,10 +7,10 @@
 //
 // Synopsis:
 //
-//	go run ./lib/internal/tetherdoc -godoc lib/cmd -argv lib/cmd     # regenerate lib/cmd/*/{doc,argv_gen}.go
-//	go run ./lib/internal/tetherdoc -man DIR                          # DIR/TOOL.1
-//	go run ./lib/internal/tetherdoc -completion DIR -bindir /usr/bin  # DIR/{bash,zsh,fish}/...
-//go:generate go run . -godoc ../../cmd -argv ../../cmd
+//	go run ./lib/cmd/tetherdoc -godoc lib/cmd -argv lib/cmd     # regenerate lib/cmd/*/{doc,argv_gen}.go
+//	go run ./lib/cmd/tetherdoc -man DIR                          # DIR/TOOL.1
+//	go run ./lib/cmd/tetherdoc -completion DIR -bindir /usr/bin  # DIR/{bash,zsh,fish}/...
+//go:generate go run . -godoc .. -argv ..
 
 package main
 

@@ -1,0 +1,167 @@
+package argvgen
+
+import (
+	"encoding"
+	"fmt"
+	"net/url"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/tether-sh/tether/lib/cli"
+)
+
+var (
+	textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+	mapperValue     = reflect.TypeOf((*kong.MapperValue)(nil)).Elem()
+	textDecoder     = reflect.TypeOf((*cli.TextDecoder)(nil)).Elem()
+	// kong's registered types: its own mappers read them.
+	kongTypes = map[reflect.Type]bool{
+		reflect.TypeOf(time.Time{}):      true,
+		reflect.TypeOf(time.Duration(0)): true,
+		reflect.TypeOf(&url.URL{}):       true,
+		reflect.TypeOf(&os.File{}):       true,
+	}
+)
+
+// value writes the argv.Value of v with setter set.
+func (w *argvWriter) value(v *kong.Value, set string) string {
+	e := w.expr(v.Target)
+	var b strings.Builder
+	fmt.Fprintf(&b, "argv.Value[%s]{\n", w.g)
+	fmt.Fprintf(&b, "Set: %s,\n", set)
+	fmt.Fprintf(&b, "Zero: func(g *%s) { %s = argvZero%s },\n", w.g, e, strings.TrimPrefix(e, "g"))
+	if len(v.Tag.Envs) > 0 {
+		fmt.Fprintf(&b, "Envs: %#v,\n", v.Tag.Envs)
+	}
+	if v.HasDefault {
+		fmt.Fprintf(&b, "Default: %q, HasDefault: true,\n", v.Default)
+	}
+	if v.Required {
+		b.WriteString("Required: true,\n")
+	}
+	if v.Enum != "" {
+		var cases []string
+		for _, c := range v.EnumSlice() {
+			cases = append(cases, strconv.Quote(c))
+		}
+		fmt.Fprintf(&b, "Enum: func(g *%s) bool {\nswitch %s {\ncase %s:\nreturn true\n}\nreturn false\n},\n",
+			w.g, e, strings.Join(cases, ", "))
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// setter writes the Set function of v, as kong's mapper for its type reads
+// one string, or reports false for a type it does not know. isSwitch: a
+// bool flag.
+func (w *argvWriter) setter(v *kong.Value, isFlag bool) (set string, isSwitch, ok bool) {
+	e := w.expr(v.Target)
+	if e == "" {
+		return "", false, false
+	}
+	t := v.Target.Type()
+	g := w.g
+	fn := func(body string) string { return fmt.Sprintf("func(g *%s, v string) bool {\n%s\n}", g, body) }
+	typ := v.Tag.Type
+	if typ != "" && typ != "path" || v.Enum != "" && t.Kind() != reflect.String {
+		return "", false, false
+	}
+	if typ == "path" && v.HasDefault {
+		return "", false, false // kong reads "" specially then
+	}
+	// kong's Registry.ForType, in its order.
+	switch {
+	case reflect.PointerTo(t).Implements(mapperValue) || t.Implements(mapperValue):
+		if !reflect.PointerTo(t).Implements(textDecoder) || typ != "" {
+			return "", false, false
+		}
+		return fn(fmt.Sprintf("return %s.UnmarshalText([]byte(v)) == nil", e)), false, true
+	case kongTypes[t]:
+		return "", false, false
+	case reflect.PointerTo(t).Implements(textUnmarshaler):
+		if typ != "" || t.Kind() == reflect.Pointer {
+			return "", false, false
+		}
+		return fn(fmt.Sprintf("return %s.UnmarshalText([]byte(v)) == nil", e)), false, true
+	}
+	conv, ok := w.basic(t, typ)
+	if ok {
+		return fn(conv(e)), t.Kind() == reflect.Bool, true
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		if t.Elem().Kind() == reflect.Bool || t.Elem().Kind() == reflect.Pointer {
+			return "", false, false
+		}
+		conv, ok := w.basic(t.Elem(), typ)
+		if !ok {
+			return "", false, false
+		}
+		return fn(fmt.Sprintf("var x %s\nok := func() bool {\n%s\n}()\n%s = &x\nreturn ok", w.typeName(t.Elem()), conv("x"), e)), false, true
+	case reflect.Slice:
+		if t.Name() != "" || t.Elem().Kind() != reflect.String || t.Elem().Name() != "string" {
+			return "", false, false
+		}
+		item := "v"
+		var body strings.Builder
+		if isFlag {
+			fmt.Fprintf(&body, "if !argv.Item(v, %d) {\nreturn false\n}\n", v.Tag.Sep)
+		}
+		if typ == "path" {
+			fmt.Fprintf(&body, "p, ok := argv.Path(v)\nif !ok {\nreturn false\n}\n")
+			item = "p"
+		}
+		fmt.Fprintf(&body, "%s = append(%s, %s)\nreturn true", e, e, item)
+		return fn(body.String()), false, true
+	}
+	return "", false, false
+}
+
+// basic returns the code that sets the expression it is given, of type t
+// (a string, bool or integer kind), from v.
+func (w *argvWriter) basic(t reflect.Type, typ string) (func(string) string, bool) {
+	if t.Implements(mapperValue) || reflect.PointerTo(t).Implements(mapperValue) ||
+		reflect.PointerTo(t).Implements(textUnmarshaler) || kongTypes[t] {
+		return nil, false
+	}
+	name := w.typeName(t)
+	conv := func(x string) string { return name + "(" + x + ")" }
+	if name == t.Kind().String() {
+		conv = func(x string) string { return x } // no conversion needed
+	}
+	switch t.Kind() {
+	case reflect.String:
+		if typ == "path" {
+			return func(e string) string {
+				return fmt.Sprintf("p, ok := argv.Path(v)\n%s = %s\nreturn ok", e, conv("p"))
+			}, true
+		}
+		return func(e string) string { return fmt.Sprintf("%s = %s\nreturn true", e, conv("v")) }, true
+	case reflect.Bool:
+		if typ != "" {
+			return nil, false
+		}
+		return func(e string) string {
+			return fmt.Sprintf("b, ok := argv.Bool(v)\n%s = %s\nreturn ok", e, conv("b"))
+		}, true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if typ != "" {
+			return nil, false
+		}
+		return func(e string) string {
+			return fmt.Sprintf("n, ok := argv.Int(v, %d)\n%s = %s\nreturn ok", t.Bits(), e, name+"(n)")
+		}, true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if typ != "" {
+			return nil, false
+		}
+		return func(e string) string {
+			return fmt.Sprintf("n, ok := argv.Uint(v, %d)\n%s = %s\nreturn ok", t.Bits(), e, name+"(n)")
+		}, true
+	}
+	return nil, false
+}
