@@ -138,7 +138,7 @@ var traceRefused bool
 // command is released by Run once OnStart has recorded it.
 //
 // With tty, the command's group is made the terminal's foreground before
-// the command runs (terminal.go).
+// the command runs (terminal_linux.go).
 func startCommand(o Options, tty *terminal) (*exec.Cmd, holder, error) {
 	build := func() *exec.Cmd {
 		cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
