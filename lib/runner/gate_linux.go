@@ -39,9 +39,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -51,6 +49,7 @@ import (
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/internal/gate"
+	"github.com/tether-sh/tether/lib/internal/reexec"
 )
 
 // gated is the runner's side of one gated start.
@@ -62,8 +61,9 @@ type gated struct {
 }
 
 // gateCommand returns the gate's command for o, not yet started, and the
-// runner's side of it. path is the payload's resolved path; env its
-// environment (nil: the runner's).
+// runner's side of it. path is the payload's resolved path; o.Env its
+// environment (nil: the runner's), less the re-exec marker the gate is
+// started with and removes before its exec.
 func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 	relR, relW, err := os.Pipe()
 	if err != nil {
@@ -79,18 +79,10 @@ func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 	if o.PIDNamespace {
 		mode = "proc"
 	}
-	env := o.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, gate.Env+"=") })
-	cmd := &exec.Cmd{
-		// This process's own executable, even if it was replaced on disk.
-		Path:       "/proc/self/exe",
-		Args:       append([]string{os.Args[0], gate.Arg, mode, path}, o.Argv...),
-		Env:        append(env, gate.Env+"=1"),
-		ExtraFiles: []*os.File{relR, errW}, // descriptors 3 and 4
-	}
+	// This process's own executable, even if it was replaced on disk, in
+	// the gate's role.
+	cmd := reexec.Command(gate.Role, o.Env, append([]string{mode, path}, o.Argv...)...)
+	cmd.ExtraFiles = []*os.File{relR, errW} // descriptors 3 and 4
 	return cmd, &gated{release: relW, errors: errR, name: o.Argv[0], path: path}, nil
 }
 
