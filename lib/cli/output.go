@@ -4,10 +4,9 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 
+	"github.com/tether-sh/tether/lib/internal/sigpipe"
 	"github.com/tether-sh/tether/lib/spec"
 )
 
@@ -21,9 +20,8 @@ var ErrOutput = errors.New("cannot write output")
 type Output struct {
 	w io.Writer
 
-	mu   sync.Mutex
-	err  error
-	pipe sync.Once
+	mu  sync.Mutex
+	err error
 }
 
 // NewOutput returns an Output writing to w.
@@ -42,11 +40,7 @@ func (o *Output) Write(p []byte) (int, error) {
 		// EPIPE. A caught signal is reset by exec, so a command started
 		// later still gets the default; an ignored one (a runner keeps
 		// its caller's, runner.KeepIgnored) must stay ignored.
-		o.pipe.Do(func() {
-			if !signal.Ignored(syscall.SIGPIPE) {
-				signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-			}
-		})
+		sigpipe.Survive()
 	}
 	n, err := o.w.Write(p)
 	if err == nil && n < len(p) {

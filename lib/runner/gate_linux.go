@@ -39,9 +39,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -51,6 +49,7 @@ import (
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/internal/gate"
+	"github.com/tether-sh/tether/lib/internal/reexec"
 )
 
 // gated is the runner's side of one gated start.
@@ -62,8 +61,9 @@ type gated struct {
 }
 
 // gateCommand returns the gate's command for o, not yet started, and the
-// runner's side of it. path is the payload's resolved path; env its
-// environment (nil: the runner's).
+// runner's side of it. path is the payload's resolved path; o.Env its
+// environment (nil: the runner's), less the re-exec marker the gate is
+// started with and removes before its exec.
 func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 	relR, relW, err := os.Pipe()
 	if err != nil {
@@ -79,18 +79,10 @@ func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 	if o.PIDNamespace {
 		mode = "proc"
 	}
-	env := o.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, gate.Env+"=") })
-	cmd := &exec.Cmd{
-		// This process's own executable, even if it was replaced on disk.
-		Path:       "/proc/self/exe",
-		Args:       append([]string{os.Args[0], gate.Arg, mode, path}, o.Argv...),
-		Env:        append(env, gate.Env+"=1"),
-		ExtraFiles: []*os.File{relR, errW}, // descriptors 3 and 4
-	}
+	// This process's own executable, even if it was replaced on disk, in
+	// the gate's role.
+	cmd := reexec.Command(gate.Role, o.Env, append([]string{mode, path}, o.Argv...)...)
+	cmd.ExtraFiles = []*os.File{relR, errW} // descriptors 3 and 4
 	return cmd, &gated{release: relW, errors: errR, name: o.Argv[0], path: path}, nil
 }
 
@@ -124,9 +116,53 @@ func (g *gated) shut() {
 	g.errors.Close()
 }
 
-// holder is a started command held before its first instruction: a
-// *traced or a *gated. nil when the command was not held.
-type holder interface{ shut() }
+// holder is how a started command is held before its first instruction:
+// *traced, *gated, or unheld when nothing asked for it to be held.
+type holder interface {
+	// letRun records the command through onStart, if set, and then
+	// lets it run; reap starts r's reaping loop, which each way of
+	// holding calls at its own moment. On error the command never ran
+	// and nothing of it is left.
+	letRun(r *run, onStart func(proc.ID) error, reap func()) error
+}
+
+// unheld is a command that was started running: there is nothing to
+// record or release, only the reaping to start.
+type unheld struct{}
+
+func (unheld) letRun(_ *run, _ func(proc.ID) error, reap func()) error {
+	reap()
+	return nil
+}
+
+// letRun: a gated command is released once the reaping loop runs, which
+// collects the gate should it run nothing.
+func (g *gated) letRun(r *run, onStart func(proc.ID) error, reap func()) error {
+	reap()
+	if r.tty != nil && r.o.PIDNamespace {
+		// The child, its namespace's PID 1, cannot name its own group
+		// in ours: the runner gives it the terminal while it is held.
+		r.tty.setForeground(r.pid)
+	}
+	var err error
+	if onStart != nil {
+		if err = onStart(r.res.Child); err != nil {
+			g.shut()
+			// Our unreaped child: its PID cannot be a recycled one.
+			unix.Kill(r.pid, unix.SIGKILL)
+			err = &spec.ExitError{Code: spec.Code(err, spec.ExitNotRun), Err: err}
+		}
+	}
+	if err == nil {
+		err = g.open()
+	}
+	if err != nil {
+		// The gate has exited, or is dying: reaped, nothing of it is left.
+		<-r.reap.childStatus
+		<-r.reap.done
+	}
+	return err
+}
 
 // traceRefused, when set by a test, makes a traced start fail as where
 // ptrace is refused, to prove the fall-back to the gate.
@@ -164,7 +200,7 @@ func startCommand(o Options, tty *terminal) (*exec.Cmd, holder, error) {
 		if err := cmd.Start(); err != nil {
 			return nil, nil, StartError(o.Argv[0], err)
 		}
-		return cmd, nil, nil
+		return cmd, unheld{}, nil
 	}
 	if cmd.Err != nil {
 		return nil, nil, StartError(o.Argv[0], cmd.Err)
@@ -268,6 +304,16 @@ func startTraced(cmd *exec.Cmd) (*traced, error) {
 			return nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: killed before it ran (%s)", t.name, describe(ws))
 		}
 	}
+}
+
+// letRun: a traced command is released before the reaping loop starts,
+// which must never see its stop.
+func (t *traced) letRun(r *run, onStart func(proc.ID) error, reap func()) error {
+	if err := t.open(r.res.Child, onStart); err != nil {
+		return err
+	}
+	reap()
+	return nil
 }
 
 // open records the stopped command through onStart, if set, and then lets

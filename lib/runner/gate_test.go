@@ -29,7 +29,7 @@ func TestRunGateHoldsCommand(t *testing.T) {
 			var held proc.ID
 			var ranEarly bool
 			res, err := runner.Run(context.Background(), runner.Options{
-				Argv: sh(`echo $$ > ` + marker + `; echo "$TETHER_GATE_TEST,$TETHER_GATE" > ` + marker + `.env`),
+				Argv: sh(`echo $$ > ` + marker + `; echo "$TETHER_GATE_TEST,$TETHER_REEXEC" > ` + marker + `.env`),
 				Env:  []string{"TETHER_GATE_TEST=set before the fork", "PATH=" + os.Getenv("PATH")},
 				OnStart: func(id proc.ID) error {
 					held = id

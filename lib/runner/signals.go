@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/lib/internal/sigpipe"
 	"github.com/tether-sh/tether/lib/internal/sigstate"
 )
 
@@ -84,13 +85,6 @@ func KeepIgnored() {
 	})
 }
 
-// pipeSink receives the SIGPIPEs of the runner's own writes; nobody reads
-// it (Notify drops what does not fit).
-var (
-	pipeSink    = make(chan os.Signal, 1)
-	pipeCatcher sync.Once
-)
-
 // SurviveEPIPE keeps the runner alive when its stderr (or stdout) is a
 // pipe nobody reads any more: Go kills a program writing to such a pipe on
 // descriptor 1 or 2 with SIGPIPE, unless SIGPIPE is caught or ignored. A
@@ -99,12 +93,9 @@ var (
 // EPIPE and the runner goes on. The command is unaffected: a caught signal
 // is reset to its default action at exec. When the caller ignored SIGPIPE,
 // it stays ignored instead (KeepIgnored), for the command to inherit: the
-// write fails with EPIPE all the same.
+// write fails with EPIPE all the same. The catching is sigpipe.Survive's,
+// shared with cli.Output.
 func SurviveEPIPE() {
 	KeepIgnored()
-	pipeCatcher.Do(func() {
-		if !signal.Ignored(unix.SIGPIPE) {
-			signal.Notify(pipeSink, unix.SIGPIPE)
-		}
-	})
+	sigpipe.Survive()
 }

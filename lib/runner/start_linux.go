@@ -38,7 +38,7 @@ func start(o Options) (_ *run, err error) {
 		r.undo = append(r.undo, r.tty.takeBack)
 	}
 	// A command that is recorded, or must get a /proc of its own PID
-	// namespace, starts held (gate.go).
+	// namespace, starts held (gate_linux.go).
 	// Children the runner had before (inherited through exec) are not
 	// the command's: never stopped, only reaped when they exit.
 	inherited := inheritedChildren()
@@ -58,24 +58,10 @@ func start(o Options) (_ *run, err error) {
 		// Unreaped, the child keeps its PID even as a zombie.
 		r.res.Child.Start = st.Start
 	}
-	onStart := r.stoppable(o.OnStart)
-	if t, ok := h.(*traced); ok {
-		// A traced command is released before the reaping loop starts:
-		// the loop must never see its stop.
-		if err := t.open(r.res.Child, onStart); err != nil {
-			return nil, err
-		}
-	}
-	r.reap = startReaper(r.pid, inherited)
-	if g, ok := h.(*gated); ok {
-		if r.tty != nil && o.PIDNamespace {
-			// The child, its namespace's PID 1, cannot name its own group
-			// in ours: the runner gives it the terminal while it is held.
-			r.tty.setForeground(r.pid)
-		}
-		if err := openGate(g, r.reap, r.pid, r.res.Child, onStart); err != nil {
-			return nil, err
-		}
+	// Each way of holding starts the reaping loop at its own moment.
+	reap := func() { r.reap = startReaper(r.pid, inherited) }
+	if err := h.letRun(r, r.stoppable(o.OnStart), reap); err != nil {
+		return nil, err
 	}
 	if r.tty != nil {
 		go r.tty.jobControl(r.pid)
@@ -179,29 +165,6 @@ func (r *run) catch() {
 	c := Catch(Forwardable(forward)...)
 	r.undo = append(r.undo, c.Stop)
 	r.sigs = c.C()
-}
-
-// openGate records the gated command through onStart, if set, and then
-// lets it run. On error the command never ran and the gate has been
-// reaped: nothing of it is left.
-func openGate(g *gated, r *reaper, pid int, child proc.ID, onStart func(proc.ID) error) error {
-	var err error
-	if onStart != nil {
-		if err = onStart(child); err != nil {
-			g.shut()
-			// Our unreaped child: its PID cannot be a recycled one.
-			unix.Kill(pid, unix.SIGKILL)
-			err = &spec.ExitError{Code: spec.Code(err, spec.ExitNotRun), Err: err}
-		}
-	}
-	if err == nil {
-		err = g.open()
-	}
-	if err != nil {
-		<-r.childStatus
-		<-r.done
-	}
-	return err
 }
 
 func orFile(f, def *os.File) *os.File {

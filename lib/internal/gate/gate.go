@@ -4,15 +4,18 @@
 // the payload — or exits, running nothing, if the runner died first.
 //
 // The gate is entered from this package's init. The package imports
-// nothing but syscall (and sigstate, itself syscall, sync and unsafe), so
+// nothing but syscall (and sigstate, itself syscall, sync and unsafe, and
+// the re-exec protocol's marks, which import nothing), so
 // that its init runs as soon as syscall's has —
 // before os, reflect, kong and every other package that sorts after
 // "github.com/tether-sh": Go initialises the first ready package in
 // import-path order. A gate is one more process start before every
 // recorded payload; it should cost no more than the Go runtime's own.
 //
-// A process is a gate only when its environment has TETHER_GATE=1 and its
-// first argument is --tether-gate; the rest of its arguments are the mode
+// The gate is a role of the one re-exec protocol (lib/internal/reexec,
+// which builds its command): a process is a gate only when its
+// environment has TETHER_REEXEC=gate and its first argument is
+// --tether-reexec=gate. The rest of its arguments are the mode
 // ("proc": mount a fresh /proc first, in the gate's new mount namespace;
 // "-": not), the payload's resolved path and its argv. Its descriptors 3
 // and 4 are the release pipe (the byte Release lets the payload run;
@@ -22,8 +25,8 @@ package gate
 
 // The gate's protocol, shared with the runner.
 const (
-	Env       = "TETHER_GATE"
-	Arg       = "--tether-gate"
+	// Role is the gate's re-exec role (reexec.Command(gate.Role, ...)).
+	Role      = "gate"
 	ReleaseFD = 3
 	ErrorFD   = 4
 	// Status is the gate's exit status when it runs nothing.

@@ -3,15 +3,16 @@ package gate
 import (
 	"syscall"
 
+	"github.com/tether-sh/tether/lib/internal/reexec/marker"
 	"github.com/tether-sh/tether/lib/internal/sigstate"
 )
 
 func init() {
-	if v, ok := syscall.Getenv(Env); !ok || v != "1" {
+	if v, ok := syscall.Getenv(marker.Env); !ok || v != Role {
 		return
 	}
 	args, ok := cmdline()
-	if !ok || len(args) < 5 || args[1] != Arg {
+	if !ok || len(args) < 5 || args[1] != marker.Flag(Role) {
 		return
 	}
 	syscall.Exit(run(args[2], args[3], args[4:]))
@@ -27,7 +28,7 @@ func run(mode, path string, argv []string) int {
 		return Status
 	}
 	syscall.Close(ReleaseFD)
-	syscall.Unsetenv(Env)
+	syscall.Unsetenv(marker.Env)
 	env := syscall.Environ()
 	if mode == "proc" {
 		if err := mountProc(); err != nil {
