@@ -276,8 +276,9 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		warn("cannot make a pipe for CMD's output: %v", err)
 		if claim == nil {
 			finish(warn, st, id, ledger.Failed, spec.ExitNotRun, "could not make a pipe for its output: "+err.Error())
+			return Outcome{Code: spec.ExitNotRun, ID: id}
 		}
-		return Outcome{Code: spec.ExitNotRun, ID: id}
+		return Outcome{Code: spec.ExitNotRun}
 	}
 	defer out.close()
 	keepOutput := func() {
@@ -372,7 +373,10 @@ func notStarted(warn func(format string, args ...any), st ledger.Ledger, id stri
 		recorded = true
 	}
 	warn("%v", err)
-	if recorded && finish(warn, st, id, ledger.Failed, code, err.Error()) {
+	if !recorded {
+		return Outcome{Code: code}
+	}
+	if finish(warn, st, id, ledger.Failed, code, err.Error()) {
 		retain(warn, st, o)
 	}
 	return Outcome{Code: code, ID: id}
