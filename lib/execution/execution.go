@@ -98,7 +98,7 @@ type AdoptOptions struct {
 	AckFile string
 }
 
-// Outcome is how Run ended.
+// Outcome is how Run, RunJob or Adopt ended.
 type Outcome struct {
 	// Code is the exit code the tool should exit with.
 	Code int
