@@ -295,3 +295,50 @@ func TestLeaseLostStopsPayload(t *testing.T) {
 		})
 	}
 }
+
+// heldStore looks, at the claim, whether the payload ran already.
+type heldStore struct {
+	*ledger.Store
+	marker string
+	claims []ledger.ClaimOptions
+	ranYet []bool
+}
+
+func (s *heldStore) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) {
+	did, _ := ran(s.marker)
+	s.claims, s.ranYet = append(s.claims, o), append(s.ranYet, did)
+	return s.Store.Claim(job, o)
+}
+
+// TestRunJobClaimsHeldPayload: the one claim names the payload, forked
+// and held, and the execution's id, and the payload runs no instruction
+// before it is made.
+func TestRunJobClaimsHeldPayload(t *testing.T) {
+	argv, path := marker(t, 0)
+	st := &heldStore{Store: openStore(t), marker: path}
+	warn, errb := tool()
+	out := RunJob(warn, st, RunOptions{Claim: Claim{Job: "job", Exclusive: true}, Options: Options{Argv: argv}})
+	if out.Code != 0 || out.Refused != nil || out.Err != nil {
+		t.Fatalf("RunJob() = %+v; want 0 (stderr %q)", out, errb)
+	}
+	if len(st.claims) != 1 {
+		t.Fatalf("RunJob claimed %d times; want once", len(st.claims))
+	}
+	co := st.claims[0]
+	if co.Child.PID == 0 || co.ID != out.ID || !co.Exclusive || co.Owner.ID() != proc.Self() {
+		t.Errorf("claim options %+v; want the payload as child, id %s, exclusive, this process as owner", co, out.ID)
+	}
+	if st.ranYet[0] {
+		t.Errorf("the payload ran before its claim was made")
+	}
+	if did, as := ran(path); !did || as != out.ID {
+		t.Errorf("payload ran = %v as %q; want true as %s", did, as, out.ID)
+	}
+	r, err := st.Get(out.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Child != co.Child {
+		t.Errorf("record child %v; want the claimed %v", r.Child, co.Child)
+	}
+}
