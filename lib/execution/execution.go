@@ -4,7 +4,11 @@
 // the execution came to be running. Spawn and WaitSpawned (spawn.go) are
 // ledger spawn's side of a handoff to a detached adopt worker.
 //
-//	out := execution.Run(tool.Warnf, st, rec.ID, execution.Options{Argv: argv, KeepOutput: 64 << 10})
+// RunJob (ledger run) claims a job and runs its payload; Adopt (adopt)
+// takes over a fenced execution and runs it. Both own the lease while the
+// payload runs; the commands keep only their flags, output and exit codes.
+//
+//	out := execution.RunJob(tool.Warnf, st, execution.RunOptions{Claim: execution.Claim{Job: "backup"}, Options: execution.Options{Argv: argv, KeepOutput: 64 << 10}})
 //	return out.Code // the payload's status, 128+N, 124, 126/127, or 125
 package execution
 
@@ -21,6 +25,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/spec"
 
+	"github.com/tether-sh/tether/lib/handoff"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
@@ -40,21 +45,13 @@ type Options struct {
 	// Fence, when done, stops the payload (its process group: TERM, Grace,
 	// KILL) and ends the execution failed: the runner could not renew its
 	// lease, and must be rid of the payload before the lease runs out and
-	// another host may judge it gone. nil: never.
+	// another host may judge it gone. nil: never. RunJob and Adopt set it
+	// to their lease's.
 	Fence context.Context
 	// Signals is a channel registered by CatchSignals before the execution
-	// was claimed or adopted; nil lets the runner register its own.
+	// was claimed or adopted; nil lets the runner register its own (Adopt
+	// catches them itself before the adoption).
 	Signals chan os.Signal
-	// Claim, for ledger run, creates the execution with the given id (a
-	// fresh ledger.NewID, already in the payload's environment): it claims
-	// and starts it in one update with the payload recorded, while the
-	// payload is held before its first instruction
-	// (ledger.ClaimOptions.Child and ID). It is called with a zero child
-	// when the payload could not even be started (not found), to record
-	// that as a failed execution. Without Claim, the execution is running
-	// already (adopted) and only the payload is recorded. A refusal
-	// (wrapping ledger.ErrRefused) is returned in Outcome.Refused, unsaid.
-	Claim func(id string, child proc.ID) (ledger.Record, error)
 
 	// KeepOutput, when positive, keeps the last KeepOutput bytes of the
 	// payload's stdout and stderr with the execution as they are written
@@ -68,20 +65,51 @@ type Options struct {
 	// DefaultKeepOutput bytes of each stream are held.
 	Quiet bool
 	// Job and Keep: once the result is recorded, the terminal executions of
-	// Job beyond its newest Keep are pruned (Keep > 0).
+	// Job beyond its newest Keep are pruned (Keep > 0). RunJob and Adopt
+	// set Job to the execution's.
 	Job  string
 	Keep int
 }
 
-// Outcome is how Run ended.
+// Claim is what ledger run claims, as its flags name it
+// (ledger.ClaimOptions without the owner and the payload, which RunJob
+// supplies).
+type Claim struct {
+	Job       string
+	Source    string
+	Instant   time.Time
+	Exclusive bool
+	Every     time.Duration
+}
+
+// RunOptions says what RunJob claims and how it runs the payload.
+type RunOptions struct {
+	Options
+	Claim Claim
+}
+
+// AdoptOptions says what Adopt adopts and how it runs the payload.
+type AdoptOptions struct {
+	Options
+	// ID is the fenced execution to adopt.
+	ID string
+	// AckFile, if set, receives the acknowledgement (handoff.WriteAck)
+	// once the adoption is durable, before the payload starts.
+	AckFile string
+}
+
+// Outcome is how Run, RunJob or Adopt ended.
 type Outcome struct {
 	// Code is the exit code the tool should exit with.
 	Code int
 	// ID is the execution's id ("" if none was claimed).
 	ID string
-	// Refused is Claim's refusal: nothing was recorded nor run, and
-	// nothing said; Code is 125.
+	// Refused is RunJob's refused claim: nothing was recorded nor run,
+	// and nothing said; Code is 125.
 	Refused error
+	// Err is a failure before anything was claimed or run, or Adopt's
+	// before the payload started, not yet said; Code is its exit code.
+	Err error
 }
 
 // CatchSignals registers the signals a runner forwards, so that one that
@@ -93,24 +121,150 @@ func CatchSignals() (sigs chan os.Signal, stop func()) {
 	return c.C(), c.Stop
 }
 
-// Run runs argv for execution id (none yet with o.Claim) and finishes its
-// record: completed iff the payload exited 0, else failed with its exit
-// code (or 128+N for signal N, 124 for the deadline, 126/127 when it could
-// not be executed). It returns the exit code the tool should exit with.
+// RunJob claims o.Claim.Job for this process and runs the payload as
+// Run does. The claim is made with the payload already forked and held
+// before its first instruction: one update claims, starts and records it
+// (ledger.ClaimOptions.Child and ID), and the payload runs only once that
+// is durable. A payload that cannot even be started (not found) is
+// recorded as a failed execution. From the claim on, the lease is kept
+// (ledger.Ledger.KeepLease); one that cannot be renewed in time stops the
+// payload before it runs out, so that no other host runs the job
+// meanwhile. A refusal (wrapping ledger.ErrRefused) is returned in
+// Outcome.Refused, unsaid; other claim failures are said.
+func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOptions) Outcome {
+	owner, err := ledger.LocalOwner(proc.Self())
+	if err != nil {
+		return Outcome{Code: spec.ExitNotRun, Err: err}
+	}
+	l := newLease()
+	defer l.end()
+	job := o.Claim.Job
+	o.Fence, o.Job = l.fence, job
+	id := ledger.NewID(time.Now())
+	claim := func(child proc.ID) error {
+		co := ledger.ClaimOptions{Owner: owner, Source: o.Claim.Source, Instant: o.Claim.Instant,
+			Exclusive: o.Claim.Exclusive, Every: o.Claim.Every, Child: child, ID: id}
+		sent := time.Now()
+		if _, err := st.Claim(job, co); err != nil {
+			if errors.Is(err, ledger.ErrRefused) {
+				err = fmt.Errorf("not running %s: %w", job, err)
+			}
+			return &spec.ExitError{Code: notRunCode(err), Err: err}
+		}
+		l.keep(warn, st, id, sent, o.Grace)
+		return nil
+	}
+	return run(warn, st, id, o.Options, claim)
+}
+
+// Adopt adopts the fenced execution o.ID for this process, writes
+// o.AckFile, and runs the payload as Run does, keeping the lease as
+// RunJob does. A failure before the payload started is returned in
+// Outcome.Err, unsaid; an adopted execution whose acknowledgement could
+// not be written is given up as failed, its payload not run.
+func Adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptions) Outcome {
+	self := proc.Self()
+	owner, err := ledger.LocalOwner(self)
+	if err != nil {
+		return Outcome{Code: spec.ExitNotRun, Err: err}
+	}
+	if o.Signals == nil {
+		// Caught before the adoption: a signal that comes before the
+		// payload runs is forwarded to it rather than kill the worker.
+		sigs, stop := CatchSignals()
+		defer stop()
+		o.Signals = sigs
+	}
+	sent := time.Now()
+	rec, err := st.Adopt(o.ID, owner)
+	if err != nil {
+		// The store's error already reads "cannot adopt ID: why".
+		return Outcome{Code: spec.Code(err, spec.ExitNotRun), Err: err}
+	}
+	l := newLease()
+	defer l.end()
+	l.keep(warn, st, o.ID, sent, o.Grace)
+	if o.AckFile != "" {
+		if err := handoff.WriteAck(o.AckFile, o.ID, self); err != nil {
+			// We own a running execution but nobody knows: give it up as
+			// failed rather than run a payload the dispatcher gave up on.
+			code := spec.ExitNotRun
+			st.Finish(o.ID, ledger.Failed, &code, ledger.ErrorText("could not write ownership acknowledgement: "+err.Error()))
+			err = fmt.Errorf("cannot write ack file: %w", err)
+			return Outcome{Code: spec.Code(err, spec.ExitNotRun), ID: o.ID, Err: err}
+		}
+	}
+	o.Fence, o.Job = l.fence, rec.Job
+	return run(warn, st, o.ID, o.Options, nil)
+}
+
+// lease keeps a runner's lease on its execution: fence is done once it
+// could not be renewed in time (the payload is then stopped), and end
+// stops renewing it.
+type lease struct {
+	ctx   context.Context
+	stop  context.CancelFunc
+	fence context.Context
+	lost  context.CancelFunc
+}
+
+func newLease() *lease {
+	l := &lease{}
+	l.ctx, l.stop = context.WithCancel(context.Background())
+	l.fence, l.lost = context.WithCancel(context.Background())
+	return l
+}
+
+// keep renews id's lease, last set just after since, in a goroutine of its
+// own until end; losing it leaves the payload StopBudget(grace) to stop.
+func (l *lease) keep(warn func(format string, args ...any), st ledger.Ledger, id string, since time.Time, grace time.Duration) {
+	go st.KeepLease(l.ctx, id, ledger.Keep{Since: since, Stop: ledger.StopBudget(grace), Lost: l.lost, Warn: warn})
+}
+
+func (l *lease) end() {
+	l.stop()
+	l.lost()
+}
+
+// notRunCode is the exit code of a runner whose payload did not run
+// because of err: 125 — whatever the store, and a database that cannot
+// be reached too — or 2 for bad input.
+func notRunCode(err error) int {
+	var ee *spec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		if ee.Code == spec.ExitUsage {
+			return spec.ExitUsage
+		}
+	case errors.Is(err, ledger.ErrBadID), errors.Is(err, ledger.ErrBadInput):
+		return spec.ExitUsage
+	}
+	return spec.ExitNotRun
+}
+
+// Run runs argv for the running execution id and finishes its record:
+// completed iff the payload exited 0, else failed with its exit code (or
+// 128+N for signal N, 124 for the deadline, 126/127 when it could not be
+// executed). It returns the exit code the tool should exit with.
 //
 // The payload runs only once its PID@START is durable in the record: if
-// that cannot be recorded (a refused claim, a store gone), the payload
-// never runs, Run says why and returns 125 (2 for bad input), and a record
-// that exists ends failed.
+// that cannot be recorded (a store gone), the payload never runs, Run
+// says why and returns 125 (2 for bad input), and the record ends failed.
 //
 // If the result cannot be recorded (the store vanished), the record stays
 // running; ledger recover later reports it unknown, which is the truth as
 // far as the ledger can tell. Run says so on stderr and still returns the
 // payload's status.
 func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o Options) Outcome {
-	if o.Claim != nil {
-		id = ledger.NewID(time.Now())
-	}
+	return run(warn, st, id, o, nil)
+}
+
+// run is Run, and with claim RunJob's: claim creates execution id with
+// the payload child, held before its first instruction; it is called with
+// a zero child when the payload could not even be started, to record that
+// as a failed execution. Without claim, the execution is running already
+// and only the payload is recorded.
+func run(warn func(format string, args ...any), st ledger.Ledger, id string, o Options, claim func(child proc.ID) error) Outcome {
 	// notices are what --quiet holds back unless the payload fails.
 	var notices []string
 	notice := warn
@@ -120,10 +274,11 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	out, err := newCapture(warn, o.KeepOutput, o.Quiet, max(o.KeepOutput, DefaultKeepOutput))
 	if err != nil {
 		warn("cannot make a pipe for CMD's output: %v", err)
-		if o.Claim == nil {
+		if claim == nil {
 			finish(warn, st, id, ledger.Failed, spec.ExitNotRun, "could not make a pipe for its output: "+err.Error())
+			return Outcome{Code: spec.ExitNotRun, ID: id}
 		}
-		return Outcome{Code: spec.ExitNotRun, ID: id}
+		return Outcome{Code: spec.ExitNotRun}
 	}
 	defer out.close()
 	keepOutput := func() {
@@ -137,7 +292,7 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	// Atomic: a claim a stop signal interrupted (runner.ErrStoppedHeld)
 	// goes on in its goroutine after Run returned.
 	var recorded, tried atomic.Bool
-	recorded.Store(o.Claim == nil)
+	recorded.Store(claim == nil)
 	var refusal atomic.Pointer[error]
 	if recorded.Load() {
 		keepOutput()
@@ -158,10 +313,12 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		Env: append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
 			return strings.HasPrefix(kv, EnvVar+"=")
 		}), EnvVar+"="+id),
+		// The one callback: the moment the payload, forked and held, is
+		// recorded before its first instruction.
 		OnStart: func(child proc.ID) error {
-			if o.Claim != nil {
+			if claim != nil {
 				tried.Store(true)
-				if _, err := o.Claim(id, child); err != nil {
+				if err := claim(child); err != nil {
 					if errors.Is(err, ledger.ErrRefused) {
 						refusal.Store(&err)
 					}
@@ -178,7 +335,7 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		},
 	})
 	if err != nil {
-		return notStarted(warn, st, id, o, err, refusal.Load(), tried.Load(), recorded.Load())
+		return notStarted(warn, st, id, o, claim, err, refusal.Load(), tried.Load(), recorded.Load())
 	}
 	out.wait()
 	res.Report(notice)
@@ -196,17 +353,17 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	return Outcome{Code: code, ID: id}
 }
 
-// notStarted ends a Run whose payload runner.Run could not start (err):
-// refused is ledger run's refused claim, if any; tried, whether its claim
-// was made; recorded, whether the execution exists in the store.
-func notStarted(warn func(format string, args ...any), st ledger.Ledger, id string, o Options, err error, refused *error, tried, recorded bool) Outcome {
+// notStarted ends a run whose payload runner.Run could not start (err):
+// claim is RunJob's, if any; refused, its refusal; tried, whether it was
+// made; recorded, whether the execution exists in the store.
+func notStarted(warn func(format string, args ...any), st ledger.Ledger, id string, o Options, claim func(proc.ID) error, err error, refused *error, tried, recorded bool) Outcome {
 	if refused != nil {
 		return Outcome{Code: spec.ExitNotRun, Refused: *refused}
 	}
 	code := spec.Code(err, spec.ExitNotRun)
-	if o.Claim != nil && !tried {
+	if claim != nil && !tried {
 		// The payload could not be started at all: record that.
-		if _, cerr := o.Claim(id, proc.ID{}); cerr != nil {
+		if cerr := claim(proc.ID{}); cerr != nil {
 			if errors.Is(cerr, ledger.ErrRefused) {
 				return Outcome{Code: spec.ExitNotRun, Refused: cerr}
 			}
@@ -216,7 +373,10 @@ func notStarted(warn func(format string, args ...any), st ledger.Ledger, id stri
 		recorded = true
 	}
 	warn("%v", err)
-	if recorded && finish(warn, st, id, ledger.Failed, code, err.Error()) {
+	if !recorded {
+		return Outcome{Code: code}
+	}
+	if finish(warn, st, id, ledger.Failed, code, err.Error()) {
 		retain(warn, st, o)
 	}
 	return Outcome{Code: code, ID: id}

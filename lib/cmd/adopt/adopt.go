@@ -1,13 +1,11 @@
 package adopt
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -17,7 +15,6 @@ import (
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/execution"
-	"github.com/tether-sh/tether/lib/handoff"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
 )
@@ -96,43 +93,17 @@ func run(t *cli.Tool, g *grammar, argv, args []string) int {
 		return t.Fail(err, notRunCode(err))
 	}
 	defer st.Close()
-	self := proc.Self()
-	owner, err := ledger.LocalOwner(self)
-	if err != nil {
-		return t.Fail(err, spec.ExitNotRun)
-	}
-	sigs, stopSignals := execution.CatchSignals()
-	defer stopSignals()
 	if g.Keep < 0 {
 		// A runner's usage error: 125, as the others.
 		return t.Fail(fmt.Errorf("--keep %d: want 0 (keep every execution) or more", g.Keep), spec.ExitNotRun)
 	}
-	sent := time.Now()
-	rec, err := st.Adopt(g.ID, owner)
-	if err != nil {
-		// The store's error already reads "cannot adopt ID: why".
-		return t.Fail(err, spec.ExitNotRun)
+	out := execution.Adopt(t.Warnf, st, execution.AdoptOptions{ID: g.ID, AckFile: g.AckFile, Options: execution.Options{
+		Argv: argv, Grace: g.Grace.D(), PIDNamespace: g.PIDNS, KeepOutput: g.KeepOutput.N(), Keep: g.Keep,
+	}})
+	if out.Err != nil {
+		return t.Fail(out.Err, out.Code)
 	}
-	// A lease that cannot be renewed in time stops the payload before it
-	// runs out (fence), so that no other host runs the job meanwhile.
-	fence, lost := context.WithCancel(context.Background())
-	defer lost()
-	ctx, stopLease := context.WithCancel(context.Background())
-	defer stopLease()
-	go st.KeepLease(ctx, g.ID, ledger.Keep{Since: sent, Stop: ledger.StopBudget(g.Grace.D()), Lost: lost, Warn: t.Warnf})
-	if g.AckFile != "" {
-		if err := handoff.WriteAck(g.AckFile, g.ID, self); err != nil {
-			// We own a running execution but nobody knows: give it up as
-			// failed rather than run a payload the dispatcher gave up on.
-			code := spec.ExitNotRun
-			st.Finish(g.ID, ledger.Failed, &code, ledger.ErrorText("could not write ownership acknowledgement: "+err.Error()))
-			return t.Fail(fmt.Errorf("cannot write ack file: %w", err), spec.ExitNotRun)
-		}
-	}
-	return execution.Run(t.Warnf, st, g.ID, execution.Options{
-		Argv: argv, Grace: g.Grace.D(), Signals: sigs, PIDNamespace: g.PIDNS, Fence: fence,
-		KeepOutput: g.KeepOutput.N(), Job: rec.Job, Keep: g.Keep,
-	}).Code
+	return out.Code
 }
 
 // checkAckDir fails early when the ack file cannot be written: its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/execution"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
 )
@@ -20,6 +21,11 @@ type jobClaim struct {
 // options are the claim options the flags name; the caller sets Owner.
 func (c jobClaim) options() ledger.ClaimOptions {
 	return ledger.ClaimOptions{Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive, Every: c.Every.D()}
+}
+
+// claim is what ledger run claims, as the flags name it.
+func (c jobClaim) claim() execution.Claim {
+	return execution.Claim{Job: c.Job, Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive, Every: c.Every.D()}
 }
 
 type claimCmd struct {

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -80,35 +79,19 @@ func (c *runCmd) Run(e *env) (err error) {
 	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
-	st, owner, err := openAsOwner(e, c.Lease.D())
+	st, err := e.openWith(location.Options{Lease: c.Lease.D()})
 	if err != nil {
-		return err
+		return notRun(err)
 	}
 	defer st.Close()
-	ctx, stopLease := context.WithCancel(context.Background())
-	defer stopLease()
-	// A lease that cannot be renewed in time stops the payload before it
-	// runs out (fence), so that no other host runs the job meanwhile.
-	fence, lost := context.WithCancel(context.Background())
-	defer lost()
-	o := c.runOutput.execOptions()
-	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace, o.Job = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS, c.Job
-	o.Fence = fence
-	// The claim is made with the payload already forked and held before
-	// its first instruction: one update claims, starts and records it.
-	o.Claim = func(id string, child proc.ID) (ledger.Record, error) {
-		co := c.options()
-		co.Owner, co.Child, co.ID = owner, child, id
-		sent := time.Now()
-		rec, err := claimJob(st, "running", c.Job, co)
-		if err == nil {
-			go st.KeepLease(ctx, rec.ID, ledger.Keep{Since: sent, Stop: ledger.StopBudget(c.Grace.D()), Lost: lost, Warn: e.tool.Warnf})
-		}
-		return rec, err
-	}
+	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: c.claim()}
+	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
 	until := time.Now().Add(c.Wait.D())
 	for {
-		out := execution.Run(e.tool.Warnf, st, "", o)
+		out := execution.RunJob(e.tool.Warnf, st, o)
+		if out.Err != nil {
+			return notRun(out.Err)
+		}
 		if out.Refused == nil {
 			if out.Code != 0 {
 				return exitStatus(out.Code)
