@@ -116,11 +116,14 @@ func reached(name string) {
 	}
 }
 
+// EnvVar names the store in the environment (after --ledger).
+const EnvVar = "TETHER_LEDGER"
+
 // DefaultDir returns the store directory used when no --ledger is given:
-// $TETHER_LEDGER if set and not empty, else
+// $TETHER_LEDGER (EnvVar) if set and not empty, else
 // ${XDG_STATE_HOME:-$HOME/.local/state}/tether/ledger.
 func DefaultDir() (string, error) {
-	if d := os.Getenv("TETHER_LEDGER"); d != "" {
+	if d := os.Getenv(EnvVar); d != "" {
 		return d, nil
 	}
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {

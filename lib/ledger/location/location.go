@@ -37,7 +37,7 @@ import (
 // EnvVar names the store in the environment (after --ledger). spawn
 // passes its store to the worker in it, so that a URL's password never
 // shows on a command line.
-const EnvVar = "TETHER_LEDGER"
+const EnvVar = ledger.EnvVar
 
 // Options say how to open a store.
 type Options struct {
