@@ -59,6 +59,13 @@ type Store struct {
 	// could not be migrated (read-only): summaries are then counted from
 	// the records.
 	unmigrated bool
+	// readOnly is set by OpenExisting: nothing is created or migrated.
+	readOnly bool
+	// foreign is a store another user owns, opened read-only by a member
+	// of a group it lets read it (see checkReader): it is never locked.
+	foreign bool
+	// owner is the uid that owns the store directory.
+	owner uint32
 }
 
 // dirh is an open directory of the store and the path it is shown by (in
@@ -160,11 +167,15 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	fd, err := openStoreDir(s.dir)
+	fd, others, err := openStoreDir(s.dir, s.readOnly)
 	if err != nil {
 		return nil, err
 	}
 	s.root = dirh{FD: fd, Path: s.dir}
+	if err := s.checkAncestors(others); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if err := s.check(); err != nil {
 		s.Close()
 		return nil, err
@@ -179,7 +190,13 @@ func (s *Store) check() error {
 	if err := unix.Fstat(s.root.FD, &st); err != nil {
 		return fmt.Errorf("store %s: %w", s.dir, err)
 	}
-	if err := checkOwned(s.dir, &st); err != nil {
+	s.owner = st.Uid
+	if s.readOnly && st.Uid != uint32(os.Geteuid()) {
+		if err := checkReader(s.dir, &st); err != nil {
+			return err
+		}
+		s.foreign = true
+	} else if err := checkOwned(s.dir, &st); err != nil {
 		return err
 	}
 	if err := checkFS(s.root); err != nil {
@@ -187,6 +204,9 @@ func (s *Store) check() error {
 	}
 	var lst unix.Stat_t
 	err := unix.Fstatat(s.root.FD, lockName, &lst, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) && s.readOnly {
+		return fmt.Errorf("%w at %s: the directory holds no ledger (only commands that write create one)", ErrNoStore, s.dir)
+	}
 	if errors.Is(err, unix.ENOENT) {
 		// An empty directory (made by the user, or a creation cut short) is
 		// initialised; anything else is not ours to write into.
@@ -207,7 +227,7 @@ func (s *Store) check() error {
 	if lst.Mode&unix.S_IFMT != unix.S_IFREG {
 		return fmt.Errorf("%w: %s is not a regular file", ErrUnsafeStore, s.root.Show(lockName))
 	}
-	if err := checkOwned(s.root.Show(lockName), &lst); err != nil {
+	if err := checkOwnedIn(s.root, s.root.Show(lockName), &lst); err != nil {
 		return err
 	}
 	for _, sub := range []struct {
@@ -263,7 +283,7 @@ func openSubdir(d dirh, name string) (dirh, error) {
 		unix.Close(fd)
 		return dirh{FD: -1}, &os.PathError{Op: "stat", Path: p, Err: err}
 	}
-	if err := checkOwned(p, &st); err != nil {
+	if err := checkOwnedIn(d, p, &st); err != nil {
 		unix.Close(fd)
 		return dirh{FD: -1}, err
 	}
@@ -281,27 +301,34 @@ const maxSymlinks = 40
 // is what is used. A symbolic link on the way is followed (it sits in a
 // folder already checked, so only you or root could have made it) and the
 // walk starts again from / along its target.
-func openStoreDir(dir string) (int, error) {
+//
+// A reader (readOnly) creates nothing, and may pass folders owned by
+// another user: others lists them (path to uid), for checkAncestors to
+// accept only the store's own owner's.
+func openStoreDir(dir string, readOnly bool) (fd int, others map[string]uint32, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return -1, fmt.Errorf("store %s: %w", dir, err)
+		return -1, nil, fmt.Errorf("store %s: %w", dir, err)
+	}
+	if readOnly {
+		others = map[string]uint32{}
 	}
 	for hops := 0; ; hops++ {
 		if hops > maxSymlinks {
-			return -1, fmt.Errorf("store %s: %w", dir, unix.ELOOP)
+			return -1, nil, fmt.Errorf("store %s: %w", dir, unix.ELOOP)
 		}
-		parent, ppath, name, next, err := openParent(abs, dir)
+		parent, ppath, name, next, err := openParent(abs, dir, others)
 		if err != nil {
-			return -1, err
+			return -1, nil, err
 		}
 		if next != "" {
 			abs = next
 			continue
 		}
-		fd, target, err := openStoreAt(parent, ppath, name, dir)
+		fd, target, err := openStoreAt(parent, ppath, name, dir, readOnly)
 		unix.Close(parent)
 		if err != nil || target == "" {
-			return fd, err
+			return fd, others, err
 		}
 		abs = target
 	}
@@ -309,9 +336,18 @@ func openStoreDir(dir string) (int, error) {
 
 // openStoreAt opens (or creates) the store name in parent. If name is a
 // symbolic link, target is where it points, made absolute.
-func openStoreAt(parent int, ppath, name, dir string) (fd int, target string, err error) {
+func openStoreAt(parent int, ppath, name, dir string, readOnly bool) (fd int, target string, err error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	fd, err = unix.Openat(parent, name, flags, 0)
+	if err == unix.EACCES {
+		var st unix.Stat_t
+		if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Uid != uint32(os.Geteuid()) {
+			return -1, "", checkReader(dir, &st)
+		}
+	}
+	if err == unix.ENOENT && readOnly {
+		return -1, "", fmt.Errorf("%w at %s: it does not exist (only commands that write create one)", ErrNoStore, dir)
+	}
 	if err == unix.ENOENT {
 		err = unix.Mkdirat(parent, name, 0o700)
 		made := err == nil
@@ -348,7 +384,7 @@ func openStoreAt(parent int, ppath, name, dir string) (fd int, target string, er
 // / and checking every folder on the way, and returns it with its path and
 // that last element. Missing folders are created 0700. If the way goes
 // through a symbolic link, next is the path to walk instead.
-func openParent(abs, dir string) (fd int, path, name, next string, err error) {
+func openParent(abs, dir string, others map[string]uint32) (fd int, path, name, next string, err error) {
 	comps := strings.Split(strings.TrimPrefix(abs, "/"), "/")
 	fd, err = unix.Open("/", oPath|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -363,12 +399,15 @@ func openParent(abs, dir string) (fd int, path, name, next string, err error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fail(fmt.Errorf("store %s: %w", dir, &os.PathError{Op: "stat", Path: path, Err: err}))
 	}
-	if err := checkAncestor(path, dir, &st); err != nil {
+	if err := checkAncestor(path, dir, &st, others); err != nil {
 		return fail(err)
 	}
 	for i, c := range comps[:len(comps)-1] {
 		p := filepath.Join(path, c)
 		nfd, err := unix.Openat(fd, c, oPath|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT && others != nil {
+			return fail(fmt.Errorf("%w at %s: it does not exist (only commands that write create one)", ErrNoStore, dir))
+		}
 		if err == unix.ENOENT {
 			if err := unix.Mkdirat(fd, c, 0o700); err != nil && err != unix.EEXIST {
 				return fail(fmt.Errorf("creating store %s: %w", dir, &os.PathError{Op: "mkdir", Path: p, Err: err}))
@@ -400,7 +439,7 @@ func openParent(abs, dir string) (fd int, path, name, next string, err error) {
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return fail(fmt.Errorf("store %s: %w", dir, &os.PathError{Op: "open", Path: p, Err: unix.ENOTDIR}))
 		}
-		if err := checkAncestor(path, dir, &st); err != nil {
+		if err := checkAncestor(path, dir, &st, others); err != nil {
 			return fail(err)
 		}
 	}
@@ -428,9 +467,15 @@ func symlinkAt(dir int, path, name string) (string, bool) {
 // such as /tmp lets others add entries but not rename or remove yours;
 // its owner still can, so it too must be yours or root's.) sshd's
 // StrictModes applies the same rule to ~/.ssh.
-func checkAncestor(path, dir string, st *unix.Stat_t) error {
+//
+// A reader (others not nil) may pass a folder owned by another user, which
+// is recorded in others: the store's owner's own folders (its home) are on
+// the way to its store, and checkAncestors accepts those only.
+func checkAncestor(path, dir string, st *unix.Stat_t, others map[string]uint32) error {
 	uid := uint32(os.Geteuid())
-	if st.Uid != uid && st.Uid != 0 {
+	if st.Uid != uid && st.Uid != 0 && others != nil {
+		others[path] = st.Uid
+	} else if st.Uid != uid && st.Uid != 0 {
 		return fmt.Errorf("%w: %s (on the way to store %s) is owned by uid %d, neither you (uid %d) nor root: that user could swap the store", ErrUnsafeStore, path, dir, st.Uid, uid)
 	}
 	if st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {
@@ -499,10 +544,11 @@ func openListing(d dirh) (*os.File, error) {
 	return os.NewFile(uintptr(fd), d.Path), nil
 }
 
-// mkdirPrivate makes the directory name in d 0700, tolerating one that
-// already exists.
+// mkdirPrivate makes the directory name in d 0700 (0750 where d lets its
+// group read it: durable.DirMode), tolerating one that already exists.
 func mkdirPrivate(d dirh, name string) error {
-	err := unix.Mkdirat(d.FD, name, 0o700)
+	mode := durable.DirMode(d)
+	err := unix.Mkdirat(d.FD, name, mode)
 	if errors.Is(err, unix.EEXIST) {
 		return nil
 	}
@@ -514,7 +560,75 @@ func mkdirPrivate(d dirh, name string) error {
 		return &os.PathError{Op: "open", Path: d.Show(name), Err: err}
 	}
 	defer unix.Close(fd)
-	return unix.Fchmod(fd, 0o700)
+	if err := unix.Fchmod(fd, mode); err != nil {
+		return err
+	}
+	durable.Inherit(d, fd, true)
+	return nil
+}
+
+// checkAncestors refuses, for a reader, a folder on the way to the store
+// that belongs to a user other than you, root and the store's owner: that
+// user could show you another store in its place.
+func (s *Store) checkAncestors(others map[string]uint32) error {
+	for path, uid := range others {
+		if uid != s.owner && (s.owner == uint32(os.Geteuid()) || s.owner == 0) {
+			return fmt.Errorf("%w: %s (on the way to store %s) is owned by uid %d, neither you (uid %d) nor root: that user could swap the store", ErrUnsafeStore, path, s.dir, uid, os.Geteuid())
+		}
+		if uid != s.owner {
+			return fmt.Errorf("%w: %s (on the way to store %s) is owned by uid %d, neither you (uid %d), root nor the store's owner (uid %d): that user could swap the store", ErrUnsafeStore, path, s.dir, uid, os.Geteuid(), s.owner)
+		}
+	}
+	return nil
+}
+
+// checkReader lets a user other than the store's owner read it (never
+// write it): where the store directory, st, grants group read and search
+// (chmod -R g+rX, or a setgid folder and umask 027) to a group the caller
+// is in, and is writable by no one but its owner. Root reads another
+// user's store as that user instead (ReadAsOwner).
+func checkReader(dir string, st *unix.Stat_t) error {
+	uid := uint32(os.Geteuid())
+	if st.Mode&0o022 != 0 {
+		return fmt.Errorf("%w: %s is writable by group or others (mode %04o); its owner must chmod go-w it", ErrUnsafeStore, dir, st.Mode&0o7777)
+	}
+	if st.Mode&0o050 != 0o050 || !inGroup(st.Gid) {
+		return fmt.Errorf("%w: %s is owned by uid %d, not by you (uid %d), and does not let a group of yours read it (mode %04o, group %d); its owner can chmod -R g+rX it for a group you are in", ErrUnsafeStore, dir, st.Uid, uid, st.Mode&0o7777, st.Gid)
+	}
+	return nil
+}
+
+// inGroup reports whether gid is the caller's effective or a
+// supplementary group.
+func inGroup(gid uint32) bool {
+	if uint32(os.Getegid()) == gid {
+		return true
+	}
+	groups, _ := os.Getgroups()
+	for _, g := range groups {
+		if uint32(g) == gid {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOwnedIn is checkOwned for path, an entry of the store's folder d:
+// it must be yours, or, in a store another user owns that you read
+// (checkReader), that folder's owner's. A writer's folders are all its own
+// (Open checks the store directory, openSubdir each folder in it), so for a
+// writer this is checkOwned; the extra fstat is paid only by a reader.
+func checkOwnedIn(d dirh, path string, st *unix.Stat_t) error {
+	if uid := uint32(os.Geteuid()); st.Uid != uid {
+		var dst unix.Stat_t
+		if err := unix.Fstat(d.FD, &dst); err == nil && dst.Uid != uid && dst.Uid == st.Uid {
+			if st.Mode&0o022 != 0 {
+				return fmt.Errorf("%w: %s is writable by group or others (mode %04o); chmod go-w it", ErrUnsafeStore, path, st.Mode&0o7777)
+			}
+			return nil
+		}
+	}
+	return checkOwned(path, st)
 }
 
 // checkOwned refuses a file or directory not owned by the effective uid, or
@@ -556,13 +670,16 @@ func checkFSType(dir string, magic int64) error {
 	return nil
 }
 
-// createEmpty creates the empty marker file name in d (0600); one that
-// already exists is fine (nothing is written into it).
+// createEmpty creates the empty marker file name in d (0600, or 0640 as
+// durable.FileMode says); one that already exists is fine (nothing is
+// written into it).
 func createEmpty(d dirh, name string) error {
-	fd, err := unix.Openat(d.FD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	mode := durable.FileMode(d)
+	fd, err := unix.Openat(d.FD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
 		return &os.PathError{Op: "create", Path: d.Show(name), Err: err}
 	}
+	durable.Inherit(d, fd, false)
 	return unix.Close(fd)
 }
 
@@ -612,7 +729,7 @@ func readSmallIno(d dirh, name string, limit int) ([]byte, uint64, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, 0, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
 	}
-	if err := checkOwned(path, &st); err != nil {
+	if err := checkOwnedIn(d, path, &st); err != nil {
 		return nil, 0, err
 	}
 	if st.Size > int64(limit) {
