@@ -339,7 +339,7 @@ func openStoreDir(dir string, readOnly bool) (fd int, others map[string]uint32, 
 func openStoreAt(parent int, ppath, name, dir string, readOnly bool) (fd int, target string, err error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	fd, err = unix.Openat(parent, name, flags, 0)
-	if err == unix.EACCES {
+	if err == unix.EACCES && readOnly {
 		var st unix.Stat_t
 		if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Uid != uint32(os.Geteuid()) {
 			return -1, "", checkReader(dir, &st)
