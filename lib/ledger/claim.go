@@ -93,6 +93,7 @@ func (s *Store) Claim(job string, o ClaimOptions) (Record, error) {
 	defer unix.Close(jobDir.FD)
 	if newJob {
 		unix.Fchmod(jobDir.FD, 0o700) // the umask may have cleared bits
+		durable.Inherit(s.jobs, jobDir.FD, true)
 	}
 
 	if err := s.admitClaim(job, jobDir, o); err != nil {

@@ -222,9 +222,19 @@
 // writes its own output, a metrics file, as root after switching back). A
 // store of root's is read as root only along a way that only root can
 // change (checkAncestor). The owner deciding what its own jobs look like is
-// not a threat: it is its data. Every other command, reads included, still
-// refuses a store the caller does not own. A group cannot be let read: the
-// store's files are 0600.
+// not a threat: it is its data. latest, show, list and output read so too.
+//
+// A group may read a store (OpenExisting, never Open): where the store's
+// folder grants read and search to a group the caller is in and is
+// writable by its owner alone, the read-only open accepts it (checkReader),
+// accepts folders on the way owned by the store's owner (its home), each
+// file owned by the owner of its folder (checkOwnedIn), creates and
+// migrates nothing and never opens the lock, which stays 0600: every write
+// is refused (ErrUnsafeStore). Its view is a snapshot file by file (every
+// file is renamed into place whole). Once the owner has opened the folder
+// to its group (chmod -R g+rX), what it creates later inherits the group
+// and its read bit (durable.Inherit): files 0640, folders 0750, whatever
+// the umask. Without group read and search the store stays 0700/0600.
 //
 // # Lock waits
 //

@@ -30,6 +30,11 @@ const lockWarnAfter = time.Second
 // not free at once is waited for as waitLock says.
 func (s *Store) lock() (func(), error) {
 	p := s.root.Show(lockName)
+	if s.foreign {
+		// A reader never writes, nor takes the lock: its lock file is
+		// 0600 and its owner's alone.
+		return nil, fmt.Errorf("%w: %s is owned by uid %d, not by you (uid %d): you may read it, only its owner writes it", ErrUnsafeStore, s.dir, s.owner, os.Geteuid())
+	}
 	fd, err := unix.Openat(s.root.FD, lockName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", p, err)

@@ -17,9 +17,19 @@ var ErrNoStore = errors.New("no store")
 // mistyped --ledger says so rather than answering "nothing" (CONTRACT.md
 // §3.3: commands that only read never create a store).
 //
-// The check comes before Open: a store removed between the two is created
-// empty by Open, as it would have been before; nothing is lost.
+// It opens the store read-only: nothing is created, and a user other than
+// the owner may read a store whose directory grants a group of theirs read
+// and search (chmod -R g+rX). Such a reader never takes the store's lock,
+// which is 0600 and the owner's alone (anyone who can open it can stop
+// every writer): it reads without it, which is safe because every record,
+// summary and index marker is written to a temporary name and renamed into
+// place, so each file read is whole, old or new. What it reads is a
+// snapshot file by file, not a transaction: a job's summary may be one
+// finish older or newer than its latest record, never torn. Any write
+// through it is refused (ErrUnsafeStore). (Root reads another user's store
+// as that user instead: ReadAsOwner.)
 func OpenExisting(dir string, opts ...Option) (*Store, error) {
+	opts = append(opts[:len(opts):len(opts)], func(s *Store) { s.readOnly = true })
 	if dir == "" {
 		return nil, badInputf("empty store directory")
 	}

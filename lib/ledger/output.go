@@ -235,7 +235,7 @@ func readSmallPrefix(d dirh, name string, n int) ([]byte, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
 	}
-	if err := checkOwned(path, &st); err != nil {
+	if err := checkOwnedIn(d, path, &st); err != nil {
 		return nil, err
 	}
 	buf := make([]byte, n)

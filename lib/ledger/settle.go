@@ -147,9 +147,9 @@ func (s *Store) migrateSummaries() error {
 	if err := unix.Fstatat(s.root.FD, summariesMark, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 		return nil
 	}
-	if os.Getuid() != os.Geteuid() {
-		// Root reading another user's store as that user (ReadAsOwner)
-		// writes nothing.
+	if os.Getuid() != os.Geteuid() || s.foreign {
+		// Root reading another user's store as that user (ReadAsOwner),
+		// or a reader in the owner's group (checkReader), writes nothing.
 		s.unmigrated = true
 		return nil
 	}

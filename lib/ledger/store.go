@@ -58,6 +58,13 @@ type Store struct {
 	// could not be migrated (read-only): summaries are then counted from
 	// the records.
 	unmigrated bool
+	// readOnly is set by OpenExisting: nothing is created or migrated.
+	readOnly bool
+	// foreign is a store another user owns, opened read-only by a member
+	// of a group it lets read it (see checkReader): it is never locked.
+	foreign bool
+	// owner is the uid that owns the store directory.
+	owner uint32
 }
 
 // dirh is an open directory of the store and the path it is shown by (in
@@ -162,11 +169,15 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	fd, err := openStoreDir(s.dir)
+	fd, others, err := openStoreDir(s.dir, s.readOnly)
 	if err != nil {
 		return nil, err
 	}
 	s.root = dirh{FD: fd, Path: s.dir}
+	if err := s.checkAncestors(others); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if err := s.check(); err != nil {
 		s.Close()
 		return nil, err
@@ -181,7 +192,13 @@ func (s *Store) check() error {
 	if err := unix.Fstat(s.root.FD, &st); err != nil {
 		return fmt.Errorf("store %s: %w", s.dir, err)
 	}
-	if err := checkOwned(s.dir, &st); err != nil {
+	s.owner = st.Uid
+	if s.readOnly && st.Uid != uint32(os.Geteuid()) {
+		if err := checkReader(s.dir, &st); err != nil {
+			return err
+		}
+		s.foreign = true
+	} else if err := checkOwned(s.dir, &st); err != nil {
 		return err
 	}
 	if err := checkFS(s.root); err != nil {
@@ -189,6 +206,9 @@ func (s *Store) check() error {
 	}
 	var lst unix.Stat_t
 	err := unix.Fstatat(s.root.FD, lockName, &lst, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) && s.readOnly {
+		return fmt.Errorf("%w at %s: the directory holds no ledger (only commands that write create one)", ErrNoStore, s.dir)
+	}
 	if errors.Is(err, unix.ENOENT) {
 		// An empty directory (made by the user, or a creation cut short) is
 		// initialised; anything else is not ours to write into.
@@ -209,7 +229,7 @@ func (s *Store) check() error {
 	if lst.Mode&unix.S_IFMT != unix.S_IFREG {
 		return fmt.Errorf("%w: %s is not a regular file", ErrUnsafeStore, s.root.Show(lockName))
 	}
-	if err := checkOwned(s.root.Show(lockName), &lst); err != nil {
+	if err := checkOwnedIn(s.root, s.root.Show(lockName), &lst); err != nil {
 		return err
 	}
 	for _, sub := range []struct {
@@ -265,7 +285,7 @@ func openSubdir(d dirh, name string) (dirh, error) {
 		unix.Close(fd)
 		return dirh{FD: -1}, &os.PathError{Op: "stat", Path: p, Err: err}
 	}
-	if err := checkOwned(p, &st); err != nil {
+	if err := checkOwnedIn(d, p, &st); err != nil {
 		unix.Close(fd)
 		return dirh{FD: -1}, err
 	}
@@ -332,10 +352,11 @@ func openListing(d dirh) (*os.File, error) {
 	return os.NewFile(uintptr(fd), d.Path), nil
 }
 
-// mkdirPrivate makes the directory name in d 0700, tolerating one that
-// already exists.
+// mkdirPrivate makes the directory name in d 0700 (0750 where d lets its
+// group read it: durable.DirMode), tolerating one that already exists.
 func mkdirPrivate(d dirh, name string) error {
-	err := unix.Mkdirat(d.FD, name, 0o700)
+	mode := durable.DirMode(d)
+	err := unix.Mkdirat(d.FD, name, mode)
 	if errors.Is(err, unix.EEXIST) {
 		return nil
 	}
@@ -347,7 +368,75 @@ func mkdirPrivate(d dirh, name string) error {
 		return &os.PathError{Op: "open", Path: d.Show(name), Err: err}
 	}
 	defer unix.Close(fd)
-	return unix.Fchmod(fd, 0o700)
+	if err := unix.Fchmod(fd, mode); err != nil {
+		return err
+	}
+	durable.Inherit(d, fd, true)
+	return nil
+}
+
+// checkAncestors refuses, for a reader, a folder on the way to the store
+// that belongs to a user other than you, root and the store's owner: that
+// user could show you another store in its place.
+func (s *Store) checkAncestors(others map[string]uint32) error {
+	for path, uid := range others {
+		if uid != s.owner && (s.owner == uint32(os.Geteuid()) || s.owner == 0) {
+			return fmt.Errorf("%w: %s (on the way to store %s) is owned by uid %d, neither you (uid %d) nor root: that user could swap the store", ErrUnsafeStore, path, s.dir, uid, os.Geteuid())
+		}
+		if uid != s.owner {
+			return fmt.Errorf("%w: %s (on the way to store %s) is owned by uid %d, neither you (uid %d), root nor the store's owner (uid %d): that user could swap the store", ErrUnsafeStore, path, s.dir, uid, os.Geteuid(), s.owner)
+		}
+	}
+	return nil
+}
+
+// checkReader lets a user other than the store's owner read it (never
+// write it): where the store directory, st, grants group read and search
+// (chmod -R g+rX, or a setgid folder and umask 027) to a group the caller
+// is in, and is writable by no one but its owner. Root reads another
+// user's store as that user instead (ReadAsOwner).
+func checkReader(dir string, st *unix.Stat_t) error {
+	uid := uint32(os.Geteuid())
+	if st.Mode&0o022 != 0 {
+		return fmt.Errorf("%w: %s is writable by group or others (mode %04o); its owner must chmod go-w it", ErrUnsafeStore, dir, st.Mode&0o7777)
+	}
+	if st.Mode&0o050 != 0o050 || !inGroup(st.Gid) {
+		return fmt.Errorf("%w: %s is owned by uid %d, not by you (uid %d), and does not let a group of yours read it (mode %04o, group %d); its owner can chmod -R g+rX it for a group you are in", ErrUnsafeStore, dir, st.Uid, uid, st.Mode&0o7777, st.Gid)
+	}
+	return nil
+}
+
+// inGroup reports whether gid is the caller's effective or a
+// supplementary group.
+func inGroup(gid uint32) bool {
+	if uint32(os.Getegid()) == gid {
+		return true
+	}
+	groups, _ := os.Getgroups()
+	for _, g := range groups {
+		if uint32(g) == gid {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOwnedIn is checkOwned for path, an entry of the store's folder d:
+// it must be yours, or, in a store another user owns that you read
+// (checkReader), that folder's owner's. A writer's folders are all its own
+// (Open checks the store directory, openSubdir each folder in it), so for a
+// writer this is checkOwned; the extra fstat is paid only by a reader.
+func checkOwnedIn(d dirh, path string, st *unix.Stat_t) error {
+	if uid := uint32(os.Geteuid()); st.Uid != uid {
+		var dst unix.Stat_t
+		if err := unix.Fstat(d.FD, &dst); err == nil && dst.Uid != uid && dst.Uid == st.Uid {
+			if st.Mode&0o022 != 0 {
+				return fmt.Errorf("%w: %s is writable by group or others (mode %04o); chmod go-w it", ErrUnsafeStore, path, st.Mode&0o7777)
+			}
+			return nil
+		}
+	}
+	return checkOwned(path, st)
 }
 
 // checkOwned refuses a file or directory not owned by the effective uid, or
@@ -389,13 +478,16 @@ func checkFSType(dir string, magic int64) error {
 	return nil
 }
 
-// createEmpty creates the empty marker file name in d (0600); one that
-// already exists is fine (nothing is written into it).
+// createEmpty creates the empty marker file name in d (0600, or 0640 as
+// durable.FileMode says); one that already exists is fine (nothing is
+// written into it).
 func createEmpty(d dirh, name string) error {
-	fd, err := unix.Openat(d.FD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	mode := durable.FileMode(d)
+	fd, err := unix.Openat(d.FD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
 		return &os.PathError{Op: "create", Path: d.Show(name), Err: err}
 	}
+	durable.Inherit(d, fd, false)
 	return unix.Close(fd)
 }
 
@@ -445,7 +537,7 @@ func readSmallIno(d dirh, name string, limit int) ([]byte, uint64, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, 0, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
 	}
-	if err := checkOwned(path, &st); err != nil {
+	if err := checkOwnedIn(d, path, &st); err != nil {
 		return nil, 0, err
 	}
 	if st.Size > int64(limit) {

@@ -22,27 +22,34 @@ const maxSymlinks = 40
 // is what is used. A symbolic link on the way is followed (it sits in a
 // folder already checked, so only you or root could have made it) and the
 // walk starts again from / along its target.
-func openStoreDir(dir string) (int, error) {
+//
+// A reader (readOnly) creates nothing, and may pass folders owned by
+// another user: others lists them (path to uid), for checkAncestors to
+// accept only the store's own owner's.
+func openStoreDir(dir string, readOnly bool) (fd int, others map[string]uint32, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return -1, fmt.Errorf("store %s: %w", dir, err)
+		return -1, nil, fmt.Errorf("store %s: %w", dir, err)
+	}
+	if readOnly {
+		others = map[string]uint32{}
 	}
 	for hops := 0; ; hops++ {
 		if hops > maxSymlinks {
-			return -1, fmt.Errorf("store %s: %w", dir, unix.ELOOP)
+			return -1, nil, fmt.Errorf("store %s: %w", dir, unix.ELOOP)
 		}
-		parent, ppath, name, next, err := openParent(abs, dir)
+		parent, ppath, name, next, err := openParent(abs, dir, others)
 		if err != nil {
-			return -1, err
+			return -1, nil, err
 		}
 		if next != "" {
 			abs = next
 			continue
 		}
-		fd, target, err := openStoreAt(parent, ppath, name, dir)
+		fd, target, err := openStoreAt(parent, ppath, name, dir, readOnly)
 		unix.Close(parent)
 		if err != nil || target == "" {
-			return fd, err
+			return fd, others, err
 		}
 		abs = target
 	}
@@ -50,9 +57,18 @@ func openStoreDir(dir string) (int, error) {
 
 // openStoreAt opens (or creates) the store name in parent. If name is a
 // symbolic link, target is where it points, made absolute.
-func openStoreAt(parent int, ppath, name, dir string) (fd int, target string, err error) {
+func openStoreAt(parent int, ppath, name, dir string, readOnly bool) (fd int, target string, err error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	fd, err = unix.Openat(parent, name, flags, 0)
+	if err == unix.EACCES && readOnly {
+		var st unix.Stat_t
+		if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Uid != uint32(os.Geteuid()) {
+			return -1, "", checkReader(dir, &st)
+		}
+	}
+	if err == unix.ENOENT && readOnly {
+		return -1, "", fmt.Errorf("%w at %s: it does not exist (only commands that write create one)", ErrNoStore, dir)
+	}
 	if err == unix.ENOENT {
 		err = unix.Mkdirat(parent, name, 0o700)
 		made := err == nil
@@ -89,7 +105,7 @@ func openStoreAt(parent int, ppath, name, dir string) (fd int, target string, er
 // / and checking every folder on the way, and returns it with its path and
 // that last element. Missing folders are created 0700. If the way goes
 // through a symbolic link, next is the path to walk instead.
-func openParent(abs, dir string) (fd int, path, name, next string, err error) {
+func openParent(abs, dir string, others map[string]uint32) (fd int, path, name, next string, err error) {
 	comps := strings.Split(strings.TrimPrefix(abs, "/"), "/")
 	fd, err = unix.Open("/", oPath|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -104,12 +120,15 @@ func openParent(abs, dir string) (fd int, path, name, next string, err error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fail(fmt.Errorf("store %s: %w", dir, &os.PathError{Op: "stat", Path: path, Err: err}))
 	}
-	if err := checkAncestor(path, dir, &st); err != nil {
+	if err := checkAncestor(path, dir, &st, others); err != nil {
 		return fail(err)
 	}
 	for i, c := range comps[:len(comps)-1] {
 		p := filepath.Join(path, c)
 		nfd, err := unix.Openat(fd, c, oPath|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT && others != nil {
+			return fail(fmt.Errorf("%w at %s: it does not exist (only commands that write create one)", ErrNoStore, dir))
+		}
 		if err == unix.ENOENT {
 			if err := unix.Mkdirat(fd, c, 0o700); err != nil && err != unix.EEXIST {
 				return fail(fmt.Errorf("creating store %s: %w", dir, &os.PathError{Op: "mkdir", Path: p, Err: err}))
@@ -141,7 +160,7 @@ func openParent(abs, dir string) (fd int, path, name, next string, err error) {
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return fail(fmt.Errorf("store %s: %w", dir, &os.PathError{Op: "open", Path: p, Err: unix.ENOTDIR}))
 		}
-		if err := checkAncestor(path, dir, &st); err != nil {
+		if err := checkAncestor(path, dir, &st, others); err != nil {
 			return fail(err)
 		}
 	}
@@ -169,9 +188,15 @@ func symlinkAt(dir int, path, name string) (string, bool) {
 // such as /tmp lets others add entries but not rename or remove yours;
 // its owner still can, so it too must be yours or root's.) sshd's
 // StrictModes applies the same rule to ~/.ssh.
-func checkAncestor(path, dir string, st *unix.Stat_t) error {
+//
+// A reader (others not nil) may pass a folder owned by another user, which
+// is recorded in others: the store's owner's own folders (its home) are on
+// the way to its store, and checkAncestors accepts those only.
+func checkAncestor(path, dir string, st *unix.Stat_t, others map[string]uint32) error {
 	uid := uint32(os.Geteuid())
-	if st.Uid != uid && st.Uid != 0 {
+	if st.Uid != uid && st.Uid != 0 && others != nil {
+		others[path] = st.Uid
+	} else if st.Uid != uid && st.Uid != 0 {
 		return fmt.Errorf("%w: %s (on the way to store %s) is owned by uid %d, neither you (uid %d) nor root: that user could swap the store", ErrUnsafeStore, path, dir, st.Uid, uid)
 	}
 	if st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {

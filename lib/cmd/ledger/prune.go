@@ -3,6 +3,7 @@ package ledger
 import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
 type pruneCmd struct {
@@ -14,7 +15,9 @@ type pruneCmd struct {
 func (c *pruneCmd) Run(e *env) error {
 	open := e.open
 	if c.DryRun {
-		open = e.openExisting
+		// Read-only, but under the lock: its owner's, never root's as
+		// its owner (openExisting).
+		open = func() (ledger.Ledger, error) { return e.openWith(location.Options{Existing: true}) }
 	}
 	st, err := open()
 	if err != nil {

@@ -39,6 +39,9 @@ func (e *env) printOne(field string, argErr error, get func(ledger.Ledger) (ledg
 		return err
 	}
 	r, err := get(st)
+	if cerr := st.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}
@@ -73,6 +76,9 @@ func (c *listCmd) Run(e *env) error {
 		return err
 	}
 	recs, err := st.List(f)
+	if cerr := st.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
 	// Print what could be read, then report what could not (exit 3).
 	if perr := e.printRecords(recs, c.Field); perr != nil {
 		return perr

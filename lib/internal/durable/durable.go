@@ -80,9 +80,60 @@ func WriteAll(fd int, data []byte) error {
 	return nil
 }
 
-// CreateExcl creates name in d (0600, less the umask) with O_EXCL,
-// removing whatever held the name before: a stale file may have other
-// links, so it is never written into.
+// FileMode is the mode of a new file in d: 0600, and 0640 where d lets its
+// group read and search it (a store its owner opened to a group with chmod
+// -R g+rX, or a setgid folder), so that what the owner writes later stays
+// readable to that group. Never anything for others.
+func FileMode(d Dir) uint32 {
+	if _, ok := groupReads(d); ok {
+		return 0o640
+	}
+	return 0o600
+}
+
+// DirMode is the mode of a new folder in d: 0700, and 0750 where d lets its
+// group read and search it (see FileMode).
+func DirMode(d Dir) uint32 {
+	if _, ok := groupReads(d); ok {
+		return 0o750
+	}
+	return 0o700
+}
+
+// Inherit gives fd, a file or folder just created in d, d's group and
+// its group's read (and for a folder search) bit, where d lets its group
+// read and search it; elsewhere it does nothing. The group is set as a
+// setgid folder would (a user may give a file only a group it is in; where
+// it cannot, the file keeps its group), the bits whatever the umask: a
+// cron job's umask 077 would otherwise lock the group out of what it
+// writes next.
+func Inherit(d Dir, fd int, folder bool) {
+	gid, ok := groupReads(d)
+	if !ok {
+		return
+	}
+	unix.Fchown(fd, -1, int(gid))
+	mode := uint32(0o640)
+	if folder {
+		mode = 0o750
+	}
+	unix.Fchmod(fd, mode)
+}
+
+// groupReads returns d's group where d grants it read and search.
+func groupReads(d Dir) (uint32, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(d.FD, &st) != nil || st.Mode&0o050 != 0o050 {
+		return 0, false
+	}
+	return st.Gid, true
+}
+
+// CreateExcl creates name in d (FileMode) with O_EXCL, removing whatever
+// held the name before: a stale file may have other links, so it is never
+// written into. The umask applies to 0600 only: bits FileMode gives the
+// group are set whatever the umask (a cron job's umask 077 would
+// otherwise lock its group out of what it writes next).
 func CreateExcl(d Dir, name string) (int, error) {
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	fd, err := unix.Openat(d.FD, name, flags, 0o600)
@@ -95,6 +146,7 @@ func CreateExcl(d Dir, name string) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	Inherit(d, fd, false)
 	return fd, nil
 }
 
@@ -304,7 +356,11 @@ func openSpare(d Dir) (fd int, ok bool, err error) {
 			return -1, false, nil
 		}
 		if st.Nlink == 1 && st.Uid == uint32(os.Geteuid()) {
-			if st.Mode&0o7777 != 0o600 {
+			gid, group := groupReads(d)
+			switch {
+			case group && (st.Mode&0o7777 != 0o640 || st.Gid != gid):
+				Inherit(d, fd, false)
+			case !group && st.Mode&0o7777 != 0o600:
 				unix.Fchmod(fd, 0o600)
 			}
 			return fd, true, nil
