@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,10 +11,64 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-// cols are the columns a record is read from, in scanRecord's order.
-const cols = `id, job, source, instant, status, fenced_at, owner_host, owner_boot_id, owner_pidns, owner_pid,
-	owner_start, child_pid, child_start, claimed_at, started_at, finished_at, exit_code, error, beat_at, note,
-	lease_until, late_status, late_exit_code, late_error, late_finished_at`
+// recordColumns are the columns a record is read from, each with where
+// scanRecord puts its value: the one list that cols (the SELECT and
+// RETURNING list) and scanRecord's destinations both come from, so that
+// they cannot fall out of step; TestRecordColumns ties it to the table a
+// migrated database has.
+var recordColumns = []struct {
+	name string
+	dest func(*scanned) any
+}{
+	{"id", func(s *scanned) any { return &s.r.ID }},
+	{"job", func(s *scanned) any { return &s.r.Job }},
+	{"source", func(s *scanned) any { return &s.source }},
+	{"instant", func(s *scanned) any { return &s.instant }},
+	{"status", func(s *scanned) any { return &s.status }},
+	{"fenced_at", func(s *scanned) any { return &s.fencedAt }},
+	{"owner_host", func(s *scanned) any { return &s.host }},
+	{"owner_boot_id", func(s *scanned) any { return &s.boot }},
+	{"owner_pidns", func(s *scanned) any { return &s.pidns }},
+	{"owner_pid", func(s *scanned) any { return &s.ownerPID }},
+	{"owner_start", func(s *scanned) any { return &s.ownerStart }},
+	{"child_pid", func(s *scanned) any { return &s.childPID }},
+	{"child_start", func(s *scanned) any { return &s.childStart }},
+	{"claimed_at", func(s *scanned) any { return &s.r.ClaimedAt }},
+	{"started_at", func(s *scanned) any { return &s.startedAt }},
+	{"finished_at", func(s *scanned) any { return &s.finishedAt }},
+	{"exit_code", func(s *scanned) any { return &s.exitCode }},
+	{"error", func(s *scanned) any { return &s.errMsg }},
+	{"beat_at", func(s *scanned) any { return &s.beatAt }},
+	{"note", func(s *scanned) any { return &s.note }},
+	{"lease_until", func(s *scanned) any { return &s.leaseUntil }},
+	{"late_status", func(s *scanned) any { return &s.lateStatus }},
+	{"late_exit_code", func(s *scanned) any { return &s.lateCode }},
+	{"late_error", func(s *scanned) any { return &s.lateErr }},
+	{"late_finished_at", func(s *scanned) any { return &s.lateAt }},
+}
+
+// cols is recordColumns' names, comma-separated.
+var cols = func() string {
+	names := make([]string, len(recordColumns))
+	for i, c := range recordColumns {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}()
+
+// scanned is one row of recordColumns as the driver scans it: NULL-able
+// columns into pointers, which record turns into a Record's zero values.
+type scanned struct {
+	r                                         ledger.Record
+	source, instant, host, boot, errMsg, note *string
+	status                                    string
+	pidns, ownerStart, childStart             *int64
+	childPID, exitCode, lateCode              *int32
+	lateStatus, lateErr                       *string
+	fencedAt, startedAt, finishedAt, beatAt   *time.Time
+	leaseUntil, lateAt                        *time.Time
+	ownerPID                                  int32
+}
 
 // instantLayout is the text form of an instant in the table: fixed width,
 // so it sorts, with every nanosecond the file store keeps.
@@ -37,23 +92,19 @@ func null[T comparable](v T) any {
 
 // scanRecord reads one row of cols (and extra destinations after them).
 func scanRecord(row pgx.Row, extra ...any) (ledger.Record, error) {
-	var (
-		r                                         ledger.Record
-		source, instant, host, boot, errMsg, note *string
-		status                                    string
-		pidns, ownerStart, childStart             *int64
-		childPID, exitCode, lateCode              *int32
-		lateStatus, lateErr                       *string
-		fencedAt, startedAt, finishedAt, beatAt   *time.Time
-		leaseUntil, lateAt                        *time.Time
-		ownerPID                                  int32
-	)
-	dest := []any{&r.ID, &r.Job, &source, &instant, &status, &fencedAt, &host, &boot, &pidns, &ownerPID,
-		&ownerStart, &childPID, &childStart, &r.ClaimedAt, &startedAt, &finishedAt, &exitCode, &errMsg, &beatAt, &note,
-		&leaseUntil, &lateStatus, &lateCode, &lateErr, &lateAt}
+	var s scanned
+	dest := make([]any, 0, len(recordColumns)+len(extra))
+	for _, c := range recordColumns {
+		dest = append(dest, c.dest(&s))
+	}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return ledger.Record{}, err
 	}
+	return s.record()
+}
+
+// record is the Record s holds, validated.
+func (s *scanned) record() (ledger.Record, error) {
 	str := func(p *string) string {
 		if p == nil {
 			return ""
@@ -72,29 +123,30 @@ func scanRecord(row pgx.Row, extra ...any) (ledger.Record, error) {
 		}
 		return uint64(*p)
 	}
-	r.Source, r.Status, r.Error, r.Note = str(source), ledger.Status(status), str(errMsg), str(note)
-	if instant != nil {
-		t, err := time.Parse(instantLayout, *instant)
+	r := s.r
+	r.Source, r.Status, r.Error, r.Note = str(s.source), ledger.Status(s.status), str(s.errMsg), str(s.note)
+	if s.instant != nil {
+		t, err := time.Parse(instantLayout, *s.instant)
 		if err != nil {
-			return ledger.Record{}, fmt.Errorf("%w: execution %s: instant %q", ledger.ErrCorrupt, r.ID, *instant)
+			return ledger.Record{}, fmt.Errorf("%w: execution %s: instant %q", ledger.ErrCorrupt, r.ID, *s.instant)
 		}
 		r.Instant = t
 	}
-	r.FencedAt, r.Fenced = tm(fencedAt), fencedAt != nil
-	r.Owner = ledger.Owner{Host: str(host), BootID: str(boot), PIDNS: u64(pidns), PID: int(ownerPID), Start: u64(ownerStart)}
-	if childPID != nil {
-		r.Child = proc.ID{PID: int(*childPID), Start: u64(childStart)}
+	r.FencedAt, r.Fenced = tm(s.fencedAt), s.fencedAt != nil
+	r.Owner = ledger.Owner{Host: str(s.host), BootID: str(s.boot), PIDNS: u64(s.pidns), PID: int(s.ownerPID), Start: u64(s.ownerStart)}
+	if s.childPID != nil {
+		r.Child = proc.ID{PID: int(*s.childPID), Start: u64(s.childStart)}
 	}
-	r.ClaimedAt, r.StartedAt, r.FinishedAt = r.ClaimedAt.UTC(), tm(startedAt), tm(finishedAt)
-	if exitCode != nil {
-		c := int(*exitCode)
+	r.ClaimedAt, r.StartedAt, r.FinishedAt = r.ClaimedAt.UTC(), tm(s.startedAt), tm(s.finishedAt)
+	if s.exitCode != nil {
+		c := int(*s.exitCode)
 		r.ExitCode = &c
 	}
-	r.BeatAt, r.LeaseUntil = tm(beatAt), tm(leaseUntil)
-	if lateAt != nil {
-		r.Late = &ledger.Late{Status: ledger.Status(str(lateStatus)), Error: str(lateErr), FinishedAt: lateAt.UTC()}
-		if lateCode != nil {
-			c := int(*lateCode)
+	r.BeatAt, r.LeaseUntil = tm(s.beatAt), tm(s.leaseUntil)
+	if s.lateAt != nil {
+		r.Late = &ledger.Late{Status: ledger.Status(str(s.lateStatus)), Error: str(s.lateErr), FinishedAt: s.lateAt.UTC()}
+		if s.lateCode != nil {
+			c := int(*s.lateCode)
 			r.Late.ExitCode = &c
 		}
 	}
