@@ -23,7 +23,8 @@ func (c jobClaim) options() ledger.ClaimOptions {
 	return ledger.ClaimOptions{Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive, Every: c.Every.D()}
 }
 
-// claim is what ledger run claims, as the flags name it.
+// claim is what ledger run and spawn claim, as the flags name it
+// (execution.RunJob and SpawnJob supply the owner).
 func (c jobClaim) claim() execution.Claim {
 	return execution.Claim{Job: c.Job, Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive, Every: c.Every.D()}
 }

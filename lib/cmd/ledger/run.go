@@ -14,7 +14,6 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/execution"
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/proc"
 )
 
 // runCmd is `ledger run JOB [--instant T] [--exclusive [--wait D]]
@@ -222,45 +221,4 @@ func asRunner(err error) error {
 		return err
 	}
 	return &spec.ExitError{Code: spec.ExitNotRun, Err: err}
-}
-
-// claimAsSelf opens the store and claims job with this process as owner:
-// the runner is what must stay alive while the job is in its hands. verb
-// ("running", "spawning") words the refusal. Errors are ready to return.
-func claimAsSelf(e *env, verb string, c jobClaim, lease time.Duration) (ledger.Ledger, ledger.Record, error) {
-	st, owner, err := openAsOwner(e, lease)
-	if err != nil {
-		return nil, ledger.Record{}, err
-	}
-	o := c.options()
-	o.Owner = owner
-	rec, err := claimJob(st, verb, c.Job, o)
-	return st, rec, err
-}
-
-// openAsOwner opens the store for a runner and names this process as the
-// owner of what it claims. Errors are ready to return.
-func openAsOwner(e *env, lease time.Duration) (ledger.Ledger, ledger.Owner, error) {
-	st, err := e.openWith(location.Options{Lease: lease})
-	if err != nil {
-		return nil, ledger.Owner{}, notRun(err)
-	}
-	owner, err := ledger.LocalOwner(proc.Self())
-	if err != nil {
-		return nil, ledger.Owner{}, notRun(err)
-	}
-	return st, owner, nil
-}
-
-// claimJob claims job, wording a refusal with verb. Errors are ready to
-// return.
-func claimJob(st ledger.Ledger, verb, job string, o ledger.ClaimOptions) (ledger.Record, error) {
-	rec, err := st.Claim(job, o)
-	if err != nil {
-		if errors.Is(err, ledger.ErrRefused) {
-			err = fmt.Errorf("not %s %s: %w", verb, job, err)
-		}
-		return ledger.Record{}, notRun(err)
-	}
-	return rec, nil
 }

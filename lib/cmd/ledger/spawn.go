@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/execution"
 	"github.com/tether-sh/tether/lib/handoff"
-	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 	"github.com/tether-sh/tether/lib/stop"
@@ -31,9 +29,9 @@ type spawnCmd struct {
 	Cmd          []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
 
-// Run claims JOB with this process as owner and hands it off through
-// execution.Spawn, which holds the dispatcher's protocol; here are only
-// the flags, the output and the exit status.
+// Run opens the store and hands JOB to execution.SpawnJob, which claims
+// it with this process as owner and holds the dispatcher's protocol; here
+// are only the flags, the output and the exit status.
 func (c *spawnCmd) Run(e *env) (err error) {
 	defer func() { err = asRunner(err) }()
 	argv, err := commandArgv(c.Cmd)
@@ -54,35 +52,34 @@ func (c *spawnCmd) Run(e *env) (err error) {
 	if err != nil {
 		return notRun(err)
 	}
-	st, rec, err := claimAsSelf(e, "spawning", c.jobClaim, c.Lease.D())
-	if errors.Is(err, ledger.ErrRefused) {
-		st.Close()
-		return runOutput{ConflictExit: c.ConflictExit}.refused(e, err)
-	}
+	st, err := e.openWith(location.Options{Lease: c.Lease.D()})
 	if err != nil {
-		return err
+		return notRun(err)
 	}
 	defer st.Close()
-	id := rec.ID
-	so := execution.SpawnOptions{
+	o := execution.SpawnJobOptions{Claim: c.claim(), SpawnOptions: execution.SpawnOptions{
 		Adopt: adoptPath, Argv: argv, Scope: execution.Scope(c.Scope), AckTimeout: c.AckTimeout.D(), Log: c.Log,
-	}
+	}}
 	// Only what differs from adopt's defaults (the same as spawn's).
 	if c.KeepOutput.N() != execution.DefaultKeepOutput {
-		so.AdoptFlags = append(so.AdoptFlags, "--keep-output", strconv.FormatInt(c.KeepOutput.N(), 10))
+		o.AdoptFlags = append(o.AdoptFlags, "--keep-output", strconv.FormatInt(c.KeepOutput.N(), 10))
 	}
 	if c.Keep != defaultKeep {
-		so.AdoptFlags = append(so.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
+		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
 	}
 	if loc, err := e.location(); err == nil && location.IsPostgres(loc) {
 		// Through the environment: a URL's password must not show in ps.
-		so.Env = []string{location.EnvVar + "=" + loc}
-		so.AdoptFlags = append(so.AdoptFlags, "--lease", c.Lease.D().String())
+		o.Env = []string{location.EnvVar + "=" + loc}
+		o.AdoptFlags = append(o.AdoptFlags, "--lease", c.Lease.D().String())
 	}
-	sp, err := execution.Spawn(e.tool.Warnf, st, id, so)
+	sp, refused, err := execution.SpawnJob(e.tool.Warnf, st, o)
+	if refused != nil {
+		return runOutput{ConflictExit: c.ConflictExit}.refused(e, refused)
+	}
 	if err != nil {
 		return err
 	}
+	id := sp.ID
 	if err := c.print(e, id, sp.Ack, sp.Worker.Scoped()); err != nil {
 		// The worker owns the execution and runs the payload whatever
 		// happens here: a caller that retries on this error must know.
