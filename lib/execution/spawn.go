@@ -130,7 +130,7 @@ func Spawn(warn func(format string, args ...any), st ledger.Ledger, id string, o
 		hs.AckFile = filepath.Join(hdir, id+".ack")
 	}
 	d := dispatch{warn: warn, st: st, o: o}
-	return d.handOff(hs)
+	return d.launchWorker(hs)
 }
 
 // scopeNote is the boot note holding the probe's answer: "yes", or "no: "
@@ -187,11 +187,11 @@ type dispatch struct {
 	o    SpawnOptions
 }
 
-// handOff launches the worker and waits for its ack, which it then
+// launchWorker launches the worker and waits for its ack, which it then
 // removes. With --scope auto, a worker that could not even start inside
 // the scope the probe promised (it exited without adopting) is launched
 // once more without one.
-func (d dispatch) handOff(s handoff.Spec) (*Spawned, error) {
+func (d dispatch) launchWorker(s handoff.Spec) (*Spawned, error) {
 	defer os.Remove(s.AckFile)
 	// The worker, and through it the payload, inherits the signals
 	// spawn's caller ignored.

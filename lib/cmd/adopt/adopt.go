@@ -56,8 +56,8 @@ func Main(args []string) int {
 	return run(t, &g, argv, args)
 }
 
-// run adopts and runs; args is the command line, for a hand-off to
-// tether-pg.
+// run adopts and runs; args is the command line, for
+// sibling.ExecPostgres.
 func run(t *cli.Tool, g *grammar, argv, args []string) int {
 	// Everything that can fail without side effects is checked before the
 	// adoption, so that a refusal leaves the execution fenced for another

@@ -57,7 +57,7 @@ type commands struct {
 type env struct {
 	tool *cli.Tool
 	g    *grammar
-	args []string // the command line, for a hand-off to tether-pg
+	args []string // the command line, for sibling.ExecPostgres
 }
 
 // open opens the store named by --ledger or the defaults.

@@ -1,7 +1,7 @@
 // Package tetherpg is tether-pg: ledger and adopt with the PostgreSQL
-// store linked in. ledger and adopt hand a command whose store is a
-// postgres:// location to it ("tether-pg ledger ARGS...", "tether-pg adopt
-// ARGS..."), so that their own start-up never pays for the database
+// store linked in. ledger and adopt exec it in their place
+// (sibling.ExecPostgres) for a command whose store is a postgres://
+// location ("tether-pg ledger ARGS...", "tether-pg adopt ARGS..."), so that their own start-up never pays for the database
 // driver's initialisation (TLS, x509, net). It is installed next to them;
 // nobody needs to call it by hand, though it works the same when called.
 //

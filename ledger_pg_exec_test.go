@@ -15,13 +15,13 @@ import (
 	"github.com/tether-sh/tether/internal/testutil"
 )
 
-// TestPostgresHandOff: the installed ledger and adopt do not link the
+// TestPostgresExecSibling: the installed ledger and adopt do not link the
 // PostgreSQL driver; given a postgres:// store they become tether-pg,
 // found next to them, running the same command (a spawn's worker too)
 // whatever they are called (tether-ledger, a symlink, exec -a adopt), and
 // keeping a parent-death signal their caller set; without tether-pg they
 // say so in one line with exit 3 (125 for run: CMD did not run).
-func TestPostgresHandOff(t *testing.T) {
+func TestPostgresExecSibling(t *testing.T) {
 	srv := pgtest.Start(t)
 	url := srv.NewDB(t)
 	bin := t.TempDir()
