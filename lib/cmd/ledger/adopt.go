@@ -5,15 +5,15 @@ type adoptCmd struct {
 	Owner ownerFlag `placeholder:"PID[@START]" help:"Adopting process (default: the caller's parent)."`
 }
 
-func (c *adoptCmd) Run(e *env) error {
+func (c *adoptCmd) Run(inv *invocation) error {
 	owner, err := c.Owner.resolve()
 	if err != nil {
 		return err
 	}
-	st, err := e.open()
+	st, err := inv.open()
 	if err != nil {
 		return err
 	}
 	r, err := st.Adopt(c.ID, owner)
-	return e.printTransition(r, err)
+	return inv.printTransition(r, err)
 }

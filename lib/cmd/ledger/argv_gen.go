@@ -11,10 +11,10 @@ var argvZero grammar
 
 // argvGrammar returns ledger's command line for lib/internal/argv, made from
 // the kong model (regenerate: go generate ./lib/cmd/tetherdoc).
-func argvGrammar() *argv.Node[grammar, *env] { return argvTables }
+func argvGrammar() *argv.Node[grammar, *invocation] { return argvTables }
 
 // argvTables is initialised statically: no code runs to build it.
-var argvTables = &argv.Node[grammar, *env]{
+var argvTables = &argv.Node[grammar, *invocation]{
 	Name: "ledger",
 	Flags: []argv.Flag[grammar]{
 		{Names: []string{"ledger"}, Value: argv.Value[grammar]{
@@ -38,8 +38,8 @@ var argvTables = &argv.Node[grammar, *env]{
 			Zero: func(g *grammar) { g.LockTimeout = argvZero.LockTimeout },
 		}},
 	},
-	Children: []*argv.Node[grammar, *env]{
-		&argv.Node[grammar, *env]{
+	Children: []*argv.Node[grammar, *invocation]{
+		&argv.Node[grammar, *invocation]{
 			Name: "claim",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"source"}, Value: argv.Value[grammar]{
@@ -92,15 +92,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Claim.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Claim.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "fence",
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
@@ -112,15 +112,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Fence.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Fence.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "adopt",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"owner"}, Value: argv.Value[grammar]{
@@ -140,15 +140,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Adopt.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Adopt.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "start",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"owner"}, Value: argv.Value[grammar]{
@@ -168,15 +168,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Start.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Start.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "finish",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"status"}, Value: argv.Value[grammar]{
@@ -225,15 +225,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Finish.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Finish.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "beat",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"note"}, Value: argv.Value[grammar]{
@@ -267,15 +267,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Beat.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Beat.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "recover",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"grace"}, Value: argv.Value[grammar]{
@@ -301,15 +301,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Zero: func(g *grammar) { g.commands.Recover.Quiet = argvZero.commands.Recover.Quiet },
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Recover.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Recover.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "show",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"field"}, Value: argv.Value[grammar]{
@@ -330,15 +330,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Show.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Show.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "latest",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"field"}, Value: argv.Value[grammar]{
@@ -359,15 +359,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Latest.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Latest.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "list",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"job"}, Value: argv.Value[grammar]{
@@ -392,15 +392,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Zero: func(g *grammar) { g.commands.List.Field = argvZero.commands.List.Field },
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.List.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.List.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "prune",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"keep"}, Value: argv.Value[grammar]{
@@ -424,15 +424,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Zero: func(g *grammar) { g.commands.Prune.DryRun = argvZero.commands.Prune.DryRun },
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Prune.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Prune.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "run",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"source"}, Value: argv.Value[grammar]{
@@ -545,15 +545,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Run.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Run.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "spawn",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"source"}, Value: argv.Value[grammar]{
@@ -669,15 +669,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Spawn.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Spawn.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "output",
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
@@ -689,15 +689,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Output.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Output.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "status",
 			Positionals: []argv.Positional[grammar]{
 				{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
@@ -708,15 +708,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Zero: func(g *grammar) { g.commands.Status.Jobs = argvZero.commands.Status.Jobs },
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Status.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Status.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "check",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"max-age"}, Value: argv.Value[grammar]{
@@ -743,15 +743,15 @@ var argvTables = &argv.Node[grammar, *env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Check.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Check.Run(arg); err != nil {
 					return err
 				}
 				return nil
 			},
 			Fast: true,
 		},
-		&argv.Node[grammar, *env]{
+		&argv.Node[grammar, *invocation]{
 			Name: "metrics",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"output"}, Short: 'o', Value: argv.Value[grammar]{
@@ -763,8 +763,8 @@ var argvTables = &argv.Node[grammar, *env]{
 					Zero: func(g *grammar) { g.commands.Metrics.Output = argvZero.commands.Metrics.Output },
 				}},
 			},
-			Run: func(g *grammar, e *env) error {
-				if err := g.commands.Metrics.Run(e); err != nil {
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Metrics.Run(arg); err != nil {
 					return err
 				}
 				return nil

@@ -10,11 +10,11 @@ type beatCmd struct {
 	IfLatest bool    `name:"if-latest" help:"Refuse (exit 1) when a newer execution of ID's job exists: the beat is then about an attempt that is no longer current."`
 }
 
-func (c *beatCmd) Run(e *env) error {
-	st, err := e.open()
+func (c *beatCmd) Run(inv *invocation) error {
+	st, err := inv.open()
 	if err != nil {
 		return err
 	}
 	r, err := st.Beat(c.ID, ledger.BeatOptions{Note: c.Note, IfLatest: c.IfLatest})
-	return e.printTransition(r, err)
+	return inv.printTransition(r, err)
 }

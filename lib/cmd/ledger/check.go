@@ -32,26 +32,26 @@ type checkCmd struct {
 	MaxDuration cli.Retention `name:"max-duration" placeholder:"D" help:"WARNING when a live run of JOB has lasted longer than D, CRITICAL past twice D (default: not judged)."`
 }
 
-func (c *checkCmd) Run(e *env) error {
+func (c *checkCmd) Run(inv *invocation) error {
 	now := time.Now()
 	if err := ledger.ValidJob(c.Job); err != nil {
-		return checkReport(e.tool.Stdout, checkUnknown, err.Error(), "")
+		return checkReport(inv.tool.Stdout, checkUnknown, err.Error(), "")
 	}
 	if c.MaxAge.D() <= 0 {
-		return checkReport(e.tool.Stdout, checkUnknown, "--max-age must be more than 0", "")
+		return checkReport(inv.tool.Stdout, checkUnknown, "--max-age must be more than 0", "")
 	}
 	if c.MaxDuration.D() < 0 {
-		return checkReport(e.tool.Stdout, checkUnknown, "--max-duration must not be negative", "")
+		return checkReport(inv.tool.Stdout, checkUnknown, "--max-duration must not be negative", "")
 	}
-	sums, err := e.summaries(c.Job)
+	sums, err := inv.summaries(c.Job)
 	if err != nil {
-		return checkReport(e.tool.Stdout, checkUnknown, "cannot read the store: "+oneLine(err.Error()), "")
+		return checkReport(inv.tool.Stdout, checkUnknown, "cannot read the store: "+oneLine(err.Error()), "")
 	}
 	if len(sums) != 1 {
-		return checkReport(e.tool.Stdout, checkUnknown, fmt.Sprintf("the store returned %d summaries for one job", len(sums)), "")
+		return checkReport(inv.tool.Stdout, checkUnknown, fmt.Sprintf("the store returned %d summaries for one job", len(sums)), "")
 	}
 	state, text, perf := judgeCheck(sums[0], now, c.MaxAge.D(), c.MaxDuration.D())
-	return checkReport(e.tool.Stdout, state, text, perf)
+	return checkReport(inv.tool.Stdout, state, text, perf)
 }
 
 // judgeCheck is check's verdict on s at now: the state, the text after it

@@ -35,7 +35,7 @@ type claimCmd struct {
 	Lease cli.Duration `placeholder:"D" help:"PostgreSQL store: give the owner a lease of D, renewed by ledger beat ID; once it runs out, recover on any host judges the owner gone (default: none; an owner on another host is then judged only there)."`
 }
 
-func (c *claimCmd) Run(e *env) error {
+func (c *claimCmd) Run(inv *invocation) error {
 	if err := ledger.ValidJob(c.Job); err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func (c *claimCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.openWith(location.Options{Lease: c.Lease.D()})
+	st, err := inv.openWith(location.Options{Lease: c.Lease.D()})
 	if err != nil {
 		return err
 	}
@@ -53,9 +53,9 @@ func (c *claimCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if e.g.JSON {
-		return e.printRecords([]ledger.Record{r}, "")
+	if inv.g.JSON {
+		return inv.printRecords([]ledger.Record{r}, "")
 	}
-	_, err = fmt.Fprintln(e.tool.Stdout, r.ID)
+	_, err = fmt.Fprintln(inv.tool.Stdout, r.ID)
 	return err
 }

@@ -4,11 +4,11 @@ type fenceCmd struct {
 	ID string `arg:"" predictor:"active" help:"Execution id."`
 }
 
-func (c *fenceCmd) Run(e *env) error {
-	st, err := e.open()
+func (c *fenceCmd) Run(inv *invocation) error {
+	st, err := inv.open()
 	if err != nil {
 		return err
 	}
 	r, err := st.Fence(c.ID)
-	return e.printTransition(r, err)
+	return inv.printTransition(r, err)
 }

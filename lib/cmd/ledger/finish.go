@@ -11,8 +11,8 @@ type finishCmd struct {
 	Error    string `placeholder:"MSG" help:"What went wrong."`
 }
 
-func (c *finishCmd) Run(e *env) error {
-	st, err := e.open()
+func (c *finishCmd) Run(inv *invocation) error {
+	st, err := inv.open()
 	if err != nil {
 		return err
 	}
@@ -20,5 +20,5 @@ func (c *finishCmd) Run(e *env) error {
 	// Recovery judged it first: the result is refused, but kept on the
 	// record for the operator (a store that keeps late results).
 	err = ledger.KeepLate(st, r, err, c.ID, ledger.Status(c.Status), c.ExitCode, c.Error)
-	return e.printTransition(r, err)
+	return inv.printTransition(r, err)
 }

@@ -53,33 +53,34 @@ type commands struct {
 	Metrics metricsCmd `cmd:"" help:"Print every job's metrics in the Prometheus text format (tether_*), or write them to a file for node_exporter."`
 }
 
-// env is what every subcommand's Run receives.
-type env struct {
+// invocation is one parsed command line, what every subcommand's Run
+// receives: the tool, the global flags and the arguments as given.
+type invocation struct {
 	tool *cli.Tool
 	g    *grammar
 	args []string // the command line, for sibling.ExecPostgres
 }
 
 // open opens the store named by --ledger or the defaults.
-func (e *env) open() (ledger.Ledger, error) { return e.openWith(location.Options{}) }
+func (inv *invocation) open() (ledger.Ledger, error) { return inv.openWith(location.Options{}) }
 
 // openWith opens the store named by --ledger or the defaults with o (a
 // lease, read only); the file store's options come from the flags.
-func (e *env) openWith(o location.Options) (ledger.Ledger, error) {
-	loc, err := e.location()
+func (inv *invocation) openWith(o location.Options) (ledger.Ledger, error) {
+	loc, err := inv.location()
 	if err != nil {
 		return nil, err
 	}
 	if location.IsPostgres(loc) && !location.PostgresLinked() {
 		// Not linked here: tether-pg runs this very command instead.
-		return nil, sibling.ExecPostgres("ledger", e.args)
+		return nil, sibling.ExecPostgres("ledger", inv.args)
 	}
-	o.File = []ledger.Option{ledger.LockTimeoutFlag(e.g.LockTimeout.Given, e.g.LockTimeout.D()), ledger.LockWarn(func(msg string) { e.tool.Warnf("%s", msg) })}
+	o.File = []ledger.Option{ledger.LockTimeoutFlag(inv.g.LockTimeout.Given, inv.g.LockTimeout.D()), ledger.LockWarn(func(msg string) { inv.tool.Warnf("%s", msg) })}
 	return location.Open(loc, o)
 }
 
 // location is the store --ledger or the defaults name.
-func (e *env) location() (string, error) { return location.Resolve(string(e.g.Ledger)) }
+func (inv *invocation) location() (string, error) { return location.Resolve(string(inv.g.Ledger)) }
 
 // Main runs ledger with args (without the program name) and returns its exit code.
 func Main(args []string) int {
@@ -122,7 +123,7 @@ func run(t *cli.Tool, args []string) int {
 		}
 		return code
 	}
-	return result(t, ctx.Run(&env{tool: t, g: &g, args: args}))
+	return result(t, ctx.Run(&invocation{tool: t, g: &g, args: args}))
 }
 
 // result reports a subcommand's error, if any, and returns the exit code.

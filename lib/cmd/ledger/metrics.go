@@ -16,15 +16,15 @@ type metricsCmd struct {
 	Output string `name:"output" short:"o" type:"path" placeholder:"FILE" help:"Write the metrics to FILE atomically (a temporary file in its folder, fsync, rename; mode 0644), for node_exporter's textfile collector, instead of stdout."`
 }
 
-func (c *metricsCmd) Run(e *env) error {
-	sums, err := e.summaries()
+func (c *metricsCmd) Run(inv *invocation) error {
+	sums, err := inv.summaries()
 	if err != nil {
 		return err
 	}
 	var b bytes.Buffer
 	writeMetrics(&b, sums)
 	if c.Output == "" {
-		_, err := e.tool.Stdout.Write(b.Bytes())
+		_, err := inv.tool.Stdout.Write(b.Bytes())
 		return err
 	}
 	if err := durable.WriteFile(c.Output, b.Bytes(), 0o644); err != nil {

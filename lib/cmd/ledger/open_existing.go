@@ -12,8 +12,8 @@ import (
 // user owns, it reads with that user's rights (ledger.ReadAsOwner), as
 // status does, until the store is closed: these commands only print, to a
 // stdout already open.
-func (e *env) openExisting() (ledger.Ledger, error) {
-	loc, err := e.location()
+func (inv *invocation) openExisting() (ledger.Ledger, error) {
+	loc, err := inv.location()
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func (e *env) openExisting() (ledger.Ledger, error) {
 			return nil, err
 		}
 	}
-	st, err := e.openWith(location.Options{Existing: true})
+	st, err := inv.openWith(location.Options{Existing: true})
 	if err != nil {
 		if rerr := restore(); rerr != nil {
 			return nil, rerr

@@ -17,8 +17,8 @@ import (
 
 // printRecords prints recs as --json lines, as one --field value per line,
 // or as an aligned table with a header.
-func (e *env) printRecords(recs []ledger.Record, field string) error {
-	w := bufio.NewWriter(e.tool.Stdout)
+func (inv *invocation) printRecords(recs []ledger.Record, field string) error {
+	w := bufio.NewWriter(inv.tool.Stdout)
 	defer w.Flush()
 	switch {
 	case field != "":
@@ -29,7 +29,7 @@ func (e *env) printRecords(recs []ledger.Record, field string) error {
 			}
 			fmt.Fprintln(w, v)
 		}
-	case e.g.JSON:
+	case inv.g.JSON:
 		return writeJSON(w, recs)
 	default:
 		writeTable(w, recs)

@@ -12,11 +12,11 @@ type outputCmd struct {
 	ID string `arg:"" predictor:"execution" help:"Execution id."`
 }
 
-func (c *outputCmd) Run(e *env) error {
+func (c *outputCmd) Run(inv *invocation) error {
 	if err := ledger.ValidID(c.ID); err != nil {
 		return err
 	}
-	st, err := e.openExisting()
+	st, err := inv.openExisting()
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func (c *outputCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.tool.Stdout.Write(b)
+	_, err = inv.tool.Stdout.Write(b)
 	return err
 }
 

@@ -12,12 +12,12 @@ type pruneCmd struct {
 	DryRun    bool          `name:"dry-run" short:"n" help:"List the records prune would delete (as list does, --json too) and delete nothing."`
 }
 
-func (c *pruneCmd) Run(e *env) error {
-	open := e.open
+func (c *pruneCmd) Run(inv *invocation) error {
+	open := inv.open
 	if c.DryRun {
 		// Read-only, but under the lock: its owner's, never root's as
 		// its owner (openExisting).
-		open = func() (ledger.Ledger, error) { return e.openWith(location.Options{Existing: true}) }
+		open = func() (ledger.Ledger, error) { return inv.openWith(location.Options{Existing: true}) }
 	}
 	st, err := open()
 	if err != nil {
@@ -26,10 +26,10 @@ func (c *pruneCmd) Run(e *env) error {
 	o := ledger.PruneOptions{Keep: int(c.Keep), OlderThan: c.OlderThan.D(), DryRun: c.DryRun}
 	recs, err := st.Prune(o)
 	if c.DryRun {
-		if perr := e.printRecords(recs, ""); perr != nil {
+		if perr := inv.printRecords(recs, ""); perr != nil {
 			return perr
 		}
 		return err
 	}
-	return e.printAffected(recs, err)
+	return inv.printAffected(recs, err)
 }

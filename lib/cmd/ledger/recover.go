@@ -16,32 +16,32 @@ type recoverCmd struct {
 	Quiet bool         `help:"Print the count only when something was recovered, so that cron mails only then."`
 }
 
-func (c *recoverCmd) Run(e *env) error {
+func (c *recoverCmd) Run(inv *invocation) error {
 	// Owners are judged through /proc: through another namespace's,
 	// judge nothing (and print no count).
 	if err := proc.CheckProcNS(); err != nil {
 		return err
 	}
 	if c.Host != "" {
-		return c.recoverHost(e)
+		return c.recoverHost(inv)
 	}
-	st, err := e.open()
+	st, err := inv.open()
 	if err != nil {
 		return err
 	}
 	recs, err := st.Recover(c.Grace.D())
-	if c.Quiet && len(recs) == 0 && !e.g.JSON {
+	if c.Quiet && len(recs) == 0 && !inv.g.JSON {
 		return err
 	}
-	return e.printAffected(recs, err)
+	return inv.printAffected(recs, err)
 }
 
 // recoverHost is recover --host NAME.
-func (c *recoverCmd) recoverHost(e *env) error {
+func (c *recoverCmd) recoverHost(inv *invocation) error {
 	if me, _ := os.Hostname(); c.Host == me {
 		return spec.Errorf(spec.ExitUsage, "--host %s is this host: recover judges its executions by their processes", c.Host)
 	}
-	st, err := e.open()
+	st, err := inv.open()
 	if err != nil {
 		return err
 	}
@@ -49,5 +49,5 @@ func (c *recoverCmd) recoverHost(e *env) error {
 	if errors.Is(err, ledger.ErrOneHost) {
 		return spec.Errorf(spec.ExitUsage, "--host: the file store %s holds only this host's executions", st.Location())
 	}
-	return e.printAffected(recs, err)
+	return inv.printAffected(recs, err)
 }

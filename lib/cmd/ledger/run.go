@@ -54,7 +54,7 @@ func commandArgv(cmd []string) ([]string, error) {
 	return cmd, nil
 }
 
-func (c *runCmd) Run(e *env) (err error) {
+func (c *runCmd) Run(inv *invocation) (err error) {
 	defer func() { err = asRunner(err) }()
 	argv, err := commandArgv(c.Cmd)
 	if err != nil {
@@ -63,10 +63,10 @@ func (c *runCmd) Run(e *env) (err error) {
 	if err := ledger.ValidJob(c.Job); err != nil {
 		return err
 	}
-	if err := e.checkLease(c.Lease.D(), c.Grace.D()); err != nil {
+	if err := inv.checkLease(c.Lease.D(), c.Grace.D()); err != nil {
 		return err
 	}
-	if e.g.JSON {
+	if inv.g.JSON {
 		// CMD's output is run's: a record printed there would mix with it.
 		return spec.Errorf(spec.ExitUsage, "--json: ledger run prints no record (the output is CMD's); read it with ledger latest %s --json", c.Job)
 	}
@@ -78,7 +78,7 @@ func (c *runCmd) Run(e *env) (err error) {
 	}
 	sigs, stopSignals := execution.CatchSignals()
 	defer stopSignals()
-	st, err := e.openWith(location.Options{Lease: c.Lease.D()})
+	st, err := inv.openWith(location.Options{Lease: c.Lease.D()})
 	if err != nil {
 		return notRun(err)
 	}
@@ -87,7 +87,7 @@ func (c *runCmd) Run(e *env) (err error) {
 	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
 	until := time.Now().Add(c.Wait.D())
 	for {
-		out := execution.RunJob(e.tool.Warnf, st, o)
+		out := execution.RunJob(inv.tool.Warnf, st, o)
 		if out.Err != nil {
 			return notRun(out.Err)
 		}
@@ -100,7 +100,7 @@ func (c *runCmd) Run(e *env) (err error) {
 		if c.Wait.D() > 0 {
 			w, sig, err := execution.WaitLive(st, c.Job, until, sigs, func(live []ledger.Record) {
 				if !c.Quiet {
-					e.tool.Warnf("waiting up to %v for execution %s of %s (%s, owner %s) to end", time.Until(until).Round(100*time.Millisecond), live[0].ID, c.Job, live[0].State(), live[0].Owner)
+					inv.tool.Warnf("waiting up to %v for execution %s of %s (%s, owner %s) to end", time.Until(until).Round(100*time.Millisecond), live[0].ID, c.Job, live[0].State(), live[0].Owner)
 				}
 			})
 			switch {
@@ -115,7 +115,7 @@ func (c *runCmd) Run(e *env) (err error) {
 				out.Refused = fmt.Errorf("%w (still so after waiting %v)", out.Refused, c.Wait.D())
 			}
 		}
-		return c.refused(e, out.Refused)
+		return c.refused(inv, out.Refused)
 	}
 }
 
@@ -146,10 +146,10 @@ func (r runOutput) execOptions() execution.Options {
 
 // refused is the end of a run refused as expected: said unless quiet,
 // with the --conflict-exit status.
-func (r runOutput) refused(e *env, err error) error {
+func (r runOutput) refused(inv *invocation, err error) error {
 	code := r.ConflictExit.code()
 	if !r.Quiet {
-		e.tool.Warnf("%v", err)
+		inv.tool.Warnf("%v", err)
 	}
 	if code == spec.ExitOK {
 		return nil
@@ -201,8 +201,8 @@ func notRun(err error) error {
 // checkLease refuses, on a PostgreSQL store (the only one that keeps
 // leases), a lease too short for the payload to be stopped with grace
 // before it runs out (location.CheckLease): a usage error.
-func (e *env) checkLease(lease, grace time.Duration) error {
-	loc, err := e.location()
+func (inv *invocation) checkLease(lease, grace time.Duration) error {
+	loc, err := inv.location()
 	if err != nil || !location.IsPostgres(loc) {
 		return nil
 	}

@@ -21,5 +21,5 @@ func fastRun(t *cli.Tool, args []string) (code int, done bool) {
 	if !ok {
 		return 0, false
 	}
-	return result(t, cmd.Run(&g, &env{tool: t, g: &g, args: args})), true
+	return result(t, cmd.Run(&g, &invocation{tool: t, g: &g, args: args})), true
 }

@@ -7,8 +7,8 @@ type showCmd struct {
 	Field string `placeholder:"F" help:"Print only this field (a --json key; owner.pid, child.start... for nested ones)."`
 }
 
-func (c *showCmd) Run(e *env) error {
-	return e.printOne(c.Field, ledger.ValidID(c.ID), func(st ledger.Ledger) (ledger.Record, error) {
+func (c *showCmd) Run(inv *invocation) error {
+	return inv.printOne(c.Field, ledger.ValidID(c.ID), func(st ledger.Ledger) (ledger.Record, error) {
 		return st.Get(c.ID)
 	})
 }
@@ -18,8 +18,8 @@ type latestCmd struct {
 	Field string `placeholder:"F" help:"Print only this field."`
 }
 
-func (c *latestCmd) Run(e *env) error {
-	return e.printOne(c.Field, ledger.ValidJob(c.Job), func(st ledger.Ledger) (ledger.Record, error) {
+func (c *latestCmd) Run(inv *invocation) error {
+	return inv.printOne(c.Field, ledger.ValidJob(c.Job), func(st ledger.Ledger) (ledger.Record, error) {
 		return st.Latest(c.Job)
 	})
 }
@@ -27,14 +27,14 @@ func (c *latestCmd) Run(e *env) error {
 // printOne prints the record get reads from the store. The field and the
 // argument (argErr) are checked before the store is opened, so bad input
 // is reported as such even where there is no store.
-func (e *env) printOne(field string, argErr error, get func(ledger.Ledger) (ledger.Record, error)) error {
+func (inv *invocation) printOne(field string, argErr error, get func(ledger.Ledger) (ledger.Record, error)) error {
 	if err := checkField(field); err != nil {
 		return err
 	}
 	if argErr != nil {
 		return argErr
 	}
-	st, err := e.openExisting()
+	st, err := inv.openExisting()
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (e *env) printOne(field string, argErr error, get func(ledger.Ledger) (ledg
 	if err != nil {
 		return err
 	}
-	return e.printRecords([]ledger.Record{r}, field)
+	return inv.printRecords([]ledger.Record{r}, field)
 }
 
 type listCmd struct {
@@ -54,7 +54,7 @@ type listCmd struct {
 	Field  string `placeholder:"F" help:"Print only this field."`
 }
 
-func (c *listCmd) Run(e *env) error {
+func (c *listCmd) Run(inv *invocation) error {
 	if err := checkField(c.Field); err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (c *listCmd) Run(e *env) error {
 			return err
 		}
 	}
-	st, err := e.openExisting()
+	st, err := inv.openExisting()
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (c *listCmd) Run(e *env) error {
 		err = cerr
 	}
 	// Print what could be read, then report what could not (exit 3).
-	if perr := e.printRecords(recs, c.Field); perr != nil {
+	if perr := inv.printRecords(recs, c.Field); perr != nil {
 		return perr
 	}
 	return err

@@ -32,7 +32,7 @@ type spawnCmd struct {
 // Run opens the store and hands JOB to execution.SpawnJob, which claims
 // it with this process as owner and holds the dispatcher's protocol; here
 // are only the flags, the output and the exit status.
-func (c *spawnCmd) Run(e *env) (err error) {
+func (c *spawnCmd) Run(inv *invocation) (err error) {
 	defer func() { err = asRunner(err) }()
 	argv, err := commandArgv(c.Cmd)
 	if err != nil {
@@ -42,7 +42,7 @@ func (c *spawnCmd) Run(e *env) (err error) {
 		return spec.Errorf(spec.ExitUsage, "--ack-timeout must be positive, not %v", c.AckTimeout.D())
 	}
 	// The worker (adopt) stops its payload with the default grace.
-	if err := e.checkLease(c.Lease.D(), stop.DefaultGrace); err != nil {
+	if err := inv.checkLease(c.Lease.D(), stop.DefaultGrace); err != nil {
 		return err
 	}
 	if c.Keep < 0 {
@@ -52,7 +52,7 @@ func (c *spawnCmd) Run(e *env) (err error) {
 	if err != nil {
 		return notRun(err)
 	}
-	st, err := e.openWith(location.Options{Lease: c.Lease.D()})
+	st, err := inv.openWith(location.Options{Lease: c.Lease.D()})
 	if err != nil {
 		return notRun(err)
 	}
@@ -67,20 +67,20 @@ func (c *spawnCmd) Run(e *env) (err error) {
 	if c.Keep != defaultKeep {
 		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
 	}
-	if loc, err := e.location(); err == nil && location.IsPostgres(loc) {
+	if loc, err := inv.location(); err == nil && location.IsPostgres(loc) {
 		// Through the environment: a URL's password must not show in ps.
 		o.Env = []string{location.EnvVar + "=" + loc}
 		o.AdoptFlags = append(o.AdoptFlags, "--lease", c.Lease.D().String())
 	}
-	sp, refused, err := execution.SpawnJob(e.tool.Warnf, st, o)
+	sp, refused, err := execution.SpawnJob(inv.tool.Warnf, st, o)
 	if refused != nil {
-		return runOutput{ConflictExit: c.ConflictExit}.refused(e, refused)
+		return runOutput{ConflictExit: c.ConflictExit}.refused(inv, refused)
 	}
 	if err != nil {
 		return err
 	}
 	id := sp.ID
-	if err := c.print(e, id, sp.Ack, sp.Worker.Scoped()); err != nil {
+	if err := c.print(inv, id, sp.Ack, sp.Worker.Scoped()); err != nil {
 		// The worker owns the execution and runs the payload whatever
 		// happens here: a caller that retries on this error must know.
 		why := strings.TrimPrefix(err.Error(), cli.ErrOutput.Error()+": ")
@@ -100,15 +100,15 @@ func (c *spawnCmd) Run(e *env) (err error) {
 }
 
 // print writes "ID WORKER_PID" (or a JSON object).
-func (c *spawnCmd) print(e *env, id string, a handoff.Ack, scope bool) error {
-	if e.g.JSON {
-		return json.NewEncoder(e.tool.Stdout).Encode(struct {
+func (c *spawnCmd) print(inv *invocation, id string, a handoff.Ack, scope bool) error {
+	if inv.g.JSON {
+		return json.NewEncoder(inv.tool.Stdout).Encode(struct {
 			ID          string `json:"id"`
 			WorkerPID   int    `json:"worker_pid"`
 			WorkerStart uint64 `json:"worker_start"`
 			Scope       bool   `json:"scope"`
 		}{id, a.PID, a.Start, scope})
 	}
-	_, err := fmt.Fprintf(e.tool.Stdout, "%s %d\n", id, a.PID)
+	_, err := fmt.Fprintf(inv.tool.Stdout, "%s %d\n", id, a.PID)
 	return err
 }

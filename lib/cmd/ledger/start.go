@@ -11,7 +11,7 @@ type startCmd struct {
 	Owner ownerFlag `placeholder:"PID[@START]" help:"New owning process (default: keep the claimer)."`
 }
 
-func (c *startCmd) Run(e *env) error {
+func (c *startCmd) Run(inv *invocation) error {
 	var owner *ledger.Owner
 	if c.Owner.set {
 		o, err := c.Owner.resolve()
@@ -20,32 +20,32 @@ func (c *startCmd) Run(e *env) error {
 		}
 		owner = &o
 	}
-	st, err := e.open()
+	st, err := inv.open()
 	if err != nil {
 		return err
 	}
 	r, err := st.Start(c.ID, owner)
-	return e.printTransition(r, err)
+	return inv.printTransition(r, err)
 }
 
 // printTransition prints the record a transition produced when --json is
 // given; a transition is otherwise silent, like mv.
-func (e *env) printTransition(r ledger.Record, err error) error {
-	if err != nil || !e.g.JSON {
+func (inv *invocation) printTransition(r ledger.Record, err error) error {
+	if err != nil || !inv.g.JSON {
 		return err
 	}
-	return e.printRecords([]ledger.Record{r}, "")
+	return inv.printRecords([]ledger.Record{r}, "")
 }
 
 // printAffected prints what recover and prune changed: the count alone, or
 // with --json the records, one per line. What was done is printed even
 // when err reports records that could not be handled.
-func (e *env) printAffected(recs []ledger.Record, err error) error {
-	if e.g.JSON {
-		if perr := e.printRecords(recs, ""); perr != nil {
+func (inv *invocation) printAffected(recs []ledger.Record, err error) error {
+	if inv.g.JSON {
+		if perr := inv.printRecords(recs, ""); perr != nil {
 			return perr
 		}
-	} else if _, perr := fmt.Fprintln(e.tool.Stdout, len(recs)); perr != nil {
+	} else if _, perr := fmt.Fprintln(inv.tool.Stdout, len(recs)); perr != nil {
 		return perr
 	}
 	return err

@@ -19,21 +19,21 @@ type statusCmd struct {
 	Jobs []string `arg:"" optional:"" name:"job" predictor:"job" help:"Jobs to show (default: every job in the store)."`
 }
 
-func (c *statusCmd) Run(e *env) error {
+func (c *statusCmd) Run(inv *invocation) error {
 	for _, j := range c.Jobs {
 		if err := ledger.ValidJob(j); err != nil {
 			return err
 		}
 	}
-	sums, err := e.summaries(c.Jobs...)
+	sums, err := inv.summaries(c.Jobs...)
 	if len(sums) == 0 {
 		return err
 	}
 	// Print what could be read, then report what could not (exit 3), as
 	// list does.
-	w := bufio.NewWriter(e.tool.Stdout)
+	w := bufio.NewWriter(inv.tool.Stdout)
 	now := time.Now()
-	if e.g.JSON {
+	if inv.g.JSON {
 		if jerr := writeStatusJSON(w, sums, now); jerr != nil {
 			return jerr
 		}
@@ -50,8 +50,8 @@ func (c *statusCmd) Run(e *env) error {
 // for status, check and metrics: read-only, never creating a store. Run by
 // root on a file store another user owns, it reads with that user's rights
 // (ledger.ReadAsOwner) and is root again when it returns.
-func (e *env) summaries(jobs ...string) ([]ledger.Summary, error) {
-	loc, err := e.location()
+func (inv *invocation) summaries(jobs ...string) ([]ledger.Summary, error) {
+	loc, err := inv.location()
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (e *env) summaries(jobs ...string) ([]ledger.Summary, error) {
 		}
 	}
 	var sums []ledger.Summary
-	st, err := e.openWith(location.Options{Existing: true})
+	st, err := inv.openWith(location.Options{Existing: true})
 	if err == nil {
 		sums, err = st.Summaries(jobs...)
 		st.Close()
