@@ -22,8 +22,8 @@ var description = Page.Description()
 
 // grammar is the command line: global flags, then one subcommand.
 type grammar struct {
-	Ledger cli.Dir `name:"ledger" placeholder:"DIR|URL" help:"Store directory, or a postgres:// URL naming a PostgreSQL database (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
-	JSON   bool    `name:"json" help:"Print records as JSON, one object per line; every key present, null when unknown."`
+	Ledger cli.Location `name:"ledger" placeholder:"DIR|URL" help:"Store directory, or a postgres:// URL naming a PostgreSQL database (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
+	JSON   bool         `name:"json" help:"Print records as JSON, one object per line; every key present, null when unknown."`
 
 	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (exit 3, nothing changed; under run and spawn 125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder."`
 	cli.VersionFlag
