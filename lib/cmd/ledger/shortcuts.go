@@ -5,9 +5,9 @@ import (
 )
 
 // The accelerator of the command line: cli.FastParse, which
-// TETHER_NO_SHORTCUTS=1 (see lib/internal/shortcut) turns off, sending
-// every command line to kong. It may not change what a command line
-// means, prints or exits with: the parser (lib/internal/argv, with the
+// TETHER_NO_SHORTCUTS=1 or =fast-parse (see lib/internal/shortcut) turns
+// off, sending every command line to kong. It may not change what a
+// command line means, prints or exits with: the parser (lib/internal/argv, with the
 // tables argv_gen.go generated from kong's model) takes only command lines
 // kong parses, into the same grammar struct, which TestArgvMatchesKong and
 // FuzzArgv check; the scenario suite runs with and without it.

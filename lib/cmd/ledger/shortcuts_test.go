@@ -11,16 +11,18 @@ import (
 )
 
 // TestShortcutsSwitch runs a wrapper's cycle and the calls around it with
-// TETHER_NO_SHORTCUTS unset and set. Unset, every accelerator of
-// lib/internal/shortcut runs (so that the test sees each of them);
-// set, none does, whoever calls it, and every call exits as before.
+// TETHER_NO_SHORTCUTS unset, set to 1 and set to each accelerator's name.
+// Unset, every accelerator of lib/internal/shortcut runs (so that the
+// test sees each of them); set to 1, none does, whoever calls it; set to
+// a name, all but that one do (so that each call site asks for its own);
+// and every call exits as before.
 func TestShortcutsSwitch(t *testing.T) {
 	owner := strconv.Itoa(os.Getpid())
-	for _, off := range []bool{false, true} {
-		env := ""
-		if off {
-			env = "1"
-		}
+	envs := []string{"", "1"}
+	for _, n := range shortcut.All() {
+		envs = append(envs, n.String())
+	}
+	for _, env := range envs {
 		t.Setenv(shortcut.Env, env)
 		var before [8]int64
 		for _, n := range shortcut.All() {
@@ -48,11 +50,12 @@ func TestShortcutsSwitch(t *testing.T) {
 		}
 		for _, n := range shortcut.All() {
 			d := shortcut.Runs(n) - before[n]
+			off := env == "1" || env == n.String()
 			switch {
 			case off && d != 0:
-				t.Errorf("%s=1: shortcut %v ran %d times; want 0", shortcut.Env, n, d)
+				t.Errorf("%s=%q: shortcut %v ran %d times; want 0", shortcut.Env, env, n, d)
 			case !off && d == 0:
-				t.Errorf("%s unset: shortcut %v never ran; want it to (does its code still say shortcut.Ran?)", shortcut.Env, n)
+				t.Errorf("%s=%q: shortcut %v never ran; want it to (does its code still say shortcut.Ran?)", shortcut.Env, env, n)
 			}
 		}
 	}
