@@ -159,7 +159,7 @@ func scopeWorks(warn func(format string, args ...any), st ledger.Ledger, id stri
 	if perr != nil {
 		note = "no: " + perr.Error()
 	}
-	// Unnoted, the next spawn probes again: what every spawn did before.
+	// Unnoted, the next spawn probes again.
 	_ = st.SetBootNote(scopeNote, note)
 	switch {
 	case perr == nil:

@@ -18,7 +18,8 @@ type jobClaim struct {
 	Every     cli.Retention `placeholder:"D" help:"Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts."`
 }
 
-// options are the claim options the flags name; the caller sets Owner.
+// options are the claim options the flags name, for ledger claim; the
+// caller sets Owner.
 func (c jobClaim) options() ledger.ClaimOptions {
 	return ledger.ClaimOptions{Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive, Every: c.Every.D()}
 }
