@@ -14,7 +14,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/adopt"
-	"github.com/tether-sh/tether/lib/cmd/ledger"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	_ "github.com/tether-sh/tether/lib/ledger/pgstore" // registers the PostgreSQL store
 	"github.com/tether-sh/tether/lib/spec"
@@ -26,7 +26,7 @@ func Main(args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "ledger":
-			return ledger.Main(args[1:])
+			return ledgercmd.Main(args[1:])
 		case "adopt":
 			return adopt.Main(args[1:])
 		case "--version":

@@ -1,4 +1,4 @@
-package ledger
+package ledgercmd
 
 type fenceCmd struct {
 	ID string `arg:"" predictor:"active" help:"Execution id."`

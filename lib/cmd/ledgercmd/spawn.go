@@ -1,4 +1,4 @@
-package ledger
+package ledgercmd
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package ledger
+package ledgercmd
 
 // Each subcommand's detail for its --help, the man page and the package
 // doc: kong calls Help on every command node (kong.HelpProvider). The text
