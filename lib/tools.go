@@ -25,7 +25,8 @@
 // root and shared by every script and run, refused as a normal user.
 // testscript.RunMain takes ScriptMainCommands instead.
 //
-// Each tool is also importable as lib/cmd/<tool>.Main.
+// Each tool is also importable as lib/cmd/<tool>.Main (ledger as
+// lib/cmd/ledgercmd.Main).
 package lib
 
 import (
@@ -34,7 +35,7 @@ import (
 	"strings"
 
 	"github.com/tether-sh/tether/lib/cmd/adopt"
-	"github.com/tether-sh/tether/lib/cmd/ledger"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
 	"github.com/tether-sh/tether/lib/cmd/reap"
 	"github.com/tether-sh/tether/lib/cmd/stopbounded"
 	"github.com/tether-sh/tether/lib/cmd/watchpid"
@@ -46,7 +47,7 @@ import (
 // Tools maps each tool's name to its Main: arguments without the program
 // name in, exit code out.
 var Tools = map[string]func(args []string) int{
-	"ledger":      ledger.Main,
+	"ledger":      ledgercmd.Main,
 	"adopt":       adopt.Main,
 	"watchpid":    watchpid.Main,
 	"stopbounded": stopbounded.Main,

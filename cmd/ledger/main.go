@@ -1,10 +1,10 @@
-// Command ledger: see lib/cmd/ledger and CONTRACT.md §3.
+// Command ledger: see lib/cmd/ledgercmd and CONTRACT.md §3.
 package main
 
 import (
 	"os"
 
-	"github.com/tether-sh/tether/lib/cmd/ledger"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
 )
 
-func main() { os.Exit(ledger.Main(os.Args[1:])) }
+func main() { os.Exit(ledgercmd.Main(os.Args[1:])) }

@@ -57,16 +57,18 @@ func (s *Signal) UnmarshalText(b []byte) error {
 // S returns the value as a unix.Signal.
 func (s Signal) S() unix.Signal { return unix.Signal(s) }
 
-// Dir is a kong flag type for a directory that must be named when the
-// flag is given: `--ledger ""` (an unset variable in a script) is bad
-// input, not a quiet fall-back to the default.
-type Dir string
+// Location is a kong flag type for where a store is: a directory or a
+// URL (postgres://...), which must be named when the flag is given:
+// `--ledger ""` (an unset variable in a script) is bad input, not a quiet
+// fall-back to the default. What it names is judged where it is opened
+// (lib/ledger/location).
+type Location string
 
 // UnmarshalText implements encoding.TextUnmarshaler for kong.
-func (d *Dir) UnmarshalText(b []byte) error {
+func (l *Location) UnmarshalText(b []byte) error {
 	if len(b) == 0 {
 		return errors.New("empty directory name")
 	}
-	*d = Dir(b)
+	*l = Location(b)
 	return nil
 }

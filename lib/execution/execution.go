@@ -1,12 +1,13 @@
 // Package execution runs the payload of one ledger execution and records
 // what happened: the child's identity as soon as it runs, then its result.
 // It is the part shared by adopt and ledger run, which differ only in how
-// the execution came to be running. Spawn and WaitSpawned (spawn.go) are
-// ledger spawn's side of a handoff to a detached adopt worker.
+// the execution came to be running. SpawnJob and WaitSpawned (spawn.go)
+// are ledger spawn's side of a handoff to a detached adopt worker.
 //
 // RunJob (ledger run) claims a job and runs its payload; Adopt (adopt)
 // takes over a fenced execution and runs it. Both own the lease while the
-// payload runs; the commands keep only their flags, output and exit codes.
+// payload runs. SpawnJob (ledger spawn) claims a job and hands it to a
+// worker. The commands keep only their flags, output and exit codes.
 //
 //	out := execution.RunJob(tool.Warnf, st, execution.RunOptions{Claim: execution.Claim{Job: "backup"}, Options: execution.Options{Argv: argv, KeepOutput: 64 << 10}})
 //	return out.Code // the payload's status, 128+N, 124, 126/127, or 125
@@ -71,9 +72,9 @@ type Options struct {
 	Keep int
 }
 
-// Claim is what ledger run claims, as its flags name it
+// Claim is what ledger run and spawn claim, as their flags name it
 // (ledger.ClaimOptions without the owner and the payload, which RunJob
-// supplies).
+// and SpawnJob supply).
 type Claim struct {
 	Job       string
 	Source    string

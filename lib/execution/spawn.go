@@ -16,15 +16,17 @@ import (
 	"github.com/tether-sh/tether/lib/spec"
 )
 
-// The dispatcher's side of ledger spawn: a claimed execution is fenced and
-// handed to a detached adopt worker (lib/handoff), which acknowledges once
-// it owns the execution. Without an acknowledgement the claim is failed by
-// compare-and-swap, so that a worker adopting a moment later is refused
-// and the payload runs either under its adopter or not at all.
+// The dispatcher's side of ledger spawn: a job is claimed, the execution
+// fenced and handed to a detached adopt worker (lib/handoff), which
+// acknowledges once it owns the execution. Without an acknowledgement the
+// claim is failed by compare-and-swap, so that a worker adopting a moment
+// later is refused and the payload runs either under its adopter or not at
+// all.
 //
-//	sp, err := execution.Spawn(warn, st, id, execution.SpawnOptions{Adopt: path, Argv: argv, Scope: execution.ScopeAuto, AckTimeout: 10 * time.Second})
-//	// print sp.Ack.PID; then, for --wait:
-//	code, err := execution.WaitSpawned(st, id, sp.Worker)
+//	sp, refused, err := execution.SpawnJob(warn, st, execution.SpawnJobOptions{Claim: execution.Claim{Job: "backup"},
+//		SpawnOptions: execution.SpawnOptions{Adopt: path, Argv: argv, Scope: execution.ScopeAuto, AckTimeout: 10 * time.Second}})
+//	// print sp.ID and sp.Ack.PID; then, for --wait:
+//	code, err := execution.WaitSpawned(st, sp.ID, sp.Worker)
 
 // Scope says whether a spawned worker runs inside a systemd user scope.
 type Scope string
@@ -57,10 +59,41 @@ type SpawnOptions struct {
 	AdoptFlags []string
 }
 
+// SpawnJobOptions says what SpawnJob claims and how it hands it off.
+type SpawnJobOptions struct {
+	SpawnOptions
+	Claim Claim
+}
+
 // Spawned is a handoff the worker acknowledged.
 type Spawned struct {
+	ID     string // the execution
 	Worker *handoff.Worker
 	Ack    handoff.Ack
+}
+
+// SpawnJob claims o.Claim.Job with this process as owner (the dispatcher
+// is what must stay alive until the worker owns it) and hands it off as
+// Spawn does. A refusal (wrapping ledger.ErrRefused, worded "not spawning
+// JOB: ...") is returned in refused, unsaid, with nothing recorded; every
+// other error is a *spec.ExitError ready to return (125 when the payload
+// did not run, 2 for bad input).
+func SpawnJob(warn func(format string, args ...any), st ledger.Ledger, o SpawnJobOptions) (sp *Spawned, refused, err error) {
+	owner, err := ledger.LocalOwner(proc.Self())
+	if err != nil {
+		return nil, nil, &spec.ExitError{Code: notRunCode(err), Err: err}
+	}
+	job := o.Claim.Job
+	rec, err := st.Claim(job, ledger.ClaimOptions{Owner: owner, Source: o.Claim.Source, Instant: o.Claim.Instant,
+		Exclusive: o.Claim.Exclusive, Every: o.Claim.Every})
+	if errors.Is(err, ledger.ErrRefused) {
+		return nil, fmt.Errorf("not spawning %s: %w", job, err), nil
+	}
+	if err != nil {
+		return nil, nil, &spec.ExitError{Code: notRunCode(err), Err: err}
+	}
+	sp, err = Spawn(warn, st, rec.ID, o.SpawnOptions)
+	return sp, nil, err
 }
 
 // Spawn fences the claimed execution id and hands it to a detached adopt
@@ -97,7 +130,7 @@ func Spawn(warn func(format string, args ...any), st ledger.Ledger, id string, o
 		hs.AckFile = filepath.Join(hdir, id+".ack")
 	}
 	d := dispatch{warn: warn, st: st, o: o}
-	return d.handOff(hs)
+	return d.launchWorker(hs)
 }
 
 // scopeNote is the boot note holding the probe's answer: "yes", or "no: "
@@ -126,7 +159,7 @@ func scopeWorks(warn func(format string, args ...any), st ledger.Ledger, id stri
 	if perr != nil {
 		note = "no: " + perr.Error()
 	}
-	// Unnoted, the next spawn probes again: what every spawn did before.
+	// Unnoted, the next spawn probes again.
 	_ = st.SetBootNote(scopeNote, note)
 	switch {
 	case perr == nil:
@@ -154,11 +187,11 @@ type dispatch struct {
 	o    SpawnOptions
 }
 
-// handOff launches the worker and waits for its ack, which it then
+// launchWorker launches the worker and waits for its ack, which it then
 // removes. With --scope auto, a worker that could not even start inside
 // the scope the probe promised (it exited without adopting) is launched
 // once more without one.
-func (d dispatch) handOff(s handoff.Spec) (*Spawned, error) {
+func (d dispatch) launchWorker(s handoff.Spec) (*Spawned, error) {
 	defer os.Remove(s.AckFile)
 	// The worker, and through it the payload, inherits the signals
 	// spawn's caller ignored.
@@ -172,7 +205,7 @@ func (d dispatch) handOff(s handoff.Spec) (*Spawned, error) {
 		a, err := w.WaitAck(ctx)
 		cancel()
 		if err == nil {
-			return &Spawned{Worker: w, Ack: a}, nil
+			return &Spawned{ID: s.ID, Worker: w, Ack: a}, nil
 		}
 		if s.Scope && d.o.Scope == ScopeAuto && errors.Is(err, handoff.ErrWorkerExited) {
 			// It exited, so it can no longer adopt; if it never did, the
@@ -219,7 +252,7 @@ func (d dispatch) noAck(id string, w *handoff.Worker, why error) (*Spawned, erro
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		w.WaitAck(ctx)
 		cancel()
-		return &Spawned{Worker: w, Ack: handoff.Ack{ExecutionID: id, PID: r.Owner.PID, Start: r.Owner.Start}}, nil
+		return &Spawned{ID: id, Worker: w, Ack: handoff.Ack{ExecutionID: id, PID: r.Owner.PID, Start: r.Owner.Start}}, nil
 	}
 	state := r.State()
 	if r.Error != "" && r.Status.Terminal() {

@@ -21,7 +21,7 @@ import (
 
 type grammar struct {
 	cli.VersionFlag
-	Ledger      cli.Dir              `placeholder:"DIR|URL" help:"Ledger store: a directory or a postgres:// URL (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
+	Ledger      cli.Location         `placeholder:"DIR|URL" help:"Ledger store: a directory or a postgres:// URL (default $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger)."`
 	Lease       cli.Duration         `default:"30s" placeholder:"D" help:"PostgreSQL store: the worker's lease, renewed on the server's clock while CMD runs; recover on another host judges it gone only once it ran out. A worker that cannot renew it stops CMD before it runs out; D must be at least 2 × (grace + 0.5s)."`
 	AckFile     string               `placeholder:"F" help:"Write {\"execution_id\",\"pid\",\"start\"} here once the adoption is durable."`
 	Grace       cli.Duration         `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL when stopping leftovers."`
@@ -56,8 +56,8 @@ func Main(args []string) int {
 	return run(t, &g, argv, args)
 }
 
-// run adopts and runs; args is the command line, for a hand-off to
-// tether-pg.
+// run adopts and runs; args is the command line, for
+// sibling.ExecPostgres.
 func run(t *cli.Tool, g *grammar, argv, args []string) int {
 	// Everything that can fail without side effects is checked before the
 	// adoption, so that a refusal leaves the execution fenced for another

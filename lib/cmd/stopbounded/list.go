@@ -65,7 +65,7 @@ func list(t *cli.Tool, g *grammar, args []string) int {
 // escapeControl makes a command name, which its process chooses
 // (prctl(PR_SET_NAME)), safe for a terminal: control and format characters
 // and invalid UTF-8 are written as Go escapes. The --json form stays
-// exact. (lib/cmd/ledger escapes its tables the same way.)
+// exact. (lib/cmd/ledgercmd escapes its tables the same way.)
 func escapeControl(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {

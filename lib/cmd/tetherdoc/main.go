@@ -1,13 +1,15 @@
 // Command tetherdoc writes what is made from each tool's manual.Page and
-// kong model: the package doc (lib/cmd/TOOL/doc.go), the hot path's parser
-// tables (lib/cmd/TOOL/argv_gen.go, see lib/internal/argv), the man pages
-// and the shell completion files. install.sh runs it for the man pages and
+// kong model: the package doc (lib/cmd/PKG/doc.go), the hot path's parser
+// tables (lib/cmd/PKG/argv_gen.go, see lib/internal/argv), the man pages
+// and the shell completion files. PKG is the tool's package: the tool's
+// name (lib/cmd/adopt), but lib/cmd/ledgercmd for ledger, which would
+// otherwise share its name with the store's package lib/ledger. install.sh runs it for the man pages and
 // completions; doc.go and argv_gen.go are committed, and TestGoDocUpToDate
 // and TestArgvUpToDate fail when one is stale.
 //
 // Synopsis:
 //
-//	go run ./lib/cmd/tetherdoc -godoc lib/cmd -argv lib/cmd     # regenerate lib/cmd/*/{doc,argv_gen}.go
+//	go run ./lib/cmd/tetherdoc -godoc lib/cmd -argv lib/cmd     # regenerate lib/cmd/PKG/{doc,argv_gen}.go
 //	go run ./lib/cmd/tetherdoc -man DIR                          # DIR/TOOL.1
 //	go run ./lib/cmd/tetherdoc -completion DIR -bindir /usr/bin  # DIR/{bash,zsh,fish}/...
 //go:generate go run . -godoc .. -argv ..
@@ -19,13 +21,14 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cmd/adopt"
-	"github.com/tether-sh/tether/lib/cmd/ledger"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
 	"github.com/tether-sh/tether/lib/cmd/reap"
 	"github.com/tether-sh/tether/lib/cmd/stopbounded"
 	"github.com/tether-sh/tether/lib/cmd/watchpid"
@@ -40,7 +43,7 @@ type tool struct {
 }
 
 var tools = []tool{
-	{ledger.Page, ledger.Model},
+	{ledgercmd.Page, ledgercmd.Model},
 	{adopt.Page, adopt.Model},
 	{watchpid.Page, watchpid.Model},
 	{stopbounded.Page, stopbounded.Model},
@@ -48,8 +51,8 @@ var tools = []tool{
 }
 
 func main() {
-	godoc := flag.String("godoc", "", "write `DIR`/TOOL/doc.go (DIR is lib/cmd)")
-	argvDir := flag.String("argv", "", "write `DIR`/TOOL/argv_gen.go (DIR is lib/cmd)")
+	godoc := flag.String("godoc", "", "write `DIR`/PKG/doc.go (DIR is lib/cmd)")
+	argvDir := flag.String("argv", "", "write `DIR`/PKG/argv_gen.go (DIR is lib/cmd)")
 	man := flag.String("man", "", "write `DIR`/TOOL.1")
 	comp := flag.String("completion", "", "write `DIR`/bash/TOOL, DIR/zsh/_TOOL and DIR/fish/TOOL.fish")
 	bindir := flag.String("bindir", "", "the completion files run the tools from `DIR` (absolute)")
@@ -81,7 +84,7 @@ func write(t tool, godoc, argvDir, man, comp, bindir string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(godoc, name, "doc.go"), src, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(godoc, pkgName(k), "doc.go"), src, 0o644); err != nil {
 			return err
 		}
 	}
@@ -90,7 +93,7 @@ func write(t tool, godoc, argvDir, man, comp, bindir string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(argvDir, name, "argv_gen.go"), src, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(argvDir, pkgName(k), "argv_gen.go"), src, 0o644); err != nil {
 			return err
 		}
 	}
@@ -118,8 +121,12 @@ func writeFile(path string, data []byte) error {
 
 // goDoc is the gofmt'ed doc.go of a tool's package.
 func goDoc(p manual.Page, k *kong.Kong) ([]byte, error) {
-	return format.Source(manual.GoDoc(p, k, p.Name))
+	return format.Source(manual.GoDoc(p, k, pkgName(k)))
 }
+
+// pkgName is the name of the package of the tool whose model is k, the
+// package of its grammar: also its folder under lib/cmd.
+func pkgName(k *kong.Kong) string { return path.Base(k.Model.Target.Type().PkgPath()) }
 
 type file struct{ path, text string }
 

@@ -24,7 +24,7 @@ func TestGoDocUpToDate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("goDoc(%s) = %v", tl.page.Name, err)
 		}
-		path := filepath.Join("..", tl.page.Name, "doc.go")
+		path := filepath.Join("..", pkgName(k), "doc.go")
 		got, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -35,7 +35,7 @@ func TestGoDocUpToDate(t *testing.T) {
 	}
 }
 
-// TestArgvUpToDate: the hot path's parser tables (lib/cmd/TOOL/argv_gen.go)
+// TestArgvUpToDate: the hot path's parser tables (lib/cmd/PKG/argv_gen.go)
 // are generated from the kong model, and must not drift from it.
 func TestArgvUpToDate(t *testing.T) {
 	for _, tl := range tools {
@@ -47,7 +47,7 @@ func TestArgvUpToDate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("argvGen(%s) = %v", tl.page.Name, err)
 		}
-		path := filepath.Join("..", tl.page.Name, "argv_gen.go")
+		path := filepath.Join("..", pkgName(k), "argv_gen.go")
 		got, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +100,7 @@ func TestEveryFlagDocumented(t *testing.T) {
 			t.Fatal(err)
 		}
 		man := string(manual.Man(tl.page, k))
-		doc := string(manual.GoDoc(tl.page, k, tl.page.Name))
+		doc := string(manual.GoDoc(tl.page, k, pkgName(k)))
 		names := manual.FlagNames(k)
 		if len(names) < 3 {
 			t.Errorf("FlagNames(%s) = %q; want every flag", tl.page.Name, names)

@@ -1,7 +1,7 @@
 // Package tetherpg is tether-pg: ledger and adopt with the PostgreSQL
-// store linked in. ledger and adopt hand a command whose store is a
-// postgres:// location to it ("tether-pg ledger ARGS...", "tether-pg adopt
-// ARGS..."), so that their own start-up never pays for the database
+// store linked in. ledger and adopt exec it in their place
+// (sibling.ExecPostgres) for a command whose store is a postgres://
+// location ("tether-pg ledger ARGS...", "tether-pg adopt ARGS..."), so that their own start-up never pays for the database
 // driver's initialisation (TLS, x509, net). It is installed next to them;
 // nobody needs to call it by hand, though it works the same when called.
 //
@@ -14,7 +14,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/adopt"
-	"github.com/tether-sh/tether/lib/cmd/ledger"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	_ "github.com/tether-sh/tether/lib/ledger/pgstore" // registers the PostgreSQL store
 	"github.com/tether-sh/tether/lib/spec"
@@ -26,7 +26,7 @@ func Main(args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "ledger":
-			return ledger.Main(args[1:])
+			return ledgercmd.Main(args[1:])
 		case "adopt":
 			return adopt.Main(args[1:])
 		case "--version":

@@ -1,5 +1,5 @@
 // Package manual is each tether tool's manual in one place: the text that
-// --help prints, the package doc comment that `go doc ./lib/cmd/TOOL`
+// --help prints, the package doc comment that `go doc ./lib/cmd/PKG`
 // shows and the man page are all made from one Page and the tool's kong
 // model, so they cannot drift apart.
 //
@@ -8,7 +8,7 @@
 //	var Page = manual.Page{Name: "reap", Summary: "...", Synopsis: []string{"[--grace D] -- CMD [ARGS...]"}, ...}
 //	t := cli.New(Page.Name, Page.Description())   // --help's description
 //	man, err := manual.Man(Page, model)            // roff for man(1)
-//	src, err := manual.GoDoc(Page, model, "reap")   // doc.go of lib/cmd/reap
+//	src, err := manual.GoDoc(Page, model, "reap")   // doc.go of lib/cmd/reap (ledger's: lib/cmd/ledgercmd)
 //
 // Text fields use one small markup that reads well as plain text, as a Go
 // doc comment and as roff: paragraphs are separated by a blank line, and a

@@ -1,22 +1,26 @@
 // Package shortcut is the one switch over tether's accelerators: code
 // paths that exist only to be faster than the general path beside them and
-// must change nothing anyone can see. They are:
+// must change nothing anyone can see. They are, each by its name:
 //
-//   - FastParse: the tools' kong-free parse of every command line that
-//     parses (lib/internal/argv, with tables generated from kong's model:
-//     lib/cmd/TOOL/argv_gen.go);
-//   - LoneVersion: a lone --version answered before kong's model is built
-//     (lib/cli);
-//   - CanonicalCodec: records encoded and read back without encoding/json's
-//     reflection when they are in canonical form (lib/ledger/codec.go).
+//   - fast-parse (FastParse): the tools' kong-free parse of every command
+//     line that parses (lib/internal/argv, with tables generated from
+//     kong's model: lib/cmd/TOOL/argv_gen.go);
+//   - lone-version (LoneVersion): a lone --version answered before kong's
+//     model is built (lib/cli);
+//   - canonical-codec (CanonicalCodec): records encoded and read back
+//     without encoding/json's reflection when they are in canonical form
+//     (lib/ledger).
 //
-// TETHER_NO_SHORTCUTS=1 in the environment turns every one of them off:
-// each call then takes the general path (kong's full grammar,
+// TETHER_NO_SHORTCUTS in the environment turns them off: a comma-separated
+// list of names (TETHER_NO_SHORTCUTS=fast-parse,lone-version) turns off
+// those alone; any other value but "" or "0" (TETHER_NO_SHORTCUTS=1, or a
+// list with a name that is not one of them) turns off every one. A call
+// of a shortcut that is off takes the general path (kong's full grammar,
 // encoding/json). It is a debugging and verification switch, not a user
-// feature: CI runs the whole scenario suite a second time with it
-// (TestScriptsNoShortcuts), so that every scenario proves the shortcuts
-// change nothing, and a suspected shortcut bug can be ruled in or out
-// by setting it.
+// feature: CI runs the whole scenario suite a second time with every
+// shortcut off (TestScriptsNoShortcuts), so that every scenario proves the
+// shortcuts change nothing, and a suspected shortcut bug can be ruled in
+// or out, and narrowed to one, by setting it.
 //
 // Every accelerator is entered through Take, and only through it, and its
 // code says Ran when it runs, so that a test can prove the switch covers
@@ -27,16 +31,19 @@
 //		path, which may still decline ...
 //	}
 //
-// A new accelerator adds its name here and its path to the list above.
+// A new accelerator adds its Name and its name here, and its path to the
+// list above.
 package shortcut
 
 import (
 	"os"
+	"strings"
 	"sync/atomic"
 )
 
-// Env is the environment variable that turns every shortcut off when set
-// to anything but "" or "0".
+// Env is the environment variable that turns shortcuts off: a
+// comma-separated list of names turns off those, any other value but ""
+// or "0" every one.
 const Env = "TETHER_NO_SHORTCUTS"
 
 // Name names one accelerator.
@@ -50,8 +57,10 @@ const (
 	numNames
 )
 
-var names = [numNames]string{"fast parse", "lone --version", "canonical codec"}
+// names are the accelerators' names, as Env lists them.
+var names = [numNames]string{"fast-parse", "lone-version", "canonical-codec"}
 
+// String returns n's name, as Env lists it.
 func (n Name) String() string { return names[n] }
 
 // All lists every accelerator.
@@ -67,15 +76,45 @@ func All() []Name {
 // (or a debugger) which shortcuts a process took.
 var ran [numNames]atomic.Int64
 
-// Off reports whether Env turns the shortcuts off. The environment is read
-// on every call (a map lookup), so that a test can set it.
-func Off() bool {
+// Take reports whether accelerator n may be tried: whether Env leaves it
+// on. The environment is read on every call (a map lookup, and for a list
+// a scan of it), so that a test can set it.
+func Take(n Name) bool {
 	v := os.Getenv(Env)
-	return v != "" && v != "0"
+	if v == "" || v == "0" {
+		return true
+	}
+	return !off(v, n)
 }
 
-// Take reports whether accelerator n may be tried.
-func Take(n Name) bool { return !Off() }
+// off reports whether Env's value v, neither "" nor "0", turns n off:
+// when v is a list of names, whether it names n; otherwise, always.
+func off(v string, n Name) bool {
+	named, listed := false, false
+	for part := range strings.SplitSeq(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		i := indexOf(part)
+		if i < 0 {
+			return true // not a list of names: every one is off
+		}
+		listed = true
+		named = named || Name(i) == n
+	}
+	return named || !listed
+}
+
+// indexOf returns the index of the accelerator named name, or -1.
+func indexOf(name string) int {
+	for i, s := range names {
+		if s == name {
+			return i
+		}
+	}
+	return -1
+}
 
 // Ran records that accelerator n's code ran. Each accelerator says so
 // first thing, whoever called it.

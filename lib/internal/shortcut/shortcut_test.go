@@ -1,28 +1,47 @@
 package shortcut
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestTake(t *testing.T) {
 	tests := []struct {
-		env  string
-		want bool
+		env string
+		off []Name // the accelerators the value turns off
 	}{
-		{"", true},
-		{"0", true},
-		{"1", false},
-		{"yes", false},
+		{"", nil},
+		{"0", nil},
+		{"1", All()},
+		{"yes", All()},
+		{",", All()},
+		{"fast-parse", []Name{FastParse}},
+		{"lone-version", []Name{LoneVersion}},
+		{"canonical-codec", []Name{CanonicalCodec}},
+		{"fast-parse,canonical-codec", []Name{FastParse, CanonicalCodec}},
+		{" lone-version , fast-parse,", []Name{FastParse, LoneVersion}},
+		{"fast-parse,lone-version,canonical-codec", All()},
+		{"fast-parse,typo", All()},
+		{"fast parse", All()},
+		{"FAST-PARSE", All()},
 	}
 	for _, tt := range tests {
 		t.Setenv(Env, tt.env)
 		for _, n := range All() {
-			if got := Take(n); got != tt.want {
-				t.Errorf("%s=%q: Take(%v) = %v; want %v", Env, tt.env, n, got, tt.want)
+			want := !slices.Contains(tt.off, n)
+			if got := Take(n); got != want {
+				t.Errorf("%s=%q: Take(%v) = %v; want %v", Env, tt.env, n, got, want)
 			}
-			before := Runs(n)
-			Ran(n)
-			if d := Runs(n) - before; d != 1 {
-				t.Errorf("Runs(%v) after Ran = +%d; want +1", n, d)
-			}
+		}
+	}
+}
+
+func TestRan(t *testing.T) {
+	for _, n := range All() {
+		before := Runs(n)
+		Ran(n)
+		if d := Runs(n) - before; d != 1 {
+			t.Errorf("Runs(%v) after Ran = +%d; want +1", n, d)
 		}
 	}
 }
@@ -31,8 +50,8 @@ func TestNames(t *testing.T) {
 	seen := map[string]bool{}
 	for _, n := range All() {
 		s := n.String()
-		if s == "" || seen[s] {
-			t.Errorf("Name(%d).String() = %q; want a distinct name", int(n), s)
+		if s == "" || seen[s] || indexOf(s) != int(n) {
+			t.Errorf("Name(%d).String() = %q; want a distinct name that names it", int(n), s)
 		}
 		seen[s] = true
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/internal/pgtest"
-	ledgercmd "github.com/tether-sh/tether/lib/cmd/ledger"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/ledgertest"
 	"github.com/tether-sh/tether/lib/ledger/location"

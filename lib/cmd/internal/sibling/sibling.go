@@ -1,6 +1,6 @@
 // Package sibling finds the programs installed beside this one (adopt for
-// ledger spawn, tether-pg for a PostgreSQL store) and hands a command to
-// tether-pg.
+// ledger spawn, tether-pg for a PostgreSQL store) and execs tether-pg in
+// this program's place.
 //
 //	adopt, err := sibling.Find("adopt")
 //	if location.IsPostgres(loc) && !location.PostgresLinked() {

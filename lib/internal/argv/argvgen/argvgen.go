@@ -37,8 +37,8 @@ func Generate(name string, k *kong.Kong) ([]byte, error) {
 		return nil, fmt.Errorf("grammar %v is not in package %s", gt, pkg)
 	}
 	g.g = gt.Name()
-	g.env = "struct{}"
-	g.findEnv(root)
+	g.runArg = "struct{}"
+	g.findRunArg(root)
 	var body bytes.Buffer
 	g.node(&body, root, nil)
 	var out bytes.Buffer
@@ -56,7 +56,7 @@ func Generate(name string, k *kong.Kong) ([]byte, error) {
 	fmt.Fprintf(&out, ")\n\n")
 	fmt.Fprintf(&out, "// argvZero is the zero %[1]s: the tables' Zero functions copy from it.\nvar argvZero %[1]s\n\n", gt.Name())
 	fmt.Fprintf(&out, "// argvGrammar returns %s's command line for lib/internal/argv, made from\n// the kong model (regenerate: go generate ./lib/cmd/tetherdoc).\n", name)
-	fmt.Fprintf(&out, "func argvGrammar() *argv.Node[%s, %s] { return argvTables }\n\n", gt.Name(), g.env)
+	fmt.Fprintf(&out, "func argvGrammar() *argv.Node[%s, %s] { return argvTables }\n\n", gt.Name(), g.runArg)
 	fmt.Fprintf(&out, "// argvTables is initialised statically: no code runs to build it.\nvar argvTables = ")
 	out.Write(body.Bytes())
 	fmt.Fprintf(&out, "\n")
@@ -75,12 +75,12 @@ type field struct {
 }
 
 type argvWriter struct {
-	pkg     string
-	imports map[string]bool
-	fields  map[uintptr][]field
-	g       string       // the grammar struct's type name
-	env     string       // the type Run methods take
-	envType reflect.Type // nil: no Run anywhere
+	pkg        string
+	imports    map[string]bool
+	fields     map[uintptr][]field
+	g          string       // the grammar struct's type name
+	runArg     string       // the type Run methods take
+	runArgType reflect.Type // nil: no Run anywhere
 	// kongDefaults: a value the tables leave out has a default or an
 	// environment variable.
 	kongDefaults bool
@@ -113,14 +113,14 @@ func (w *argvWriter) expr(v reflect.Value) string {
 	return ""
 }
 
-// findEnv finds the type the Run methods take.
-func (w *argvWriter) findEnv(n *kong.Node) {
-	if m, ok := runMethod(n); ok && m.Type.NumIn() == 2 && w.envType == nil {
-		w.envType = m.Type.In(1)
-		w.env = w.typeName(w.envType)
+// findRunArg finds the type the Run methods take.
+func (w *argvWriter) findRunArg(n *kong.Node) {
+	if m, ok := runMethod(n); ok && m.Type.NumIn() == 2 && w.runArgType == nil {
+		w.runArgType = m.Type.In(1)
+		w.runArg = w.typeName(w.runArgType)
 	}
 	for _, c := range n.Children {
-		w.findEnv(c)
+		w.findRunArg(c)
 	}
 }
 
@@ -172,7 +172,7 @@ func hasHooks(t reflect.Type) bool {
 // ancestors, nearest last.
 func (w *argvWriter) node(b *bytes.Buffer, n *kong.Node, ancestors []*kong.Node) {
 	fast := n.Type != kong.ArgumentNode && !n.Passthrough && n.DefaultCmd == nil && !hasHooks(n.Target.Type())
-	fmt.Fprintf(b, "&argv.Node[%s, %s]{\n", w.g, w.env)
+	fmt.Fprintf(b, "&argv.Node[%s, %s]{\n", w.g, w.runArg)
 	fmt.Fprintf(b, "Name: %q,\n", n.Name)
 	if len(n.Aliases) > 0 {
 		fmt.Fprintf(b, "Aliases: %#v,\n", n.Aliases)
@@ -213,7 +213,7 @@ func (w *argvWriter) node(b *bytes.Buffer, n *kong.Node, ancestors []*kong.Node)
 		children.WriteString(",\n")
 	}
 	if children.Len() > 0 {
-		fmt.Fprintf(b, "Children: []*argv.Node[%s, %s]{\n%s},\n", w.g, w.env, children.String())
+		fmt.Fprintf(b, "Children: []*argv.Node[%s, %s]{\n%s},\n", w.g, w.runArg, children.String())
 	}
 	if run, ok := w.run(n, ancestors); ok {
 		b.WriteString(run)
@@ -240,20 +240,20 @@ func (w *argvWriter) run(n *kong.Node, ancestors []*kong.Node) (string, bool) {
 		if !ok {
 			continue
 		}
-		if m.Type.NumIn() != 2 || m.Type.In(1) != w.envType || m.Type.NumOut() != 1 || m.Type.Out(0) != reflect.TypeOf((*error)(nil)).Elem() {
+		if m.Type.NumIn() != 2 || m.Type.In(1) != w.runArgType || m.Type.NumOut() != 1 || m.Type.Out(0) != reflect.TypeOf((*error)(nil)).Elem() {
 			return "", false
 		}
 		e := w.expr(a.Target)
 		if e == "" {
 			return "", false
 		}
-		calls = append(calls, e+".Run(e)")
+		calls = append(calls, e+".Run(arg)")
 	}
 	if len(calls) == 0 {
 		return "", true
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Run: func(g *%s, e %s) error {\n", w.g, w.env)
+	fmt.Fprintf(&b, "Run: func(g *%s, arg %s) error {\n", w.g, w.runArg)
 	for _, c := range calls {
 		fmt.Fprintf(&b, "if err := %s; err != nil {\nreturn err\n}\n", c)
 	}

@@ -186,8 +186,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Required: true,
 				}},
 			},
-			Run: func(g *grammar, e *Env) error {
-				if err := g.Run.Run(e); err != nil {
+			Run: func(g *grammar, arg *Env) error {
+				if err := g.Run.Run(arg); err != nil {
 					return err
 				}
 				return nil
@@ -206,8 +206,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Zero: func(g *grammar) { g.Get.IDs = argvZero.Get.IDs },
 				}},
 			},
-			Run: func(g *grammar, e *Env) error {
-				if err := g.Get.Run(e); err != nil {
+			Run: func(g *grammar, arg *Env) error {
+				if err := g.Get.Run(arg); err != nil {
 					return err
 				}
 				return nil
@@ -238,8 +238,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 							Default: "why", HasDefault: true,
 						}},
 					},
-					Run: func(g *grammar, e *Env) error {
-						if err := g.Group.Sub.Run(e); err != nil {
+					Run: func(g *grammar, arg *Env) error {
+						if err := g.Group.Sub.Run(arg); err != nil {
 							return err
 						}
 						return nil
@@ -251,8 +251,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 		},
 		&argv.Node[grammar, *Env]{
 			Name: "slow",
-			Run: func(g *grammar, e *Env) error {
-				if err := g.Slow.Run(e); err != nil {
+			Run: func(g *grammar, arg *Env) error {
+				if err := g.Slow.Run(arg); err != nil {
 					return err
 				}
 				return nil
@@ -270,8 +270,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Zero: func(g *grammar) { g.Validated.Z = argvZero.Validated.Z },
 				}},
 			},
-			Run: func(g *grammar, e *Env) error {
-				if err := g.Validated.Run(e); err != nil {
+			Run: func(g *grammar, arg *Env) error {
+				if err := g.Validated.Run(arg); err != nil {
 					return err
 				}
 				return nil

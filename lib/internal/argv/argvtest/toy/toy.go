@@ -20,7 +20,7 @@ type Env struct{ Ran []string }
 
 type grammar struct {
 	cli.VersionFlag
-	Dir     cli.Dir       `env:"TOY_DIR" help:"A store."`
+	Dir     cli.Location  `env:"TOY_DIR" help:"A store."`
 	Verbose bool          `short:"v" help:"Say more."`
 	Level   string        `default:"info" enum:"debug,info,warn" help:"How much."`
 	Timeout cli.Duration  `default:"30s" env:"TOY_TIMEOUT,TOY_TIMEOUT2" help:"How long."`

@@ -1,6 +1,6 @@
 // Command showsig prints what sigstate knows of the signals it was
 // started with ignored; with "exec CMD...", it calls sigstate.Restore and
-// execs CMD, as the gate and tether-pg's hand-off do.
+// execs CMD, as the gate and the exec of tether-pg do.
 package main
 
 import (

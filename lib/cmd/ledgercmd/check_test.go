@@ -1,0 +1,88 @@
+package ledgercmd
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+func TestJudgeCheck(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	code := 0
+	one := 1
+	rec := func(id string, st ledger.Status, claimed, finished time.Duration, exit *int) ledger.Record {
+		r := ledger.Record{ID: id, Job: "j", Status: st, ClaimedAt: now.Add(-claimed), StartedAt: now.Add(-claimed), ExitCode: exit}
+		if st.Terminal() {
+			r.FinishedAt = now.Add(-finished)
+		}
+		return r
+	}
+	ok := rec("ok", ledger.Completed, 2*time.Hour, time.Hour, &code)
+	failed := rec("bad", ledger.Failed, 20*time.Minute, 10*time.Minute, &one)
+	tests := []struct {
+		name        string
+		s           ledger.Summary
+		maxDuration time.Duration
+		want        checkState
+		text        string
+	}{
+		{"never ran", ledger.Summary{Job: "j"}, 0, checkCritical, "j never ran"},
+		{"pruned away", ledger.Summary{Job: "j", Runs: map[ledger.Status]uint64{ledger.Completed: 4}}, 0, checkCritical, "its 4 runs were pruned"},
+		{"never succeeded", ledger.Summary{Job: "j", Latest: failed, LastFinished: failed}, 0, checkCritical, "j never succeeded"},
+		{"recent success", ledger.Summary{Job: "j", Latest: ok, LastFinished: ok, LastSuccess: ok}, 0, checkOK, "j last succeeded 1h0m0s ago"},
+		{"stale success", ledger.Summary{Job: "j", Latest: ok, LastFinished: ok, LastSuccess: ok}, 0, checkCritical, "longer than --max-age"},
+		{"failed since", ledger.Summary{Job: "j", Latest: failed, LastFinished: failed, LastSuccess: ok}, 0, checkWarning, "latest finished run bad failed (exit 1)"},
+		{"live within", ledger.Summary{Job: "j", Latest: rec("l", ledger.Running, 30*time.Minute, 0, nil), LastFinished: ok, LastSuccess: ok, Live: 1}, time.Hour, checkOK, "1 live (for 30m0s)"},
+		{"live past", ledger.Summary{Job: "j", Latest: rec("l", ledger.Running, 90*time.Minute, 0, nil), LastFinished: ok, LastSuccess: ok, Live: 1}, time.Hour, checkWarning, "live for 1h30m0s, longer than --max-duration 1h0m0s"},
+		{"live past twice", ledger.Summary{Job: "j", Latest: rec("l", ledger.Running, 3*time.Hour, 0, nil), LastFinished: ok, LastSuccess: ok, Live: 1}, time.Hour, checkCritical, "more than twice --max-duration"},
+		{"live older than the latest", ledger.Summary{Job: "j", Latest: ok, LastFinished: ok, LastSuccess: ok, Live: 1}, time.Hour, checkWarning, "live for at least 2h0m0s"},
+		{"live not judged", ledger.Summary{Job: "j", Latest: rec("l", ledger.Running, 5*time.Hour, 0, nil), LastFinished: ok, LastSuccess: ok, Live: 1}, 0, checkOK, "1 live"},
+	}
+	for _, tt := range tests {
+		maxAge := 2 * time.Hour
+		if tt.name == "stale success" {
+			maxAge = 30 * time.Minute
+		}
+		got, text, perf := judgeCheck(tt.s, now, maxAge, tt.maxDuration)
+		if got != tt.want || !strings.Contains(text, tt.text) {
+			t.Errorf("%s: judgeCheck = %s, %q; want %s, containing %q", tt.name, got, text, tt.want, tt.text)
+		}
+		if !strings.Contains(perf, "running=") || strings.ContainsAny(perf, "|\n") {
+			t.Errorf("%s: perfdata %q; want running= and no | or newline", tt.name, perf)
+		}
+	}
+}
+
+func TestCheckUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"check", "j"}, true},
+		{[]string{"--ledger", "check", "status"}, false},
+		{[]string{"--ledger=/x", "--json", "check"}, true},
+		{[]string{"--lock-timeout", "1s", "check"}, true},
+		{[]string{"run", "j", "--", "check"}, false},
+		{[]string{"--", "check"}, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		if got := checkUsage(tt.args); got != tt.want {
+			t.Errorf("checkUsage(%q) = %v; want %v", tt.args, got, tt.want)
+		}
+	}
+}
+
+func TestWriteMetricsEscapes(t *testing.T) {
+	var b bytes.Buffer
+	writeMetrics(&b, []ledger.Summary{{Job: "a\"b\\c\nd"}})
+	if want := `tether_live_runs{job="a\"b\\c\nd"} 0` + "\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("writeMetrics = %s; want a line %q", b.String(), want)
+	}
+	if got := strings.Count(b.String(), "# TYPE "); got != len(metricFamilies) {
+		t.Errorf("writeMetrics has %d TYPE lines; want %d", got, len(metricFamilies))
+	}
+}

@@ -1,0 +1,62 @@
+package ledgercmd
+
+import (
+	"fmt"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/execution"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/location"
+)
+
+// jobClaim is what every subcommand that claims takes: claim, run, spawn.
+type jobClaim struct {
+	Job       string        `arg:"" predictor:"job" help:"Job name: 1-128 of [A-Za-z0-9._:@-]."`
+	Source    string        `placeholder:"S" help:"Free text naming who dispatched it (cron, a host, a trigger)."`
+	Instant   instantFlag   `placeholder:"T" help:"Scheduled instant (RFC 3339 or unix seconds): refused if JOB already has a claimed, running, completed or unknown execution for it."`
+	Exclusive bool          `help:"Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first)."`
+	Every     cli.Retention `placeholder:"D" help:"Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts."`
+}
+
+// options are the claim options the flags name, for ledger claim; the
+// caller sets Owner.
+func (c jobClaim) options() ledger.ClaimOptions {
+	return ledger.ClaimOptions{Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive, Every: c.Every.D()}
+}
+
+// claim is what ledger run and spawn claim, as the flags name it
+// (execution.RunJob and SpawnJob supply the owner).
+func (c jobClaim) claim() execution.Claim {
+	return execution.Claim{Job: c.Job, Source: c.Source, Instant: c.Instant.t, Exclusive: c.Exclusive, Every: c.Every.D()}
+}
+
+type claimCmd struct {
+	jobClaim
+	Owner ownerFlag    `placeholder:"PID[@START]" help:"Owning process (default: the caller's parent; in a script use --owner $$$$)."`
+	Lease cli.Duration `placeholder:"D" help:"PostgreSQL store: give the owner a lease of D, renewed by ledger beat ID; once it runs out, recover on any host judges the owner gone (default: none; an owner on another host is then judged only there)."`
+}
+
+func (c *claimCmd) Run(inv *invocation) error {
+	if err := ledger.ValidJob(c.Job); err != nil {
+		return err
+	}
+	owner, err := c.Owner.resolve()
+	if err != nil {
+		return err
+	}
+	st, err := inv.openWith(location.Options{Lease: c.Lease.D()})
+	if err != nil {
+		return err
+	}
+	o := c.options()
+	o.Owner = owner
+	r, err := st.Claim(c.Job, o)
+	if err != nil {
+		return err
+	}
+	if inv.g.JSON {
+		return inv.printRecords([]ledger.Record{r}, "")
+	}
+	_, err = fmt.Fprintln(inv.tool.Stdout, r.ID)
+	return err
+}

@@ -1,0 +1,163 @@
+package ledgercmd
+
+// Each subcommand's detail for its --help, the man page and the package
+// doc: kong calls Help on every command node (kong.HelpProvider). The text
+// is in lib/internal/manual's markup and is not interpolated: $ is $. It
+// starts with a sentence: kong trims the first line's indentation.
+
+func (*claimCmd) Help() string {
+	return `Prints the new execution's id (or its record with --json). Refused (1)
+when --instant names a slot JOB already holds, or with --exclusive while
+JOB has a live claimed or running execution.
+
+  id=$(ledger claim backup --owner $$ --instant "$(date -u +%FT%TZ)") || exit 0`
+}
+
+func (*fenceCmd) Help() string {
+	return `A fenced claim waits for an adopter (adopt(1), ledger adopt); recover
+leaves it alone for its --grace after the fence.
+
+  ledger fence "$id" && setsid adopt "$id" -- ./nightly.sh &`
+}
+
+func (*adoptCmd) Help() string {
+	return `Of racing adopters exactly one wins; the others are refused (1).
+
+  ledger adopt "$id" --owner $$`
+}
+
+func (*startCmd) Help() string {
+	return `Refused (1) unless the execution is claimed (not fenced); the owner stays
+the claimer unless --owner names another process.
+
+  ledger start "$id"`
+}
+
+func (*finishCmd) Help() string {
+	return `Refused (1) for a terminal record, a fenced claim (its adopter finishes
+it), or --status completed of a claim that never started.
+
+  ledger finish "$id" --status failed --exit-code 3 --error "disk full"`
+}
+
+func (*beatCmd) Help() string {
+	return `Records the time (beat_at) and, with --note, a progress note on a claimed,
+claimed+fenced or running execution, in one durable compare-and-swap
+update; show and --json display both. Refused (1) once the execution is
+terminal, or with --if-latest when its job has a newer execution: a
+watcher then knows its attempt is no longer the current one.
+
+  ledger beat "$TETHER_EXECUTION" --note "step 2 of 5"
+  ledger beat "$id" --note stalled:idle --if-latest || exit 0   # a newer attempt took over`
+}
+
+func (*recoverCmd) Help() string {
+	return `Prints how many executions it changed (the records with --json). An owner
+is dead when its PID@START is gone on this boot; an owner on another host,
+or in another PID namespace, is left alone.
+
+  ledger recover
+  ledger recover --grace 2m --json`
+}
+
+func (*showCmd) Help() string {
+	return `Exit 1 when there is no such execution.
+
+  ledger show "$id"
+  ledger show "$id" --field owner.pid`
+}
+
+func (*latestCmd) Help() string {
+	return `Exit 1 when JOB has no execution.
+
+  ledger latest backup --field status`
+}
+
+func (*listCmd) Help() string {
+	return `Records that cannot be read are reported on stderr, one line each (exit
+3), after the others are printed.
+
+  ledger list --job backup --status failed
+  ledger list --json --field id`
+}
+
+func (*pruneCmd) Help() string {
+	return `Prints how many records it deleted (the records with --json). A pruned
+completed or unknown record still holds its instant: that slot is never
+claimable again.
+
+  ledger prune --keep 10
+  ledger prune --older-than 720h`
+}
+
+func (*runCmd) Help() string {
+	return `Claims JOB with ledger run as owner, runs CMD in its own process group
+with TETHER_EXECUTION set to the id (CMD's first instruction runs only
+once its PID@START is durable in the record), forwards TERM, INT, HUP,
+QUIT, USR1 and USR2 to it, and finishes the record: completed iff CMD
+exited 0. Leftovers of CMD's group are stopped (TERM, --grace, KILL).
+ledger run never detaches: killing it kills the run, and recover later
+reports it unknown.
+
+Output: CMD's stdout and stderr reach ledger run's own unchanged, and the
+last --keep-output bytes (default 64KiB) of both, as one stream, are kept
+with the execution as they are written (ledger output ID), so what CMD
+wrote before a SIGKILL of ledger run is kept. CMD writes to a pipe of
+ledger run's, not to the caller's file: one pipe for both streams when
+they are one file (2>&1, cron), which keeps their order exact; else the
+kept stream interleaves them in the order read. A stream that is a
+terminal is left to CMD (its terminal, its job control) and not kept,
+unless --quiet. A reader of ledger run's output that goes away (EPIPE)
+closes CMD's pipe too: CMD gets SIGPIPE, as without ledger. Once CMD and
+its leftovers are gone, a pipe still held by another process is read for
+1s more, then let go.
+
+--quiet makes it a cron job's chronic: silent when CMD succeeds or when
+the run is refused as expected; when CMD fails, its output (held, the
+last --keep-output but at least 64KiB of each stream) and the notices
+held back follow. Faults of ledger itself are said whatever --quiet says.
+
+--every D runs at most once per period: an hourly line with --every 1d
+runs daily and catches up after a host was down, as anacron.
+--exclusive --wait D waits for the live run instead of being refused.
+Every finished run prunes its job to the newest --keep executions
+(default 1000), so that a frequent job does not grow the store forever.
+
+  ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
+  ledger run backup --exclusive -- backup.sh
+  ledger run daily --every 1d --quiet --conflict-exit 0 -- daily.sh   # hourly in cron
+  ledger run sync --exclusive --wait 10m -- sync.sh
+  ledger output "$(ledger latest report --field id)"
+
+Exit status: CMD's own; 124 when --deadline stopped it; 125 when CMD did
+not run: the claim was refused (the instant was taken, --exclusive found
+a live run, --every found it not due), or the store or its database
+could not be opened, reached or written; with --conflict-exit N an
+expected refusal exits N instead, and a fault still 125; 126 when CMD is
+not executable; 127 when it is not found; 128+N when CMD died of signal
+N, or when signal N ended --wait or reached ledger run before CMD was
+recorded; 125 too for bad usage, as timeout(1) says (nothing recorded,
+nothing run), so that it is never mistaken for CMD's own 2.`
+}
+
+func (*spawnCmd) Help() string {
+	return `Claims and fences JOB, starts adopt(1) detached (in a systemd-run --user
+--scope when it works, so a restart of this caller's service does not take
+it down), waits for its acknowledgement, and prints "ID WORKER_PID". The
+worker runs CMD once and finishes the record.
+
+The worker keeps CMD's output (--keep-output, ledger output ID) and prunes
+JOB to its newest --keep executions (default 1000) once it finished.
+
+  ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
+  ledger spawn sync --wait --log /var/log/sync.log -- ./sync.sh
+
+Exit status: 0 when the worker took the execution; 125 when CMD will not
+run (the claim was refused: --conflict-exit N makes that N; adopt was
+not found, the worker did not take it within --ack-timeout; the record
+ends failed), bad usage included (nothing recorded); 3 when the worker
+took it but its id could not be printed. With --wait: CMD's
+recorded status (124, 126, 127 and 128+N as for run), 1 when it failed
+without one, 125 when it ended abandoned (never started), 255 when it
+ended unknown, 128+N when signal N ended the waiting.`
+}

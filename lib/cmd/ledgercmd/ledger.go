@@ -1,0 +1,209 @@
+package ledgercmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
+	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/spec"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// description is --help's text, made from Page.
+var description = Page.Description()
+
+// grammar is the command line: global flags, then one subcommand.
+type grammar struct {
+	Ledger cli.Location `name:"ledger" placeholder:"DIR|URL" help:"Store directory, or a postgres:// URL naming a PostgreSQL database (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
+	JSON   bool         `name:"json" help:"Print records as JSON, one object per line; every key present, null when unknown."`
+
+	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (exit 3, nothing changed; under run and spawn 125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever). A wait longer than a second is reported on stderr, naming the holder."`
+	cli.VersionFlag
+	commands
+}
+
+// commands holds one field per subcommand. Each subcommand lives in its
+// own file; a new subcommand is a new file plus one field here (and its
+// Help in help.go).
+type commands struct {
+	Claim   claimCmd   `cmd:"" help:"Record a new execution of JOB and print its id."`
+	Fence   fenceCmd   `cmd:"" help:"Mark a claim as handed off (claimed → claimed+fenced)."`
+	Adopt   adoptCmd   `cmd:"" help:"Take over a fenced claim (claimed+fenced → running)."`
+	Start   startCmd   `cmd:"" help:"Start a claim in-process (claimed → running)."`
+	Finish  finishCmd  `cmd:"" help:"Record the result (running → completed|failed, claimed → failed)."`
+	Beat    beatCmd    `cmd:"" help:"Record that a claimed or running execution is alive, with an optional note (refused once it ended)."`
+	Recover recoverCmd `cmd:"" help:"Mark executions whose owner is gone abandoned (never started) or unknown (started)."`
+	Show    showCmd    `cmd:"" help:"Print one execution."`
+	Latest  latestCmd  `cmd:"" help:"Print the newest execution of JOB."`
+	List    listCmd    `cmd:"" help:"Print executions, oldest first."`
+	Prune   pruneCmd   `cmd:"" help:"Delete terminal records (never claimed or running ones)."`
+	Run     runCmd     `cmd:"" help:"Claim, start, run CMD, finish with its status: the cron one-liner."`
+	Spawn   spawnCmd   `cmd:"" help:"Claim, fence and hand CMD to a detached adopt worker that survives this caller."`
+	Output  outputCmd  `cmd:"" help:"Print the output kept of an execution (the tail of its stdout and stderr)."`
+	Status  statusCmd  `cmd:"" help:"Print each job's latest status, when it finished and how long it ran, its last success and its live runs."`
+	Check   checkCmd   `cmd:"" help:"Judge JOB as a monitoring plugin: OK, WARNING, CRITICAL or UNKNOWN (exit 0-3), with perfdata."`
+	Metrics metricsCmd `cmd:"" help:"Print every job's metrics in the Prometheus text format (tether_*), or write them to a file for node_exporter."`
+}
+
+// invocation is one parsed command line, what every subcommand's Run
+// receives: the tool, the global flags and the arguments as given.
+type invocation struct {
+	tool *cli.Tool
+	g    *grammar
+	args []string // the command line, for sibling.ExecPostgres
+}
+
+// open opens the store named by --ledger or the defaults.
+func (inv *invocation) open() (ledger.Ledger, error) { return inv.openWith(location.Options{}) }
+
+// openWith opens the store named by --ledger or the defaults with o (a
+// lease, read only); the file store's options come from the flags.
+func (inv *invocation) openWith(o location.Options) (ledger.Ledger, error) {
+	loc, err := inv.location()
+	if err != nil {
+		return nil, err
+	}
+	if location.IsPostgres(loc) && !location.PostgresLinked() {
+		// Not linked here: tether-pg runs this very command instead.
+		return nil, sibling.ExecPostgres("ledger", inv.args)
+	}
+	o.File = []ledger.Option{ledger.LockTimeoutFlag(inv.g.LockTimeout.Given, inv.g.LockTimeout.D()), ledger.LockWarn(func(msg string) { inv.tool.Warnf("%s", msg) })}
+	return location.Open(loc, o)
+}
+
+// location is the store --ledger or the defaults name.
+func (inv *invocation) location() (string, error) { return location.Resolve(string(inv.g.Ledger)) }
+
+// Main runs ledger with args (without the program name) and returns its exit code.
+func Main(args []string) int {
+	t := newTool()
+	return t.Done(run(t, args))
+}
+
+// newTool is ledger's cli.Tool: run's and spawn's usage errors exit 125.
+func newTool() *cli.Tool {
+	t := cli.New("ledger", description)
+	t.RunsCommand = func(ctx *kong.Context, args []string) bool {
+		return ctx != nil && runners[cli.Subcommand(ctx.Kong, args)]
+	}
+	return t
+}
+
+// runners are the subcommands that run a command: their usage errors
+// exit 125, not 2 (cli.Tool.RunsCommand).
+var runners = map[string]bool{"run": true, "spawn": true}
+
+func run(t *cli.Tool, args []string) int {
+	if cli.Completing() {
+		// A shell completing a line: kong's full model answers.
+		var g grammar
+		t.Predictors = predictors()
+		_, code, _ := t.Parse(&g, args)
+		return code
+	}
+	if code, done := fastRun(t, args); done {
+		return code
+	}
+	var g grammar
+	ctx, code, done := t.Parse(&g, args)
+	if done {
+		if code == spec.ExitUsage && checkUsage(args) {
+			// A monitoring plugin's usage error is UNKNOWN, on stdout
+			// where the monitoring system reads it.
+			fmt.Fprintln(t.Stdout, "UNKNOWN: bad usage of ledger check (see ledger check --help)")
+			return int(checkUnknown)
+		}
+		return code
+	}
+	return result(t, ctx.Run(&invocation{tool: t, g: &g, args: args}))
+}
+
+// result reports a subcommand's error, if any, and returns the exit code.
+func result(t *cli.Tool, err error) int {
+	if err != nil {
+		// A command run by `ledger run` or `spawn --wait` ended with this
+		// status; it has said whatever it had to say.
+		var status exitStatus
+		if errors.As(err, &status) {
+			return int(status)
+		}
+		// Several unreadable records: one line each.
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, one := range j.Unwrap() {
+				t.Warnf("%v", one)
+			}
+			return exitCode(err)
+		}
+		return t.Fail(err, exitCode(err))
+	}
+	return spec.ExitOK
+}
+
+// exitCode maps lib/ledger's sentinels to the exit codes of CONTRACT.md §2.
+func exitCode(err error) int {
+	var ee *spec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, ledger.ErrBadID), errors.Is(err, ledger.ErrBadInput):
+		return spec.ExitUsage
+	case errors.Is(err, ledger.ErrCorrupt), errors.Is(err, ledger.ErrUnsafeStore):
+		return spec.ExitSystem
+	case errors.Is(err, ledger.ErrUnavailable):
+		return spec.ExitSystem
+	case errors.Is(err, ledger.ErrRefused), errors.Is(err, ledger.ErrNotFound):
+		return spec.ExitRefused
+	}
+	return spec.ExitSystem
+}
+
+// ownerFlag is a --owner PID[@START] value.
+type ownerFlag struct {
+	set bool
+	id  proc.ID
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler for kong.
+func (o *ownerFlag) UnmarshalText(b []byte) error {
+	id, err := proc.ParseID(string(b))
+	if err != nil {
+		return err
+	}
+	o.set, o.id = true, id
+	return nil
+}
+
+// resolve returns the owner named by --owner, or else the caller's parent:
+// the shell or program that ran ledger, which is what must stay alive.
+func (o ownerFlag) resolve() (ledger.Owner, error) {
+	id := o.id
+	if !o.set {
+		id = proc.ID{PID: os.Getppid()}
+	}
+	owner, err := ledger.LocalOwner(id)
+	if err != nil && !o.set && !errors.Is(err, proc.ErrForeignProc) {
+		return ledger.Owner{}, fmt.Errorf("cannot identify the calling process: %w", err)
+	}
+	return owner, err
+}
+
+// instantFlag is an --instant T value (RFC 3339 or unix seconds), in UTC.
+type instantFlag struct{ t time.Time }
+
+// UnmarshalText implements encoding.TextUnmarshaler for kong.
+func (f *instantFlag) UnmarshalText(b []byte) error {
+	t, err := ledger.ParseInstant(string(b))
+	if err != nil {
+		return err
+	}
+	f.t = t
+	return nil
+}

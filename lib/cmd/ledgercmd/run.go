@@ -1,0 +1,224 @@
+package ledgercmd
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/spec"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/execution"
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+// runCmd is `ledger run JOB [--instant T] [--exclusive [--wait D]]
+// [--every D] [--deadline D] [--grace D] [--keep-output SIZE] [--quiet]
+// [--conflict-exit N] [--keep N] -- CMD...`: the cron one-liner.
+//
+// Everything before CMD is ledger's: an argument there that starts with "-"
+// is a flag, and an unknown one is a usage error (125) before anything is
+// recorded or run, never the command (a typo such as --dedline must not
+// spend the slot). "--" may be omitted: CMD then starts at the first
+// argument after JOB that is neither a flag nor a flag's value, and
+// everything from there on is CMD's. The same holds for spawn.
+type runCmd struct {
+	jobClaim
+	Wait cli.Duration `placeholder:"D" help:"With --exclusive: wait up to D for the live run of JOB to end, then run; refused as busy once D has passed. A local owner is waited for through a pidfd; one on another host is looked at again with a backoff of up to 1s. A TERM or INT while waiting ends the wait (128+N), nothing run."`
+	runOutput
+	Deadline cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124."`
+	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
+	Lease    cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: this run's lease, renewed on the server's clock while it runs; recover on another host judges it gone only once the lease ran out (the file store judges by PID). A run that cannot renew it stops CMD before it runs out; D must be at least 2 × (grace + 0.5s)."`
+	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles)."`
+	Cmd      []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
+}
+
+// exitStatus is a runner's exit code that needs no message: the command
+// ran, and its status is the result.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// commandArgv strips the leading "--" kong leaves in a passthrough list.
+func commandArgv(cmd []string) ([]string, error) {
+	if len(cmd) > 0 && cmd[0] == "--" {
+		cmd = cmd[1:]
+	}
+	if len(cmd) == 0 {
+		return nil, spec.Errorf(spec.ExitUsage, "no command: want -- CMD [ARGS...]")
+	}
+	return cmd, nil
+}
+
+func (c *runCmd) Run(inv *invocation) (err error) {
+	defer func() { err = asRunner(err) }()
+	argv, err := commandArgv(c.Cmd)
+	if err != nil {
+		return err
+	}
+	if err := ledger.ValidJob(c.Job); err != nil {
+		return err
+	}
+	if err := inv.checkLease(c.Lease.D(), c.Grace.D()); err != nil {
+		return err
+	}
+	if inv.g.JSON {
+		// CMD's output is run's: a record printed there would mix with it.
+		return spec.Errorf(spec.ExitUsage, "--json: ledger run prints no record (the output is CMD's); read it with ledger latest %s --json", c.Job)
+	}
+	if err := c.check(); err != nil {
+		return err
+	}
+	if c.Wait.D() < 0 || c.Wait.D() > 0 && !c.Exclusive {
+		return spec.Errorf(spec.ExitUsage, "--wait waits for the live run of an --exclusive run: give --exclusive too")
+	}
+	sigs, stopSignals := execution.CatchSignals()
+	defer stopSignals()
+	st, err := inv.openWith(location.Options{Lease: c.Lease.D()})
+	if err != nil {
+		return notRun(err)
+	}
+	defer st.Close()
+	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: c.claim()}
+	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
+	until := time.Now().Add(c.Wait.D())
+	for {
+		out := execution.RunJob(inv.tool.Warnf, st, o)
+		if out.Err != nil {
+			return notRun(out.Err)
+		}
+		if out.Refused == nil {
+			if out.Code != 0 {
+				return exitStatus(out.Code)
+			}
+			return nil
+		}
+		if c.Wait.D() > 0 {
+			w, sig, err := execution.WaitLive(st, c.Job, until, sigs, func(live []ledger.Record) {
+				if !c.Quiet {
+					inv.tool.Warnf("waiting up to %v for execution %s of %s (%s, owner %s) to end", time.Until(until).Round(100*time.Millisecond), live[0].ID, c.Job, live[0].State(), live[0].Owner)
+				}
+			})
+			switch {
+			case err != nil:
+				return notRun(fmt.Errorf("not running %s: waiting for its live run: %w", c.Job, err))
+			case w == execution.Ended:
+				continue
+			case w == execution.Interrupted:
+				s, _ := sig.(syscall.Signal)
+				return spec.Errorf(spec.SignalExit(s), "not running %s: %s while waiting for its live run", c.Job, spec.SignalName(s))
+			case w == execution.TimeUp:
+				out.Refused = fmt.Errorf("%w (still so after waiting %v)", out.Refused, c.Wait.D())
+			}
+		}
+		return c.refused(inv, out.Refused)
+	}
+}
+
+// runOutput are the flags of a runner about its output, its refusals and
+// its retention: run and spawn (spawn hands them to its worker).
+type runOutput struct {
+	KeepOutput   cli.Size     `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"Keep the last SIZE bytes of CMD's stdout and stderr with the execution, one combined stream, as they are written (ledger output ID prints them); both still reach the caller unchanged. 0 keeps nothing and leaves CMD's streams as they are. A stream that is a terminal is left to CMD and not kept (but with --quiet). SIZE is bytes or K, M, G (1K = 1024)."`
+	Quiet        bool         `help:"As chronic: print nothing when CMD succeeds or the run is refused as expected (its instant taken, --exclusive busy, --every not due); when CMD fails, print its output (the last --keep-output, at least 64KiB, of each stream, to its own stream) and the notices held back. A fault of ledger itself (the store, a pipe) is always said."`
+	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the run is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault of ledger; N cannot be one of ledger's own statuses (2, 3, 124-127), so that a fault never exits N."`
+	Keep         int          `default:"1000" placeholder:"N" help:"Retention: once the run is recorded, prune the terminal executions of JOB beyond its newest N (0 keeps every one), so that a frequent job does not grow the store forever; ledger prune still prunes by age."`
+}
+
+// defaultKeep is --keep's default, as in the tags of run, spawn and adopt.
+const defaultKeep = 1000
+
+// check validates the flags together.
+func (r runOutput) check() error {
+	if r.Keep < 0 {
+		return spec.Errorf(spec.ExitUsage, "--keep %d: want 0 (keep every execution) or more", r.Keep)
+	}
+	return nil
+}
+
+// execOptions are the execution options the flags name.
+func (r runOutput) execOptions() execution.Options {
+	return execution.Options{KeepOutput: r.KeepOutput.N(), Quiet: r.Quiet, Keep: r.Keep}
+}
+
+// refused is the end of a run refused as expected: said unless quiet,
+// with the --conflict-exit status.
+func (r runOutput) refused(inv *invocation, err error) error {
+	code := r.ConflictExit.code()
+	if !r.Quiet {
+		inv.tool.Warnf("%v", err)
+	}
+	if code == spec.ExitOK {
+		return nil
+	}
+	return exitStatus(code)
+}
+
+// conflictExit is --conflict-exit N: 0-255, not one of the runners' own
+// statuses.
+type conflictExit struct {
+	n     int
+	given bool
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler for kong.
+func (c *conflictExit) UnmarshalText(b []byte) error {
+	n, err := strconv.Atoi(string(b))
+	if err != nil || n < 0 || n > 255 {
+		return fmt.Errorf("invalid exit status %q: want 0-255", b)
+	}
+	switch n {
+	case spec.ExitUsage, spec.ExitSystem, spec.ExitDeadline, spec.ExitNotRun, spec.ExitNoExec, spec.ExitNotFound:
+		return fmt.Errorf("%d is an exit status of ledger's own (2 usage, 3 system error, 124 deadline, 125 fault, 126 and 127 CMD not runnable): choose another", n)
+	}
+	c.n, c.given = n, true
+	return nil
+}
+
+// code is the status of an expected refusal.
+func (c conflictExit) code() int {
+	if !c.given {
+		return spec.ExitNotRun
+	}
+	return c.n
+}
+
+// notRun gives err the exit code of a runner that did not start its
+// command: 125 — whatever the store, and a database that cannot be
+// reached or a missing tether-pg too: CMD did not run — or 2 for bad
+// input.
+func notRun(err error) error {
+	code := exitCode(err)
+	if code != spec.ExitUsage {
+		code = spec.ExitNotRun
+	}
+	return &spec.ExitError{Code: code, Err: err}
+}
+
+// checkLease refuses, on a PostgreSQL store (the only one that keeps
+// leases), a lease too short for the payload to be stopped with grace
+// before it runs out (location.CheckLease): a usage error.
+func (inv *invocation) checkLease(lease, grace time.Duration) error {
+	loc, err := inv.location()
+	if err != nil || !location.IsPostgres(loc) {
+		return nil
+	}
+	if err := location.CheckLease(lease, grace); err != nil {
+		return spec.Errorf(spec.ExitUsage, "%s", strings.TrimPrefix(err.Error(), ledger.ErrBadInput.Error()+": "))
+	}
+	return nil
+}
+
+// asRunner gives a runner's usage error, bad input included, the exit
+// code of a command that tether did not run: 125, as timeout and env do,
+// so that a cron line can tell it from the command's own 2.
+func asRunner(err error) error {
+	var status exitStatus
+	if err == nil || errors.As(err, &status) || exitCode(err) != spec.ExitUsage {
+		return err
+	}
+	return &spec.ExitError{Code: spec.ExitNotRun, Err: err}
+}

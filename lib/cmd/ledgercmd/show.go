@@ -1,0 +1,87 @@
+package ledgercmd
+
+import "github.com/tether-sh/tether/lib/ledger"
+
+type showCmd struct {
+	ID    string `arg:"" predictor:"execution" help:"Execution id."`
+	Field string `placeholder:"F" help:"Print only this field (a --json key; owner.pid, child.start... for nested ones)."`
+}
+
+func (c *showCmd) Run(inv *invocation) error {
+	return inv.printOne(c.Field, ledger.ValidID(c.ID), func(st ledger.Ledger) (ledger.Record, error) {
+		return st.Get(c.ID)
+	})
+}
+
+type latestCmd struct {
+	Job   string `arg:"" predictor:"job" help:"Job name."`
+	Field string `placeholder:"F" help:"Print only this field."`
+}
+
+func (c *latestCmd) Run(inv *invocation) error {
+	return inv.printOne(c.Field, ledger.ValidJob(c.Job), func(st ledger.Ledger) (ledger.Record, error) {
+		return st.Latest(c.Job)
+	})
+}
+
+// printOne prints the record get reads from the store. The field and the
+// argument (argErr) are checked before the store is opened, so bad input
+// is reported as such even where there is no store.
+func (inv *invocation) printOne(field string, argErr error, get func(ledger.Ledger) (ledger.Record, error)) error {
+	if err := checkField(field); err != nil {
+		return err
+	}
+	if argErr != nil {
+		return argErr
+	}
+	st, err := inv.openExisting()
+	if err != nil {
+		return err
+	}
+	r, err := get(st)
+	if cerr := st.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return inv.printRecords([]ledger.Record{r}, field)
+}
+
+type listCmd struct {
+	Job    string `placeholder:"J" predictor:"job" help:"Only executions of this job."`
+	Status string `placeholder:"S" predictor:"status" help:"Only executions in this status (claimed, running, completed, failed, unknown, abandoned)."`
+	Field  string `placeholder:"F" help:"Print only this field."`
+}
+
+func (c *listCmd) Run(inv *invocation) error {
+	if err := checkField(c.Field); err != nil {
+		return err
+	}
+	f := ledger.Filter{Job: c.Job}
+	if c.Status != "" {
+		s, err := ledger.ParseStatus(c.Status)
+		if err != nil {
+			return err
+		}
+		f.Status = s
+	}
+	if c.Job != "" {
+		if err := ledger.ValidJob(c.Job); err != nil {
+			return err
+		}
+	}
+	st, err := inv.openExisting()
+	if err != nil {
+		return err
+	}
+	recs, err := st.List(f)
+	if cerr := st.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	// Print what could be read, then report what could not (exit 3).
+	if perr := inv.printRecords(recs, c.Field); perr != nil {
+		return perr
+	}
+	return err
+}

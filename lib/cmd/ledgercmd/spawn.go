@@ -1,0 +1,114 @@
+package ledgercmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
+	"github.com/tether-sh/tether/lib/execution"
+	"github.com/tether-sh/tether/lib/handoff"
+	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/stop"
+)
+
+// spawnCmd is `ledger spawn JOB ... -- CMD...`: the restart-safe handoff.
+type spawnCmd struct {
+	jobClaim
+	Scope        string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never."`
+	AckTimeout   cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
+	Wait         bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
+	Log          string       `type:"path" placeholder:"F" help:"Append the worker's output to F (default: discard)."`
+	Lease        cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out."`
+	KeepOutput   cli.Size     `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"The worker keeps the last SIZE bytes of CMD's stdout and stderr with the execution (ledger output ID prints them); they still go to --log. 0 keeps nothing."`
+	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the spawn is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault; N cannot be 2, 3 or 124-127."`
+	Keep         int          `default:"1000" placeholder:"N" help:"Retention: once the worker recorded the result, it prunes the terminal executions of JOB beyond its newest N (0 keeps every one)."`
+	Cmd          []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
+}
+
+// Run opens the store and hands JOB to execution.SpawnJob, which claims
+// it with this process as owner and holds the dispatcher's protocol; here
+// are only the flags, the output and the exit status.
+func (c *spawnCmd) Run(inv *invocation) (err error) {
+	defer func() { err = asRunner(err) }()
+	argv, err := commandArgv(c.Cmd)
+	if err != nil {
+		return err
+	}
+	if c.AckTimeout.D() <= 0 {
+		return spec.Errorf(spec.ExitUsage, "--ack-timeout must be positive, not %v", c.AckTimeout.D())
+	}
+	// The worker (adopt) stops its payload with the default grace.
+	if err := inv.checkLease(c.Lease.D(), stop.DefaultGrace); err != nil {
+		return err
+	}
+	if c.Keep < 0 {
+		return spec.Errorf(spec.ExitUsage, "--keep %d: want 0 (keep every execution) or more", c.Keep)
+	}
+	adoptPath, err := sibling.Find("adopt")
+	if err != nil {
+		return notRun(err)
+	}
+	st, err := inv.openWith(location.Options{Lease: c.Lease.D()})
+	if err != nil {
+		return notRun(err)
+	}
+	defer st.Close()
+	o := execution.SpawnJobOptions{Claim: c.claim(), SpawnOptions: execution.SpawnOptions{
+		Adopt: adoptPath, Argv: argv, Scope: execution.Scope(c.Scope), AckTimeout: c.AckTimeout.D(), Log: c.Log,
+	}}
+	// Only what differs from adopt's defaults (the same as spawn's).
+	if c.KeepOutput.N() != execution.DefaultKeepOutput {
+		o.AdoptFlags = append(o.AdoptFlags, "--keep-output", strconv.FormatInt(c.KeepOutput.N(), 10))
+	}
+	if c.Keep != defaultKeep {
+		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
+	}
+	if loc, err := inv.location(); err == nil && location.IsPostgres(loc) {
+		// Through the environment: a URL's password must not show in ps.
+		o.Env = []string{location.EnvVar + "=" + loc}
+		o.AdoptFlags = append(o.AdoptFlags, "--lease", c.Lease.D().String())
+	}
+	sp, refused, err := execution.SpawnJob(inv.tool.Warnf, st, o)
+	if refused != nil {
+		return runOutput{ConflictExit: c.ConflictExit}.refused(inv, refused)
+	}
+	if err != nil {
+		return err
+	}
+	id := sp.ID
+	if err := c.print(inv, id, sp.Ack, sp.Worker.Scoped()); err != nil {
+		// The worker owns the execution and runs the payload whatever
+		// happens here: a caller that retries on this error must know.
+		why := strings.TrimPrefix(err.Error(), cli.ErrOutput.Error()+": ")
+		return spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; the worker (pid %d) runs it: ledger latest %s", c.Job, id, why, sp.Ack.PID, c.Job)
+	}
+	if !c.Wait {
+		return nil
+	}
+	code, err := execution.WaitSpawned(st, id, sp.Worker)
+	if err != nil {
+		return err
+	}
+	if code != spec.ExitOK {
+		return exitStatus(code)
+	}
+	return nil
+}
+
+// print writes "ID WORKER_PID" (or a JSON object).
+func (c *spawnCmd) print(inv *invocation, id string, a handoff.Ack, scope bool) error {
+	if inv.g.JSON {
+		return json.NewEncoder(inv.tool.Stdout).Encode(struct {
+			ID          string `json:"id"`
+			WorkerPID   int    `json:"worker_pid"`
+			WorkerStart uint64 `json:"worker_start"`
+			Scope       bool   `json:"scope"`
+		}{id, a.PID, a.Start, scope})
+	}
+	_, err := fmt.Fprintf(inv.tool.Stdout, "%s %d\n", id, a.PID)
+	return err
+}
