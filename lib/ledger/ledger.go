@@ -149,8 +149,6 @@ type Ledger interface {
 	Close() error
 }
 
-var _ Ledger = (*Store)(nil)
-
 // Summary is one job's state as `ledger status`, `check` and `metrics`
 // read it. A store keeps it per job, so that reading it costs a bounded
 // number of reads however many executions are stored.
@@ -172,3 +170,6 @@ type Summary struct {
 	// old format starts from what it holds.
 	Runs map[Status]uint64
 }
+
+// EnvVar names the store in the environment (after --ledger).
+const EnvVar = "TETHER_LEDGER"

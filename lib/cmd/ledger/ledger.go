@@ -9,6 +9,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 
@@ -74,7 +75,7 @@ func (e *env) openWith(o location.Options) (ledger.Ledger, error) {
 		// Not linked here: tether-pg runs this very command instead.
 		return nil, sibling.ExecPostgres("ledger", e.args)
 	}
-	o.File = []ledger.Option{ledger.LockTimeoutFlag(e.g.LockTimeout.Given, e.g.LockTimeout.D()), ledger.LockWarn(func(msg string) { e.tool.Warnf("%s", msg) })}
+	o.File = []filestore.Option{filestore.LockTimeoutFlag(e.g.LockTimeout.Given, e.g.LockTimeout.D()), filestore.LockWarn(func(msg string) { e.tool.Warnf("%s", msg) })}
 	return location.Open(loc, o)
 }
 
