@@ -98,7 +98,9 @@ func errorsIsAny(err error, targets ...error) bool {
 // ErrBadInput: the caller named the wrong store for it (a usage error).
 var ErrOneHost = &kindError{kind: ErrBadInput, msg: "the store holds only this host's executions"}
 
-// ErrNoStore is returned by OpenExisting where there is no store.
+// ErrNoStore: a command that only reads named a store that does not
+// exist (filestore.OpenExisting, a database without the schema); it is
+// never created for a read.
 var ErrNoStore = errors.New("no store")
 
 // ErrNoBootID means this boot's id cannot be read (no

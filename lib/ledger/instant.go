@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// The scheduled instant of a claim: its parsing, its range, its slot
-// file in the job's directory and the check a claim makes against it.
+// The scheduled instant of a claim: its parsing, its range, and which
+// statuses hold it.
 
 // Bounds of an instant: 1970-01-01 to 9999-12-31, so unix seconds are never
 // negative and every instant has an RFC 3339 form.

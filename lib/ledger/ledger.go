@@ -9,9 +9,9 @@ import (
 )
 
 // Ledger is the store seam: the state machine's operations, as every
-// implementation must offer them. *Store, the flock'd files under one
-// directory, is one; a store kept elsewhere (a database) is another, and
-// ledgertest.RunConformance holds both to the same contract.
+// implementation must offer them. lib/ledger/filestore's, the flock'd
+// files under one directory, is one; lib/ledger/pgstore's, a database, is
+// another, and ledgertest.RunConformance holds both to the same contract.
 //
 // Every transition is a compare-and-swap: it reads the execution,
 // checks that the transition is allowed from its state, and records the

@@ -9,7 +9,7 @@ import (
 // openExisting opens the store for a command that only reads (show,
 // latest, list, output): where there is none it says so (exit 3) and
 // creates nothing. A member of a group the owner lets read the store reads
-// it read-only (ledger.OpenExisting). Run by root on a file store another
+// it read-only (filestore.OpenExisting). Run by root on a file store another
 // user owns, it reads with that user's rights (filestore.ReadAsOwner), as
 // status does, until the store is closed: these commands only print, to a
 // stdout already open.

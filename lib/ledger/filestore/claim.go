@@ -219,7 +219,7 @@ func (s *Store) checkExclusive(job string, grace time.Duration) error {
 	return s.settle(job, done)
 }
 
-// checkDue refuses (ErrNotDue) while job has a live execution (dead
+// checkDue refuses (ledger.ErrNotDue) while job has a live execution (dead
 // owners recovered first, as checkExclusive does) or one that completed
 // within every before now. Called with the lock held.
 func (s *Store) checkDue(job string, every, grace time.Duration) error {

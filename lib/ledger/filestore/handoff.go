@@ -9,7 +9,7 @@ import (
 // HandoffDir returns the store's handoff directory, DIR/handoff, where a
 // dispatcher (ledger spawn) and the worker it launched exchange the
 // worker's acknowledgement file. It is created 0700 if missing, and
-// refused (ErrUnsafeStore) unless it is a private directory of the
+// refused (ledger.ErrUnsafeStore) unless it is a private directory of the
 // caller's: another user who could write into it could plant an
 // acknowledgement.
 func (s *Store) HandoffDir() (string, error) {

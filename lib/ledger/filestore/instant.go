@@ -10,6 +10,9 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
+// The slot of a claim's scheduled instant in its job's directory
+// (jobs/JOB/@INSTANT) and the check a claim makes against it.
+
 // instantKey is the file-name form of an instant in a job's directory:
 // fixed width, sortable, and free of ":" so it is portable.
 func instantKey(t time.Time) string {

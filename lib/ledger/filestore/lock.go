@@ -16,7 +16,7 @@ import (
 // The store's lock: one exclusive flock around every write.
 
 // DefaultLockTimeout is how long a writer waits for the store's lock by
-// default before giving up (ErrLockTimeout). Every writer holds the lock
+// default before giving up (ledger.ErrLockTimeout). Every writer holds the lock
 // for a few milliseconds; only a stopped or hung process holds it longer.
 const DefaultLockTimeout = 60 * time.Second
 
@@ -103,7 +103,7 @@ func foreignHolder(fd int, p string) error {
 
 // waitLock waits for the lock on fd: after a second it says so through
 // the warn callback (naming the holder when /proc/locks does), and it
-// gives up after the lock timeout (ErrLockTimeout) having changed nothing.
+// gives up after the lock timeout (ledger.ErrLockTimeout) having changed nothing.
 func (s *Store) waitLock(fd int) (func(), error) {
 	done := make(chan error, 1)
 	go func() { done <- flock(fd, unix.LOCK_EX) }()

@@ -6,7 +6,7 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// The operations of the seam (Ledger) that only a store hosts share has
+// The operations of the seam (ledger.Ledger) that only a store hosts share has
 // work for. The file store is one host's: it judges its owners by PID,
 // so it keeps no leases (and no result is refused for a lease that ran
 // out); its records have no late result; its folder is reached without a
@@ -24,7 +24,7 @@ func (s *Store) RecordLate(id string, status ledger.Status, exitCode *int, errMs
 	return false, nil
 }
 
-// RecoverHost is ErrOneHost: the file store holds only this host's
+// RecoverHost is ledger.ErrOneHost: the file store holds only this host's
 // executions, which Recover judges by their processes.
 func (s *Store) RecoverHost(host string) ([]ledger.Record, error) {
 	return nil, ledger.ErrOneHost

@@ -12,7 +12,7 @@ import (
 )
 
 // OpenExisting is Open for a command that only reads: where dir holds no
-// store it returns ErrNoStore instead of creating an empty one, so that a
+// store it returns ledger.ErrNoStore instead of creating an empty one, so that a
 // mistyped --ledger says so rather than answering "nothing" (CONTRACT.md
 // §3.3: commands that only read never create a store).
 //
@@ -25,7 +25,7 @@ import (
 // place, so each file read is whole, old or new. What it reads is a
 // snapshot file by file, not a transaction: a job's summary may be one
 // finish older or newer than its latest record, never torn. Any write
-// through it is refused (ErrUnsafeStore). (Root reads another user's store
+// through it is refused (ledger.ErrUnsafeStore). (Root reads another user's store
 // as that user instead: ReadAsOwner.)
 func OpenExisting(dir string, opts ...Option) (*Store, error) {
 	opts = append(opts[:len(opts):len(opts)], func(s *Store) { s.readOnly = true })

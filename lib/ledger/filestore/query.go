@@ -12,13 +12,13 @@ import (
 // before it is called corrupt.
 const readTries = 4
 
-// readRecord reads exec/ID. A missing record is ErrNotFound; one that does
-// not parse is ErrCorrupt, naming its file.
+// readRecord reads exec/ID. A missing record is ledger.ErrNotFound; one that does
+// not parse is ledger.ErrCorrupt, naming its file.
 //
 // A reader without the lock that opened exec/ID just before a writer
 // exchanged it with the spare holds the spare's inode, which the next
 // update of any record rewrites in place: it may read another record, or
-// a mix. Decode's checks (the id first) catch that, and the record is read
+// a mix. ledger.Decode's checks (the id first) catch that, and the record is read
 // again (its name now holds a complete version); only a record that stays
 // undecodable is corrupt.
 func (s *Store) readRecord(id string) (ledger.Record, error) {
@@ -99,7 +99,7 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 
 // List returns the executions matching f, oldest first. Records that cannot
 // be read are left out and reported together in the error (wrapping
-// ErrCorrupt), so the others are still listed.
+// ledger.ErrCorrupt), so the others are still listed.
 func (s *Store) List(f ledger.Filter) ([]ledger.Record, error) {
 	if f.Job != "" {
 		if err := ledger.ValidJob(f.Job); err != nil {

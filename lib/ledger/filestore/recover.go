@@ -11,7 +11,7 @@ import (
 // gone (by identity, judged on its boot and in its PID namespace; or died
 // with an earlier boot of this host) becomes abandoned if it never
 // started, unknown if it did. A fenced claim is left alone until grace has
-// passed since its fence (callers wanting the default pass DefaultGrace);
+// passed since its fence (callers wanting the default pass ledger.DefaultGrace);
 // an execution whose recorded payload child is alive, or whose owner
 // cannot be judged (another host, another PID namespace, an unreadable
 // identity), is left alone. It returns

@@ -76,7 +76,7 @@ type dirh = durable.Dir
 type Option func(*Store)
 
 // LockTimeout bounds how long a write waits for the store's lock: d > 0
-// gives up after d (ErrLockTimeout), d < 0 waits forever, 0 means
+// gives up after d (ledger.ErrLockTimeout), d < 0 waits forever, 0 means
 // DefaultLockTimeout.
 func LockTimeout(d time.Duration) Option {
 	return func(s *Store) {
@@ -126,7 +126,7 @@ func reached(name string) {
 
 // Open opens the store in dir, creating it (0700, with its lock file 0600)
 // and its missing parents (0700) if it does not exist. It refuses
-// (ErrUnsafeStore) a store that is group/other-writable, owned by another
+// (ledger.ErrUnsafeStore) a store that is group/other-writable, owned by another
 // user, on a network file system, a non-empty directory that is not a
 // ledger store, or one whose parent chain another user could change (see
 // openStoreDir). The store's directory is opened once, here; every later
