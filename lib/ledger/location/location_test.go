@@ -9,7 +9,7 @@ func TestDefault(t *testing.T) {
 		{"", "", "/h", "/h/.local/state/tether/ledger"},
 		{"", "relative", "/h", "/h/.local/state/tether/ledger"},
 	} {
-		t.Setenv("TETHER_LEDGER", tc.ledger)
+		t.Setenv(EnvVar, tc.ledger)
 		t.Setenv("XDG_STATE_HOME", tc.xdg)
 		t.Setenv("HOME", tc.home)
 		if got, err := Default(); err != nil || got != tc.want {
