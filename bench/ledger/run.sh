@@ -18,7 +18,7 @@
 # (a) and (b) also run bench/ledger/floor: the same files, links, renames and
 # flushes as ledger's claim/start/finish from a minimal Go program (no
 # parsing, no JSON, no checks), bare and with the initialisation of every
-# package ledger links (kong's...): what a Go ledger keeping lib/ledger's
+# package ledger links (kong's...): what a Go ledger keeping lib/ledger/filestore's
 # write protocol cannot beat here.
 #
 # Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG)

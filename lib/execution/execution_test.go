@@ -13,14 +13,15 @@ import (
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
 // started returns a store and a running execution of job owned by this process.
-func started(t *testing.T) (*ledger.Store, string, string) {
+func started(t *testing.T) (*filestore.Store, string, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
-	st, err := ledger.Open(dir)
+	st, err := filestore.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,14 +11,15 @@ import (
 
 	"github.com/tether-sh/tether/lib/handoff"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/spec"
 )
 
 // openStore returns an empty file store.
-func openStore(t *testing.T) *ledger.Store {
+func openStore(t *testing.T) *filestore.Store {
 	t.Helper()
-	st, err := ledger.Open(filepath.Join(t.TempDir(), "store"))
+	st, err := filestore.Open(filepath.Join(t.TempDir(), "store"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestAdopt(t *testing.T) {
 
 // losingStore is a store whose lease is lost as soon as it is kept.
 type losingStore struct {
-	*ledger.Store
+	*filestore.Store
 	keeps chan ledger.Keep
 }
 
@@ -298,7 +299,7 @@ func TestLeaseLostStopsPayload(t *testing.T) {
 
 // heldStore looks, at the claim, whether the payload ran already.
 type heldStore struct {
-	*ledger.Store
+	*filestore.Store
 	marker string
 	claims []ledger.ClaimOptions
 	ranYet []bool

@@ -6,10 +6,10 @@ import "testing"
 // every transition does.
 func BenchmarkCanonicalCodec(b *testing.B) {
 	r := sampleRecords()[4]
-	enc := r.encode()
+	enc := r.Encode()
 	b.Run("encode", func(b *testing.B) {
 		for b.Loop() {
-			r.encode()
+			r.Encode()
 		}
 	})
 	b.Run("decode", func(b *testing.B) {

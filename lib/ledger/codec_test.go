@@ -62,13 +62,13 @@ func TestCanonicalCodec(t *testing.T) {
 		if ok && !bytes.Equal(got, want) {
 			t.Errorf("appendCanonical(record %d) =\n%s\nwant (json.Marshal)\n%s", i, got, want)
 		}
-		if enc := r.encode(); !bytes.Equal(enc, append(want, '\n')) {
-			t.Errorf("record %d encode() =\n%s\nwant\n%s", i, enc, want)
+		if enc := r.Encode(); !bytes.Equal(enc, append(want, '\n')) {
+			t.Errorf("record %d Encode() =\n%s\nwant\n%s", i, enc, want)
 		}
-		if _, ok := readCanonical(r.encode()); ok != (i < len(recs)) {
+		if _, ok := readCanonical(r.Encode()); ok != (i < len(recs)) {
 			t.Errorf("readCanonical(record %d) ok = %v; want %v", i, ok, i < len(recs))
 		}
-		back, err := Decode(r.encode(), r.ID)
+		back, err := Decode(r.Encode(), r.ID)
 		if err != nil || !reflect.DeepEqual(back, r) {
 			t.Errorf("Decode(encode(record %d)) = %+v, %v; want %+v", i, back, err, r)
 		}
@@ -106,10 +106,10 @@ func TestCanonicalDecodeOlderRecord(t *testing.T) {
 		t.Errorf("Decode(%s) beat = %v %q; want none (written before beats)", old, r.BeatAt, r.Note)
 	}
 	// Rewritten, it carries pidns null: every key always present.
-	if enc := r.encode(); !bytes.Contains(enc, []byte(`"boot_id":"4f8c2e7a-1b2d-4c3e-9f00-0123456789ab","pidns":null,"pid":4242`)) {
+	if enc := r.Encode(); !bytes.Contains(enc, []byte(`"boot_id":"4f8c2e7a-1b2d-4c3e-9f00-0123456789ab","pidns":null,"pid":4242`)) {
 		t.Errorf("encode(Decode(older record)) = %s; want \"pidns\":null", enc)
 	}
-	if enc := r.encode(); !bytes.HasSuffix(enc, []byte(`"error":null,"beat_at":null,"note":null}`+"\n")) {
+	if enc := r.Encode(); !bytes.HasSuffix(enc, []byte(`"error":null,"beat_at":null,"note":null}`+"\n")) {
 		t.Errorf("encode(Decode(older record)) = %s; want \"beat_at\":null,\"note\":null", enc)
 	}
 }
@@ -118,7 +118,7 @@ func TestCanonicalDecodeOlderRecord(t *testing.T) {
 // to the same values.
 func FuzzCanonicalDecode(f *testing.F) {
 	for _, r := range sampleRecords() {
-		f.Add(r.encode())
+		f.Add(r.Encode())
 	}
 	f.Add([]byte(`{"v":1,"id":"a","job":"j","source":null,"instant":null,"status":"claimed","fenced":false,"fenced_at":null,"owner":{"host":null,"boot_id":null,"pid":-0,"start":0},"child":null,"claimed_at":null,"started_at":null,"finished_at":null,"exit_code":-1,"error":""}`))
 	f.Add([]byte(`{"v":1,"id":"a","job":"j","source":null,"instant":null,"status":"claimed","fenced":false,"fenced_at":null,"owner":{"host":null,"boot_id":null,"pidns":01,"pid":1,"start":0},"child":null,"claimed_at":null,"started_at":null,"finished_at":null,"exit_code":-1,"error":""}`))

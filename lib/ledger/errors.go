@@ -65,9 +65,19 @@ func notDuef(format string, args ...any) error {
 	return &notDueError{msg: fmt.Sprintf(format, args...)}
 }
 
-// NotDuef is notDuef for other stores: their Every refusals read, and
-// match, as the file store's do.
+// NotDuef is notDuef for the stores: their Every refusals read, and
+// match, alike.
 func NotDuef(format string, args ...any) error { return notDuef(format, args...) }
+
+// BadInputf returns an ErrBadInput whose message is the format's alone.
+func BadInputf(format string, args ...any) error { return badInputf(format, args...) }
+
+// Kindf returns an error wrapping kind (one of the sentinels) whose
+// message is the format's alone, as every store's errors read: "job j has
+// no execution", not "no such execution: job j has no execution".
+func Kindf(kind error, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
 
 // ErrLockTimeout: the store's lock was not free within the lock timeout;
 // nothing was changed.
@@ -87,3 +97,12 @@ func errorsIsAny(err error, targets ...error) bool {
 // of a store that holds only this host's (the file store). It wraps
 // ErrBadInput: the caller named the wrong store for it (a usage error).
 var ErrOneHost = &kindError{kind: ErrBadInput, msg: "the store holds only this host's executions"}
+
+// ErrNoStore: a command that only reads named a store that does not
+// exist (filestore.OpenExisting, a database without the schema); it is
+// never created for a read.
+var ErrNoStore = errors.New("no store")
+
+// ErrNoBootID means this boot's id cannot be read (no
+// /proc/sys/kernel/random/boot_id), so no boot note can be kept.
+var ErrNoBootID = errors.New("the boot id is unknown")

@@ -76,3 +76,13 @@ func NewID(t time.Time) string {
 	}
 	return string(b[:])
 }
+
+// ValidNoteName accepts a boot note's name, 1-32 of [a-z0-9-] (the name is
+// part of a file name), or is ErrBadInput; every store asks it, so that a
+// name one store takes every store takes.
+func ValidNoteName(name string) error {
+	if name == "" || len(name) > 32 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		return badInputf("invalid boot note name %q", name)
+	}
+	return nil
+}

@@ -101,3 +101,11 @@ func CheckJudge() error { return localIdentity().procErr }
 // IsLocal reports whether o's PIDs are this process's to judge: the same
 // boot and PID namespace.
 func IsLocal(o Owner) bool { return sameNamespace(o) }
+
+// DefaultGrace is how long a fenced claim is left alone after its fence
+// before recovery may judge its claimer.
+const DefaultGrace = 30 * time.Second
+
+// UnknownSideEffects is part of every error recorded for an execution that
+// recovery marks unknown.
+const UnknownSideEffects = "whether side effects ran is unknown"

@@ -9,9 +9,9 @@ import (
 )
 
 // Ledger is the store seam: the state machine's operations, as every
-// implementation must offer them. *Store, the flock'd files under one
-// directory, is one; a store kept elsewhere (a database) is another, and
-// ledgertest.RunConformance holds both to the same contract.
+// implementation must offer them. lib/ledger/filestore's, the flock'd
+// files under one directory, is one; lib/ledger/pgstore's, a database, is
+// another, and ledgertest.RunConformance holds both to the same contract.
 //
 // Every transition is a compare-and-swap: it reads the execution,
 // checks that the transition is allowed from its state, and records the
@@ -149,8 +149,6 @@ type Ledger interface {
 	Close() error
 }
 
-var _ Ledger = (*Store)(nil)
-
 // Summary is one job's state as `ledger status`, `check` and `metrics`
 // read it. A store keeps it per job, so that reading it costs a bounded
 // number of reads however many executions are stored.
@@ -172,3 +170,6 @@ type Summary struct {
 	// old format starts from what it holds.
 	Runs map[Status]uint64
 }
+
+// EnvVar names the store in the environment (after --ledger).
+const EnvVar = "TETHER_LEDGER"

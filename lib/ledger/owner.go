@@ -33,6 +33,10 @@ var localIdentity = sync.OnceValue(func() identity {
 	return id
 })
 
+// BootID returns this boot's id as owners record it, read once ("" when
+// it cannot be read).
+func BootID() string { return localIdentity().boot }
+
 // LocalOwner returns the owner identity of process id (a PID of this
 // process's PID namespace) on this host: host name, boot id, PID namespace
 // and PID@START. A zero id.Start is looked up; a process that does not

@@ -123,8 +123,9 @@ func (r Record) State() string {
 // recordFormat is the on-disk format version ("v").
 const recordFormat = 1
 
-// maxRecordSize bounds what the decoder reads; real records are < 1 KiB.
-const maxRecordSize = 64 << 10
+// MaxRecordSize bounds a stored record: what Decode reads, and a store
+// reads of one; real records are < 1 KiB.
+const MaxRecordSize = 64 << 10
 
 // Limits on free-text fields so one record cannot grow without bound.
 const (

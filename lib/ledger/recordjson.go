@@ -126,8 +126,9 @@ type lateJSON struct {
 	FinishedAt *string `json:"finished_at"`
 }
 
-// encode returns the on-disk form of r.
-func (r Record) encode() []byte {
+// Encode returns the stored form of r (what Decode reads back): the
+// file store's record file, one line of canonical JSON.
+func (r Record) Encode() []byte {
 	j := r.toJSON()
 	j.V = recordFormat
 	if shortcut.Take(shortcut.CanonicalCodec) {
@@ -166,8 +167,8 @@ func parseRecordJSON(b []byte) (recordJSON, error) {
 // --json). If id is not empty the record must carry that id. A record that
 // does not parse, or whose fields are not a legal state, is ErrCorrupt.
 func Decode(b []byte, id string) (Record, error) {
-	if len(b) > maxRecordSize {
-		return Record{}, fmt.Errorf("%w: record larger than %d bytes", ErrCorrupt, maxRecordSize)
+	if len(b) > MaxRecordSize {
+		return Record{}, fmt.Errorf("%w: record larger than %d bytes", ErrCorrupt, MaxRecordSize)
 	}
 	j, err := parseRecordJSON(b)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Command fill loads a ledger store with N finished executions of one job,
-// through lib/ledger (every write durable), for bench/ledger/run.sh.
+// through lib/ledger/filestore (every write durable), for bench/ledger/run.sh.
 //
 //	fill DIR JOB N
 package main
@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -30,7 +31,7 @@ func main() {
 }
 
 func fill(dir, job string, n int) error {
-	st, err := ledger.Open(dir)
+	st, err := filestore.Open(dir)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 //go:build linux
 
 // Command floor is the least a Go ledger can cost: the same files, links,
-// renames and flushes as ledger's claim, start and finish (lib/ledger/doc.go: temp
+// renames and flushes as ledger's claim, start and finish (lib/ledger/filestore/doc.go: temp
 // file, fsync, rename, fsync the directory; a lock file; index markers),
 // with nothing else — no flag parsing, no JSON, no checks, no recovery.
 // bench/ledger/run.sh runs it beside ledger and sqlite3 so that a ratio

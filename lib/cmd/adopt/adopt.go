@@ -10,6 +10,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 
@@ -87,8 +88,8 @@ func run(t *cli.Tool, g *grammar, argv, args []string) int {
 	if err := location.Exists(dir); err != nil {
 		return t.Fail(fmt.Errorf("ledger store %s: %w", dir, proc.UnwrapPath(err)), spec.ExitNotRun)
 	}
-	st, err := location.Open(dir, location.Options{Lease: g.Lease.D(), File: []ledger.Option{
-		ledger.LockTimeoutFlag(g.LockTimeout.Given, g.LockTimeout.D()), ledger.LockWarn(func(msg string) { t.Warnf("%s", msg) })}})
+	st, err := location.Open(dir, location.Options{Lease: g.Lease.D(), File: []filestore.Option{
+		filestore.LockTimeoutFlag(g.LockTimeout.Given, g.LockTimeout.D()), filestore.LockWarn(func(msg string) { t.Warnf("%s", msg) })}})
 	if err != nil {
 		return t.Fail(err, notRunCode(err))
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/posener/complete"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
+	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
 // predictors complete job names and execution ids from the store the line
@@ -48,7 +50,7 @@ func names(a complete.Args, activeOnly bool) (jobs, ids []string) {
 	if dir == "" {
 		return nil, nil
 	}
-	return ledger.Names(dir, activeOnly)
+	return filestore.Names(dir, activeOnly)
 }
 
 // storeOf is the store directory the line being completed names, or ""
@@ -65,7 +67,7 @@ func storeOf(complete.Args) string {
 			dir = words[i+1]
 		}
 	}
-	dir, err := ledger.ResolveDir(dir)
+	dir, err := location.Resolve(dir)
 	if err != nil {
 		return ""
 	}

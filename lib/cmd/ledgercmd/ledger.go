@@ -9,6 +9,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 
@@ -75,7 +76,7 @@ func (inv *invocation) openWith(o location.Options) (ledger.Ledger, error) {
 		// Not linked here: tether-pg runs this very command instead.
 		return nil, sibling.ExecPostgres("ledger", inv.args)
 	}
-	o.File = []ledger.Option{ledger.LockTimeoutFlag(inv.g.LockTimeout.Given, inv.g.LockTimeout.D()), ledger.LockWarn(func(msg string) { inv.tool.Warnf("%s", msg) })}
+	o.File = []filestore.Option{filestore.LockTimeoutFlag(inv.g.LockTimeout.Given, inv.g.LockTimeout.D()), filestore.LockWarn(func(msg string) { inv.tool.Warnf("%s", msg) })}
 	return location.Open(loc, o)
 }
 

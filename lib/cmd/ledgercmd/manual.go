@@ -19,9 +19,9 @@ var Page = manual.Page{
 		"output ID",
 	},
 	Body: `ledger records that a job was claimed, handed off, started and finished,
-in plain files under one flock (see the Go package lib/ledger), so that a
-job runs at most once per claim and a run whose owner vanished is reported
-honestly:
+in plain files under one flock (see the Go package lib/ledger/filestore),
+so that a job runs at most once per claim and a run whose owner vanished
+is reported honestly:
 
   claimed ──fence──▶ claimed+fenced ──adopt──▶ running ──finish──▶ completed | failed
   claimed ──start──▶ running;  claimed ──finish──▶ failed

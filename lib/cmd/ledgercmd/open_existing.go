@@ -2,14 +2,15 @@ package ledgercmd
 
 import (
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
 // openExisting opens the store for a command that only reads (show,
 // latest, list, output): where there is none it says so (exit 3) and
 // creates nothing. A member of a group the owner lets read the store reads
-// it read-only (ledger.OpenExisting). Run by root on a file store another
-// user owns, it reads with that user's rights (ledger.ReadAsOwner), as
+// it read-only (filestore.OpenExisting). Run by root on a file store another
+// user owns, it reads with that user's rights (filestore.ReadAsOwner), as
 // status does, until the store is closed: these commands only print, to a
 // stdout already open.
 func (inv *invocation) openExisting() (ledger.Ledger, error) {
@@ -19,7 +20,7 @@ func (inv *invocation) openExisting() (ledger.Ledger, error) {
 	}
 	restore := func() error { return nil }
 	if !location.IsPostgres(loc) {
-		if restore, err = ledger.ReadAsOwner(loc); err != nil {
+		if restore, err = filestore.ReadAsOwner(loc); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
@@ -49,7 +50,7 @@ func (c *statusCmd) Run(inv *invocation) error {
 // summaries reads the summaries of jobs (every job when none is named)
 // for status, check and metrics: read-only, never creating a store. Run by
 // root on a file store another user owns, it reads with that user's rights
-// (ledger.ReadAsOwner) and is root again when it returns.
+// (filestore.ReadAsOwner) and is root again when it returns.
 func (inv *invocation) summaries(jobs ...string) ([]ledger.Summary, error) {
 	loc, err := inv.location()
 	if err != nil {
@@ -57,7 +58,7 @@ func (inv *invocation) summaries(jobs ...string) ([]ledger.Summary, error) {
 	}
 	restore := func() error { return nil }
 	if !location.IsPostgres(loc) {
-		if restore, err = ledger.ReadAsOwner(loc); err != nil {
+		if restore, err = filestore.ReadAsOwner(loc); err != nil {
 			return nil, err
 		}
 	}

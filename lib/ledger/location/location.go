@@ -4,7 +4,7 @@
 // "service=jobs"), is a PostgreSQL database (lib/ledger/pgstore); any
 // other scheme ("postgres:/jobs", "mysql://db") is refused, and so is a
 // relative folder for a command that writes; anything else is a directory
-// of the flock'd file store (lib/ledger). ledger, adopt and spawn's worker
+// of the flock'd file store (lib/ledger/filestore). ledger, adopt and spawn's worker
 // all open their store here. Open is pure: a binary without the
 // PostgreSQL driver gets ErrNoPostgres, and its command (lib/cmd) hands
 // itself to tether-pg.
@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
 )
 
 // EnvVar names the store in the environment (after --ledger). spawn
@@ -42,7 +43,7 @@ const EnvVar = ledger.EnvVar
 // Options say how to open a store.
 type Options struct {
 	// File are the file store's options (lock timeout, warnings).
-	File []ledger.Option
+	File []filestore.Option
 	// Lease is the lease of owners recorded through a PostgreSQL store
 	// (0: none); the file store judges its owners by PID and keeps none.
 	Lease time.Duration
@@ -68,10 +69,29 @@ func CheckLease(lease, grace time.Duration) error {
 // IsURL reports whether loc is a URL (has a scheme).
 func IsURL(loc string) bool { return strings.Contains(loc, "://") }
 
-// Resolve returns the location flag names, else $TETHER_LEDGER's, else
-// the default folder.
+// Resolve returns the location flag names, else Default().
 func Resolve(flag string) (string, error) {
-	return ledger.ResolveDir(flag)
+	if flag != "" {
+		return flag, nil
+	}
+	return Default()
+}
+
+// Default returns the location used when no --ledger is given:
+// $TETHER_LEDGER (EnvVar) if set and not empty, else the folder
+// ${XDG_STATE_HOME:-$HOME/.local/state}/tether/ledger.
+func Default() (string, error) {
+	if d := os.Getenv(EnvVar); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "tether", "ledger"), nil
+	}
+	home := os.Getenv("HOME")
+	if home == "" {
+		return "", badName("no store: --ledger, $TETHER_LEDGER, $XDG_STATE_HOME and $HOME are all unset")
+	}
+	return filepath.Join(home, ".local", "state", "tether", "ledger"), nil
 }
 
 // IsPostgres reports whether loc names a PostgreSQL store: a postgres://
@@ -201,9 +221,9 @@ func Open(loc string, o Options) (ledger.Ledger, error) {
 	case IsPostgres(loc):
 		return openPostgres(loc, o)
 	case o.Existing:
-		return ledger.OpenExisting(loc, o.File...)
+		return filestore.OpenExisting(loc, o.File...)
 	}
-	return ledger.Open(loc, o.File...)
+	return filestore.Open(loc, o.File...)
 }
 
 // Exists reports whether the store at loc exists, for a command (adopt)

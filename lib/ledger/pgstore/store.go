@@ -1,5 +1,5 @@
 // Package pgstore is the ledger kept in PostgreSQL: the same state machine,
-// contract and messages as the flock'd file store (ledger.Store), shared
+// contract and messages as the flock'd file store (filestore.Store), shared
 // by every host that names the same database, so that two hosts running
 // the same crontab line run each slot once.
 //

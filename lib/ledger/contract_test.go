@@ -1,0 +1,198 @@
+//go:build linux
+
+package ledger
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// self is the test process as an owner: alive for the whole test.
+func self(t testing.TB) Owner {
+	t.Helper()
+	o, err := LocalOwner(proc.Self())
+	if err != nil {
+		t.Fatalf("LocalOwner(self) = %v", err)
+	}
+	return o
+}
+
+// exitedOwner is a real process of this boot that has exited.
+func exitedOwner(t testing.TB) Owner {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	o, err := LocalOwner(proc.ID{PID: cmd.Process.Pid})
+	cmd.Wait()
+	if err != nil {
+		// It exited before we looked: any PID of this boot with an
+		// impossible start time is just as dead.
+		o = self(t)
+		o.Start++
+	}
+	return o
+}
+
+func TestValidJob(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		job string
+		ok  bool
+	}{
+		{"backup", true}, {"a", true}, {"A.b_c:d@e-f", true}, {"...", true}, {strings.Repeat("x", 128), true},
+		{"", false}, {".", false}, {"..", false}, {"a/b", false}, {"a b", false}, {strings.Repeat("x", 129), false},
+		{"é", false}, {"a\x00", false}, {"$x", false},
+	} {
+		if err := ValidJob(tc.job); (err == nil) != tc.ok {
+			t.Errorf("ValidJob(%q) = %v; want ok=%v", tc.job, err, tc.ok)
+		}
+	}
+}
+
+func TestNewID(t *testing.T) {
+	t.Parallel()
+	prev := ""
+	base := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	for i := 0; i < 1000; i++ {
+		id := NewID(base.Add(time.Duration(i) * time.Microsecond))
+		if err := ValidID(id); err != nil {
+			t.Fatalf("NewID = %q: %v", id, err)
+		}
+		if len(id) != 20 {
+			t.Fatalf("NewID = %q; want 20 characters", id)
+		}
+		if id <= prev {
+			t.Fatalf("NewID = %q after %q; want increasing", id, prev)
+		}
+		prev = id
+	}
+}
+
+func TestParseInstant(t *testing.T) {
+	t.Parallel()
+	want := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"2024-05-01T10:00:00Z", want, true},
+		{"2024-05-01T12:00:00+02:00", want, true},
+		{"2024-05-01T05:00:00-05:00", want, true},
+		{"1714557600", want, true},
+		{" 1714557600 ", want, true},
+		{"1714557600.0", want, true},
+		{"1714557600.25", want.Add(250 * time.Millisecond), true},
+		{"2024-05-01T10:00:00.25Z", want.Add(250 * time.Millisecond), true},
+		{"0", time.Unix(0, 0).UTC(), true},
+		{"", time.Time{}, false},
+		{"yesterday", time.Time{}, false},
+		{"-1", time.Time{}, false},
+		{"1e9", time.Time{}, false},
+		{"1714557600.", time.Time{}, false},
+		{"1714557600.1234567891", time.Time{}, false},
+		{"99999999999999999999", time.Time{}, false},
+		{"2024-05-01", time.Time{}, false},
+		{"2024-05-01 10:00:00Z", time.Time{}, false},
+		{"1960-01-01T00:00:00Z", time.Time{}, false},
+		{"2024-13-01T10:00:00Z", time.Time{}, false},
+	} {
+		got, err := ParseInstant(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && !got.Equal(tc.want)) {
+			t.Errorf("ParseInstant(%q) = %v, %v; want %v, ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+		if err != nil && !errors.Is(err, ErrBadInput) {
+			t.Errorf("ParseInstant(%q) error %v does not wrap ErrBadInput", tc.in, err)
+		}
+		if err == nil && got.Location() != time.UTC {
+			t.Errorf("ParseInstant(%q) location = %v; want UTC", tc.in, got.Location())
+		}
+	}
+}
+
+func TestDecodeRoundTrip(t *testing.T) {
+	t.Parallel()
+	code := 137
+	r := Record{
+		ID: "0dn7yrqdrcn2j-shf3lc", Job: "backup", Source: "cron", Instant: time.Unix(1714557600, 0).UTC(),
+		Status: Unknown, Fenced: true, FencedAt: time.Unix(1714557601, 5).UTC(),
+		Owner: Owner{Host: "h", BootID: "b", PID: 42, Start: 7}, Child: proc.ID{PID: 43, Start: 8},
+		ClaimedAt: time.Unix(1714557600, 1).UTC(), StartedAt: time.Unix(1714557602, 0).UTC(),
+		FinishedAt: time.Unix(1714557603, 0).UTC(), ExitCode: &code, Error: "gone; " + UnknownSideEffects,
+	}
+	got, err := Decode(r.Encode(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Encode()) != string(r.Encode()) {
+		t.Fatalf("Decode(encode(r)) = %s; want %s", got.Encode(), r.Encode())
+	}
+	// --json output decodes too, and has every key.
+	b, _ := r.MarshalJSON()
+	if _, err := Decode(b, r.ID); err != nil {
+		t.Fatalf("Decode(MarshalJSON) = %v", err)
+	}
+	var empty Record
+	empty.ID, empty.Job, empty.Status, empty.ClaimedAt, empty.Owner.PID = "a", "j", Claimed, time.Unix(1, 0), 1
+	b, _ = empty.MarshalJSON()
+	for _, k := range []string{"id", "job", "source", "instant", "status", "fenced", "fenced_at", "owner", "child",
+		"claimed_at", "started_at", "finished_at", "exit_code", "error", "beat_at", "note", "host", "boot_id", "pid", "start"} {
+		if !strings.Contains(string(b), `"`+k+`":`) {
+			t.Errorf("MarshalJSON = %s; missing key %q", b, k)
+		}
+	}
+	if _, err := Decode(r.Encode(), "0dn7yrqdrcn2j-other0"); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Decode(wrong id) = %v; want ErrCorrupt", err)
+	}
+}
+
+func (l liveness) String() string { return [...]string{"uncertain", "alive", "dead"}[l] }
+
+// TestJudgeProcess: a PID is judged only on its own boot and in its own PID
+// namespace; the host name is only a label within a boot.
+func TestJudgeProcess(t *testing.T) {
+	t.Parallel()
+	me := self(t)
+	exited := exitedOwner(t)
+	with := func(o Owner, f func(*Owner)) Owner { f(&o); return o }
+	const otherBoot = "00000000-0000-0000-0000-0000000000b2"
+	// A namespace number no process has: a namespace that is gone, as
+	// only the initial namespace can tell.
+	goneNS := me.PIDNS + 1
+	goneNSWant := uncertain
+	if _, err := proc.PIDNamespaceGone(goneNS); err == nil {
+		goneNSWant = dead
+	}
+	tests := []struct {
+		name  string
+		owner Owner
+		want  liveness
+	}{
+		{"alive here", me, alive},
+		{"gone here", exited, dead},
+		{"alive, host renamed", with(me, func(o *Owner) { o.Host = "old-name" }), alive},
+		{"gone, host renamed", with(exited, func(o *Owner) { o.Host = "old-name" }), dead},
+		{"gone, no host name", with(exited, func(o *Owner) { o.Host = "" }), dead},
+		{"alive, no pidns (older record)", with(me, func(o *Owner) { o.PIDNS = 0 }), alive},
+		{"gone, no pidns (older record)", with(exited, func(o *Owner) { o.PIDNS = 0 }), dead},
+		{"alive PID of a gone namespace", with(me, func(o *Owner) { o.PIDNS = goneNS }), goneNSWant},
+		{"gone PID of a gone namespace", with(exited, func(o *Owner) { o.PIDNS = goneNS }), goneNSWant},
+		{"earlier boot of this host", with(me, func(o *Owner) { o.BootID = otherBoot }), dead},
+		{"earlier boot, other namespace", with(me, func(o *Owner) { o.BootID, o.PIDNS = otherBoot, goneNS }), dead},
+		{"another host", with(me, func(o *Owner) { o.Host, o.BootID = "elsewhere", otherBoot }), uncertain},
+		{"another boot, no host name", with(me, func(o *Owner) { o.Host, o.BootID = "", otherBoot }), uncertain},
+		{"boot unknown", with(exited, func(o *Owner) { o.BootID = "" }), uncertain},
+	}
+	for _, tt := range tests {
+		if got, why := judgeProcess(tt.owner, tt.owner.ID()); got != tt.want {
+			t.Errorf("%s: judgeProcess(%+v) = %v (%s); want %v", tt.name, tt.owner, got, why, tt.want)
+		}
+	}
+}

@@ -1,0 +1,521 @@
+//go:build linux
+
+package filestore
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/internal/testutil"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// The test binary doubles as a helper process: with LEDGER_TEST_HELPER set
+// it runs one of the helpers below instead of the tests.
+const helper = testutil.Role("LEDGER_TEST_HELPER")
+
+func TestMain(m *testing.M) {
+	helper.Serve(runHelper)
+	os.Exit(m.Run())
+}
+
+func runHelper(mode string, args []string) int {
+	switch mode {
+	case "writer":
+		if at := os.Getenv("LEDGER_TEST_CRASH_AT"); at != "" {
+			crashAt(at)
+		}
+		return writer(args[0], args[1])
+	case "open":
+		if at := os.Getenv("LEDGER_TEST_CRASH_AT"); at != "" {
+			crashAt(at)
+		}
+		if _, err := Open(args[0]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	case "fullstore":
+		if err := fullStore(args[0]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "unknown helper", mode)
+	return 2
+}
+
+func helperCmd(mode string, args ...string) *exec.Cmd {
+	cmd := helper.Command(mode, args...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+var crashInstants = []time.Time{
+	time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC),
+	time.Date(2024, 5, 1, 10, 1, 0, 0, time.UTC),
+	time.Date(2024, 5, 1, 10, 2, 0, 0, time.UTC),
+}
+
+// writer runs every kind of write at random until it is killed.
+func writer(dir, seed string) int {
+	n, _ := strconv.ParseUint(seed, 10, 64)
+	rnd := rand.New(rand.NewPCG(n, 42))
+	s, err := Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "writer:", err)
+		return 3
+	}
+	me, err := ledger.LocalOwner(proc.Self())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "writer:", err)
+		return 3
+	}
+	os.Stdout.Write([]byte("ready\n"))
+	code := 0
+	check := func(err error) bool {
+		if err != nil && !errors.Is(err, ledger.ErrRefused) {
+			fmt.Fprintln(os.Stderr, "writer:", err)
+			os.Exit(3)
+		}
+		return err == nil
+	}
+	for {
+		job := []string{"a", "b", "c"}[rnd.IntN(3)]
+		o := ledger.ClaimOptions{Owner: me, Exclusive: rnd.IntN(4) == 0}
+		if rnd.IntN(2) == 0 {
+			o.Instant = crashInstants[rnd.IntN(len(crashInstants))]
+		}
+		r, err := s.Claim(job, o)
+		if !check(err) {
+			continue
+		}
+		switch rnd.IntN(5) {
+		case 0:
+			if _, err := s.Start(r.ID, nil); check(err) {
+				_, err = s.Finish(r.ID, []ledger.Status{ledger.Completed, ledger.Failed}[rnd.IntN(2)], &code, "")
+				check(err)
+			}
+		case 1:
+			if _, err := s.Fence(r.ID); check(err) {
+				if _, err := s.Adopt(r.ID, me); check(err) {
+					if _, err := s.SetChild(r.ID, me.ID()); check(err) {
+						_, err = s.Finish(r.ID, ledger.Failed, &code, "boom")
+						check(err)
+					}
+				}
+			}
+		case 2:
+			_, err = s.Finish(r.ID, ledger.Failed, nil, "never started")
+			check(err)
+		case 3:
+			_, err = s.Recover(time.Millisecond)
+			check(err)
+		case 4:
+			if rnd.IntN(10) == 0 && os.Getenv("LEDGER_TEST_NO_PRUNE") == "" {
+				_, err = s.Prune(ledger.PruneOptions{Keep: 3})
+				check(err)
+			}
+		}
+	}
+}
+
+// crashAt makes this process SIGKILL itself the Nth time it reaches the
+// crash point named by at ("POINT:N").
+func crashAt(at string) {
+	point, n, _ := strings.Cut(at, ":")
+	left, _ := strconv.Atoi(n)
+	crashPoint = func(name string) {
+		if name != point {
+			return
+		}
+		if left--; left <= 0 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+}
+
+// crashPoints are the points between two durable steps of the write paths
+// (see reached): a claim whose markers are linked but not synced, an
+// update whose spare is written but not exchanged, one exchanged but not
+// synced, and a claim whose index is durable but whose record is not
+// renamed yet.
+var crashPoints = []string{"claim-linked", "claim-synced", "spare-written", "exchanged", "settle", "prune-unlinked"}
+
+// TestCrashPoints kills writers exactly at each crash point, many times
+// over one store, and checks the store after each kill.
+func TestCrashPoints(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ledger")
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	rounds := 6
+	if testing.Short() {
+		rounds = 2
+	}
+	seed := 1000
+	for round := 0; round < rounds; round++ {
+		for _, point := range crashPoints {
+			seed++
+			cmd := helperCmd("writer", dir, strconv.Itoa(seed))
+			cmd.Env = append(cmd.Env, fmt.Sprintf("LEDGER_TEST_CRASH_AT=%s:%d", point, 1+rand.IntN(8)))
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("writer (crash at %s) ended with %v; want SIGKILL", point, err)
+			}
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSummaries(t, s, checkStore(t, s), false)
+			if t.Failed() {
+				t.Fatalf("store broken after a kill at %s", point)
+			}
+		}
+	}
+	s, _ := Open(dir)
+	if _, err := s.Recover(time.Nanosecond); err != nil {
+		t.Fatalf("Recover = %v", err)
+	}
+	for _, r := range checkStore(t, s) {
+		if !r.Status.Terminal() {
+			t.Errorf("after Recover, %s is %s; want terminal", r.ID, r.Status)
+		}
+	}
+}
+
+// TestCrashSummaries kills writers that never prune at the points around
+// a finish, and checks after each kill that every job's summary counts
+// exactly what its records hold: nothing lost, nothing counted twice.
+func TestCrashSummaries(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ledger")
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	seed := 5000
+	for round := 0; round < 4; round++ {
+		for _, point := range []string{"spare-written", "exchanged", "settle"} {
+			seed++
+			cmd := helperCmd("writer", dir, strconv.Itoa(seed))
+			cmd.Env = append(cmd.Env, fmt.Sprintf("LEDGER_TEST_CRASH_AT=%s:%d", point, 1+rand.IntN(8)), "LEDGER_TEST_NO_PRUNE=1")
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("writer (crash at %s) ended with %v; want SIGKILL", point, err)
+			}
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSummaries(t, s, checkStore(t, s), true)
+			if round%2 == 1 {
+				// Settling the leftovers changes nothing either.
+				if _, err := s.Recover(time.Hour); err != nil {
+					t.Fatal(err)
+				}
+				checkSummaries(t, s, checkStore(t, s), true)
+			}
+			s.Close()
+			if t.Failed() {
+				t.Fatalf("summaries wrong after a kill at %s", point)
+			}
+		}
+	}
+}
+
+// checkSummaries checks every job's summary against its records recs: with
+// exact (no prune ran), Runs counts exactly the terminal records held.
+func checkSummaries(t *testing.T, s *Store, recs []ledger.Record, exact bool) {
+	t.Helper()
+	sums, err := s.Summaries()
+	if err != nil {
+		t.Fatalf("Summaries = %v", err)
+	}
+	byJob := map[string][]ledger.Record{}
+	for _, r := range recs {
+		byJob[r.Job] = append(byJob[r.Job], r)
+	}
+	for _, sum := range sums {
+		held := map[ledger.Status]uint64{}
+		live := 0
+		var last, success ledger.Record
+		for _, r := range byJob[sum.Job] {
+			if !r.Status.Terminal() {
+				live++
+				continue
+			}
+			held[r.Status]++
+			if newerFinish(r, last) {
+				last = r
+			}
+			if r.Status == ledger.Completed && newerFinish(r, success) {
+				success = r
+			}
+		}
+		if sum.Live != live {
+			t.Errorf("summary of %s: Live = %d; want %d", sum.Job, sum.Live, live)
+		}
+		for _, st := range ledger.Statuses {
+			if exact && sum.Runs[st] != held[st] || sum.Runs[st] < held[st] {
+				t.Errorf("summary of %s: Runs[%s] = %d; hold %d", sum.Job, st, sum.Runs[st], held[st])
+			}
+		}
+		if exact && (sum.LastFinished.ID != last.ID || sum.LastSuccess.ID != success.ID) {
+			t.Errorf("summary of %s: last finished %s, last success %s; want %s, %s", sum.Job, sum.LastFinished.ID, sum.LastSuccess.ID, last.ID, success.ID)
+		}
+	}
+}
+
+// TestCrash SIGKILLs writer processes at random instants, over and over,
+// then checks that every record parses and is a legal state, that the
+// indexes agree with the records, and that recovery settles everything.
+func TestCrash(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ledger")
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	rounds := 40
+	if testing.Short() {
+		rounds = 10
+	}
+	if n, err := strconv.Atoi(os.Getenv("LEDGER_CRASH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	seed := 0
+	for round := 0; round < rounds; round++ {
+		var cmds []*exec.Cmd
+		for w := 0; w < 3; w++ {
+			seed++
+			cmd := helperCmd("writer", dir, strconv.Itoa(seed))
+			ready, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ready.Read(make([]byte, 6)); err != nil {
+				t.Fatalf("writer did not start: %v", err)
+			}
+			cmds = append(cmds, cmd)
+		}
+		// Not a readiness wait: how long the writers write before the kill.
+		time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond)
+		for _, cmd := range cmds {
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
+		for _, cmd := range cmds {
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("writer ended with %v before it was killed", err)
+			}
+		}
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := checkStore(t, s)
+	if len(recs) == 0 {
+		t.Fatal("the writers wrote nothing")
+	}
+	got, err := s.Recover(time.Nanosecond)
+	if err != nil {
+		t.Fatalf("Recover = %v", err)
+	}
+	t.Logf("%d records after %d rounds; recovered %d", len(recs), rounds, len(got))
+	for _, r := range checkStore(t, s) {
+		if !r.Status.Terminal() {
+			t.Errorf("after Recover, %s is %s; want terminal (its owner was killed)", r.ID, r.Status)
+		}
+	}
+}
+
+// checkStore verifies every record and index entry in s and returns the
+// records.
+func checkStore(t *testing.T, s *Store) []ledger.Record {
+	t.Helper()
+	names, err := readNames(s.exec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []ledger.Record
+	byJob := map[string][]ledger.Record{}
+	for _, n := range names {
+		if strings.HasPrefix(n, tmpPrefix) {
+			continue
+		}
+		r, err := s.Get(n)
+		if err != nil {
+			t.Errorf("record %s: %v", n, err)
+			continue
+		}
+		recs = append(recs, r)
+		byJob[r.Job] = append(byJob[r.Job], r)
+		if _, err := os.Lstat(s.path(jobsDir, r.Job, r.ID)); err != nil {
+			t.Errorf("record %s has no membership marker: %v", r.ID, err)
+		}
+		if !r.Status.Terminal() {
+			if _, err := os.Lstat(s.path(activeDir, activeName(r.ID, r.Job))); err != nil {
+				t.Errorf("%s record %s has no active marker: %v", r.Status, r.ID, err)
+			}
+		}
+	}
+	for job, rs := range byJob {
+		if l, err := s.Latest(job); err != nil || l.ID != rs[len(rs)-1].ID {
+			t.Errorf("Latest(%s) = %s, %v; want %s", job, l.ID, err, rs[len(rs)-1].ID)
+		}
+		for _, in := range crashInstants {
+			var holders []string
+			for _, r := range rs {
+				if r.Instant.Equal(in) && ledger.BlocksInstant(r.Status) {
+					holders = append(holders, r.ID)
+				}
+			}
+			if len(holders) > 1 {
+				t.Errorf("job %s instant %v has %d blocking executions: %v", job, in, len(holders), holders)
+			}
+			if len(holders) == 1 {
+				b, err := os.ReadFile(s.path(jobsDir, job, instantKey(in)))
+				if f := strings.Fields(string(b)); err != nil || len(f) == 0 || f[0] != holders[0] {
+					t.Errorf("job %s slot %v = %q, %v; want %s", job, in, b, err, holders[0])
+				}
+			}
+		}
+	}
+	return recs
+}
+
+// TestFullAndReadOnlyStore fills a tiny tmpfs until writes fail, then makes
+// it read-only: every failure is a system error, and every record stays
+// readable and legal. It needs root for the mounts, which are made in a
+// private mount namespace of a helper process.
+func TestFullAndReadOnlyStore(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	cmd := helperCmd("fullstore", t.TempDir())
+	cmd.Stderr = nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if strings.Contains(string(out), "cannot mount") {
+			t.Skip(string(out))
+		}
+		t.Fatalf("fullstore helper: %v\n%s", err, out)
+	}
+}
+
+func fullStore(mnt string) error {
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("cannot mount: %v", err)
+	}
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=96k,mode=0700"); err != nil {
+		return fmt.Errorf("cannot mount: %v", err)
+	}
+	dir := filepath.Join(mnt, "ledger")
+	s, err := Open(dir)
+	if err != nil {
+		return err
+	}
+	me, _ := ledger.LocalOwner(proc.Self())
+	var ids []string
+	var fullErr error
+	for i := 0; i < 1000 && fullErr == nil; i++ {
+		r, err := s.Claim(fmt.Sprintf("job%d", i%3), ledger.ClaimOptions{Owner: me})
+		if err != nil {
+			fullErr = err
+			break
+		}
+		ids = append(ids, r.ID)
+		if _, err := s.Start(r.ID, nil); err != nil {
+			fullErr = err
+		}
+	}
+	if fullErr == nil || len(ids) == 0 {
+		return fmt.Errorf("the store never filled up (%d claims)", len(ids))
+	}
+	if !errors.Is(fullErr, unix.ENOSPC) || wrapsAny(fullErr, ledger.ErrCorrupt, ledger.ErrRefused, ledger.ErrNotFound) {
+		return fmt.Errorf("full store: %v; want ENOSPC as a system error", fullErr)
+	}
+	verify := func(when string) error {
+		list, err := s.List(ledger.Filter{})
+		if err != nil {
+			return fmt.Errorf("%s: List = %v", when, err)
+		}
+		if len(list) < len(ids) {
+			return fmt.Errorf("%s: List has %d records; want at least %d", when, len(list), len(ids))
+		}
+		for _, id := range ids {
+			if _, err := s.Get(id); err != nil {
+				return fmt.Errorf("%s: Get(%s) = %v", when, id, err)
+			}
+		}
+		return nil
+	}
+	if err := verify("full"); err != nil {
+		return err
+	}
+	if _, err := s.Finish(ids[0], ledger.Completed, nil, strings.Repeat("x", 4000)); err == nil {
+		// Finish may fit; then it must be durable and legal.
+		if r, err := s.Get(ids[0]); err != nil || r.Status != ledger.Completed {
+			return fmt.Errorf("Finish on a full store reported success but Get = %v, %v", r.Status, err)
+		}
+	}
+	// Made a store of the version before summaries, which a read-only
+	// mount keeps from being migrated.
+	if err := os.Remove(filepath.Join(dir, summariesMark)); err != nil {
+		return err
+	}
+	if err := unix.Mount("", mnt, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("cannot mount: remount read-only: %v", err)
+	}
+	if _, err := s.Claim("job0", ledger.ClaimOptions{Owner: me}); err == nil || wrapsAny(err, ledger.ErrCorrupt, ledger.ErrRefused, ledger.ErrNotFound, ledger.ErrBadInput) {
+		return fmt.Errorf("Claim on a read-only store = %v; want a system error", err)
+	}
+	if _, err := s.Start(ids[len(ids)-1], nil); err == nil {
+		return fmt.Errorf("Start on a read-only store succeeded")
+	}
+	ro, err := Open(dir)
+	if err != nil {
+		return fmt.Errorf("Open(read-only store) = %v", err)
+	}
+	sums, err := ro.Summaries()
+	if err != nil || len(sums) != 3 {
+		return fmt.Errorf("Summaries of a read-only old store = %d, %v; want 3 jobs", len(sums), err)
+	}
+	if final, err := ro.Get(ids[0]); err == nil && final.Status.Terminal() && sums[0].Runs[final.Status] != 1 {
+		return fmt.Errorf("Summaries of a read-only old store: job0 runs %v; want its %s execution counted", sums[0].Runs, final.Status)
+	}
+	return verify("read-only")
+}
+
+// wrapsAny reports whether err wraps any of targets.
+func wrapsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}

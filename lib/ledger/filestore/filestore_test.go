@@ -1,0 +1,339 @@
+//go:build linux
+
+package filestore
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/ledgertest"
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// newStore opens a fresh store in a temporary directory.
+func newStore(t testing.TB) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "ledger"))
+	if err != nil {
+		t.Fatalf("Open = %v", err)
+	}
+	return s
+}
+
+func mustClaim(t testing.TB, s *Store, job string, o ledger.ClaimOptions) ledger.Record {
+	t.Helper()
+	if o.Owner.PID == 0 {
+		o.Owner = ledgertest.Self(t)
+	}
+	r, err := s.Claim(job, o)
+	if err != nil {
+		t.Fatalf("Claim(%q) = %v", job, err)
+	}
+	return r
+}
+
+func rawRecord(t testing.TB, s *Store, id string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(s.path(execDir, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// must(t)(s.Op(...)) fails the test if the operation fails.
+func must(t testing.TB) func(ledger.Record, error) ledger.Record {
+	return func(r ledger.Record, err error) ledger.Record {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+}
+
+func TestCorruptRecord(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	good := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	bad := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	link := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	p := s.path(execDir, bad.ID)
+	os.WriteFile(p, []byte(`{"v":1,"id":"`+bad.ID+`","status":"runn`), 0o600)
+	os.Remove(s.path(execDir, link.ID))
+	os.Symlink("/etc/passwd", s.path(execDir, link.ID))
+
+	if _, err := s.Get(bad.ID); !errors.Is(err, ledger.ErrCorrupt) || !strings.Contains(err.Error(), p) {
+		t.Errorf("Get(corrupt) = %v; want ErrCorrupt naming %s", err, p)
+	}
+	if _, err := s.Get(link.ID); !errors.Is(err, ledger.ErrCorrupt) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Get(symlink) = %v; want ErrCorrupt (symbolic link)", err)
+	}
+	if _, err := s.Start(bad.ID, nil); !errors.Is(err, ledger.ErrCorrupt) {
+		t.Errorf("Start(corrupt) = %v; want ErrCorrupt", err)
+	}
+	list, err := s.List(ledger.Filter{})
+	if !errors.Is(err, ledger.ErrCorrupt) || len(list) != 1 || list[0].ID != good.ID {
+		t.Errorf("List = %v, %v; want the good record and ErrCorrupt", list, err)
+	}
+	if _, err := s.Get(good.ID); err != nil {
+		t.Errorf("Get(good) = %v", err)
+	}
+	// Prune never deletes what it cannot read.
+	if _, err := s.Prune(ledger.PruneOptions{}); !errors.Is(err, ledger.ErrCorrupt) {
+		t.Errorf("Prune = %v; want ErrCorrupt reported", err)
+	}
+	if _, err := os.Lstat(p); err != nil {
+		t.Errorf("Prune removed the corrupt record: %v", err)
+	}
+}
+
+func TestUnsafeStore(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ledger")
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, filepath.Join(dir, execDir), filepath.Join(dir, lockName)} {
+		fi, _ := os.Lstat(p)
+		want := os.FileMode(0o600)
+		if fi.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s mode = %v; want %v", p, fi.Mode().Perm(), want)
+		}
+	}
+	os.Chmod(dir, 0o777)
+	if _, err := Open(dir); !errors.Is(err, ledger.ErrUnsafeStore) || !strings.Contains(err.Error(), "0777") {
+		t.Errorf("Open(0777 store) = %v; want ErrUnsafeStore naming the mode", err)
+	}
+	os.Chmod(dir, 0o700)
+	os.Chmod(filepath.Join(dir, lockName), 0o666)
+	if _, err := Open(dir); !errors.Is(err, ledger.ErrUnsafeStore) {
+		t.Errorf("Open(0666 lock) = %v; want ErrUnsafeStore", err)
+	}
+	os.Chmod(filepath.Join(dir, lockName), 0o600)
+	if os.Geteuid() == 0 {
+		os.Chown(dir, 65534, 65534)
+		if _, err := Open(dir); !errors.Is(err, ledger.ErrUnsafeStore) || !strings.Contains(err.Error(), "owned by uid 65534") {
+			t.Errorf("Open(foreign store) = %v; want ErrUnsafeStore naming the owner", err)
+		}
+		os.Chown(dir, 0, 0)
+	}
+	notStore := t.TempDir()
+	os.WriteFile(filepath.Join(notStore, "precious"), nil, 0o600)
+	if _, err := Open(notStore); !errors.Is(err, ledger.ErrUnsafeStore) {
+		t.Errorf("Open(non-empty non-store) = %v; want ErrUnsafeStore", err)
+	}
+	for _, magic := range []int64{0x6969, 0xff534d42, 0xfe534d42, 0x517b} {
+		if err := checkFSType("/x", magic); !errors.Is(err, ledger.ErrUnsafeStore) {
+			t.Errorf("checkFSType(%#x) = %v; want ErrUnsafeStore", magic, err)
+		}
+	}
+	if err := checkFSType("/x", 0xef53); err != nil { // ext4
+		t.Errorf("checkFSType(ext4) = %v; want nil", err)
+	}
+}
+
+// TestNoScan checks that the single-record operations never list the
+// store's directories that grow with the number of executions: exec/ and
+// the job's directory. (Not parallel: it sets a package hook.)
+func TestNoScan(t *testing.T) {
+	s := newStore(t)
+	first := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	must(t)(s.Finish(first.ID, ledger.Failed, nil, "never ran"))
+	big := map[string]bool{s.path(execDir): true, s.path(jobsDir, "j"): true}
+	var listed []string
+	readNamesHook = func(dir string) {
+		if big[filepath.Clean(dir)] {
+			listed = append(listed, dir)
+		}
+	}
+	defer func() { readNamesHook = nil }()
+	r := mustClaim(t, s, "j", ledger.ClaimOptions{Instant: time.Unix(1714557600, 0), Exclusive: true})
+	must(t)(s.Start(r.ID, nil))
+	must(t)(s.SetChild(r.ID, proc.ID{PID: os.Getpid()}))
+	must(t)(s.Finish(r.ID, ledger.Completed, nil, ""))
+	must(t)(s.Get(r.ID))
+	if l, err := s.Latest("j"); err != nil || l.ID != r.ID {
+		t.Fatalf("Latest = %v, %v", l.ID, err)
+	}
+	if len(listed) != 0 {
+		t.Errorf("single-record operations listed %v; want no listing of exec/ or jobs/j", listed)
+	}
+	// The hook does see listings: List must read the job's directory.
+	if _, err := s.List(ledger.Filter{Job: "j"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) == 0 {
+		t.Errorf("List(j) listed nothing; the hook is not wired")
+	}
+}
+
+// TestConcurrentCreate has many goroutines open (and so create) one store
+// at once: all succeed.
+func TestConcurrentCreate(t *testing.T) {
+	t.Parallel()
+	for round := 0; round < 20; round++ {
+		dir := filepath.Join(t.TempDir(), "a", "ledger")
+		var wg sync.WaitGroup
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := Open(dir); err != nil {
+					t.Errorf("Open(new store) concurrently = %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+// liveNamespace starts a process in a new PID namespace and returns that
+// namespace; it skips the test where that needs privileges it lacks.
+func liveNamespace(t *testing.T) uint64 {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for CLONE_NEWPID")
+	}
+	cmd := exec.Command("sleep", "3600")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting a process in a new PID namespace: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/"+strconv.Itoa(cmd.Process.Pid)+"/ns/pid", &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// TestRecoverOtherPIDNamespace: an owner in a PID namespace that still has
+// processes is never judged from here by its PID, which is not ours: not as
+// the host's kthreadd (2, with another START: gone), not as our own PID
+// (alive).
+func TestRecoverOtherPIDNamespace(t *testing.T) {
+	t.Parallel()
+	ns := liveNamespace(t)
+	s := newStore(t)
+	me := ledgertest.Self(t)
+	kthreadd := me
+	kthreadd.PIDNS, kthreadd.PID, kthreadd.Start = ns, 2, me.Start+1
+	mine := me
+	mine.PIDNS = ns
+	run := mustClaim(t, s, "j", ledger.ClaimOptions{Owner: kthreadd})
+	must(t)(s.Start(run.ID, nil))
+	must(t)(s.SetChild(run.ID, proc.ID{PID: 3, Start: me.Start + 2}))
+	claim := mustClaim(t, s, "j", ledger.ClaimOptions{Owner: mine})
+	if got, err := s.Recover(0); err != nil || len(got) != 0 {
+		t.Fatalf("Recover = %v, %v; want nothing judged", got, err)
+	}
+	for _, id := range []string{run.ID, claim.ID} {
+		if r, _ := s.Get(id); r.Status.Terminal() {
+			t.Errorf("Recover judged %s (%s); want it left alone", id, r.Status)
+		}
+	}
+	_, err := s.Claim("j", ledger.ClaimOptions{Owner: me, Exclusive: true})
+	if !errors.Is(err, ledger.ErrRefused) {
+		t.Errorf("Claim(j, exclusive) = %v; want refused while the runs in the other namespace may live", err)
+	}
+}
+
+// TestClaimInstantGarbledSlot: a garbled @INSTANT slot falls back to
+// reading the job's executions. (The rest of the instant contract is
+// ledgertest's ClaimInstant.)
+func TestClaimInstantGarbledSlot(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	t1, _ := ledger.ParseInstant("2024-05-01T12:00:00+02:00")
+	t4 := t1.Add(2 * time.Hour)
+	mustClaim(t, s, "tick", ledger.ClaimOptions{Instant: t4})
+	if err := os.WriteFile(s.path(jobsDir, "tick", instantKey(t4)), []byte("\x00garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim("tick", ledger.ClaimOptions{Owner: ledgertest.Self(t), Instant: t4}); !errors.Is(err, ledger.ErrRefused) {
+		t.Fatalf("Claim(garbled slot) = %v; want ErrRefused", err)
+	}
+}
+
+// TestLatestPointer: a garbled, missing or dangling _latest pointer falls
+// back to the job's directory, and the next claim rewrites it. (The rest
+// of Latest's contract is ledgertest's Latest.)
+func TestLatestPointer(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	var last ledger.Record
+	for i := 0; i < 5; i++ {
+		last = mustClaim(t, s, "j", ledger.ClaimOptions{})
+	}
+	mustClaim(t, s, "k", ledger.ClaimOptions{})
+	check := func(what, want string) {
+		t.Helper()
+		r, err := s.Latest("j")
+		if err != nil || r.ID != want {
+			t.Fatalf("Latest after %s = %s, %v; want %s", what, r.ID, err, want)
+		}
+	}
+	check("claims", last.ID)
+	ptr := s.path(jobsDir, "j", latestName)
+	os.WriteFile(ptr, []byte("garbage!\n"), 0o600)
+	check("garbled pointer", last.ID)
+	os.Remove(ptr)
+	check("missing pointer", last.ID)
+	// A claim that died between its pointer and its record.
+	os.WriteFile(ptr, []byte("0zzzzzzzzzzzz-zzzzzz "+last.ID+"\n"), 0o600)
+	check("dangling head", last.ID)
+	next := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	check("claim after dangling head", next.ID)
+	if b, _ := os.ReadFile(ptr); string(b) != next.ID+" "+last.ID+"\n" {
+		t.Fatalf("pointer = %q; want %q", b, next.ID+" "+last.ID+"\n")
+	}
+}
+
+// TestPruneMarkers: prune leaves a job's directory holding only the
+// markers of what remains. (The rest of Prune's contract is ledgertest's
+// Prune.)
+func TestPruneMarkers(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	for i := 0; i < 5; i++ {
+		r := mustClaim(t, s, "j", ledger.ClaimOptions{})
+		must(t)(s.Finish(r.ID, ledger.Failed, nil, ""))
+	}
+	mustClaim(t, s, "j", ledger.ClaimOptions{})
+	other := mustClaim(t, s, "k", ledger.ClaimOptions{})
+	must(t)(s.Finish(other.ID, ledger.Failed, nil, ""))
+	if got, err := s.Prune(ledger.PruneOptions{}); err != nil || len(got) != 6 {
+		t.Fatalf("Prune() = %v, %v; want 6 records", got, err)
+	}
+	if names, _ := readNames(s.jobDirForTest(t, "j")); len(names) != 3 { // the open claim, _latest, _summary
+		t.Fatalf("jobs/j after prune = %v; want the open claim's marker, _latest and _summary", names)
+	}
+}
+
+// TestInstantKey: a slot's name is fixed width across the whole range of
+// instants (ParseInstant's), so that slots sort like their instants.
+func TestInstantKey(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"0", "1", "1714557600.5", "1714557600.000000001", "2024-05-01T12:00:00+02:00", "9999-12-31T23:59:59.999999999Z"} {
+		got, err := ledger.ParseInstant(in)
+		if err != nil {
+			t.Fatalf("ParseInstant(%q) = %v", in, err)
+		}
+		if k := instantKey(got); len(k) != len("@20060102T150405.000000000Z") {
+			t.Errorf("instantKey(%v) = %q; want fixed width", got, k)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package filestore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+// The slot of a claim's scheduled instant in its job's directory
+// (jobs/JOB/@INSTANT) and the check a claim makes against it.
+
+// instantKey is the file-name form of an instant in a job's directory:
+// fixed width, sortable, and free of ":" so it is portable.
+func instantKey(t time.Time) string {
+	return "@" + t.UTC().Format("20060102T150405.000000000Z")
+}
+
+// checkInstant refuses when job's execution for instant blocks a new claim.
+// A claimed or running holder whose owner is dead is recovered first.
+// Called with the lock held; jobDir is job's directory.
+func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace time.Duration) error {
+	b, err := readSmall(jobDir, instantKey(instant), 256)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if errors.Is(err, ledger.ErrUnsafeStore) {
+		return err
+	}
+	var holders []string
+	tomb := ledger.Status("")
+	if err == nil {
+		f := strings.Fields(string(b))
+		if len(f) >= 1 && len(f) <= 2 && ledger.ValidID(f[0]) == nil {
+			holders = f[:1]
+			if len(f) == 2 {
+				tomb = ledger.Status(f[1])
+			}
+		} else {
+			err = fmt.Errorf("%w: unparsable slot", ledger.ErrCorrupt)
+		}
+	}
+	if err != nil {
+		// A garbled slot: fall back to every execution of the job.
+		holders, err = jobIDsIn(jobDir)
+		if err != nil {
+			return err
+		}
+	}
+	for _, id := range holders {
+		r, err := s.readRecord(id)
+		if errors.Is(err, ledger.ErrNotFound) {
+			if tomb != "" && ledger.BlocksInstant(tomb) {
+				return ledger.Refusedf("execution %s (since pruned) was %s", id, tomb)
+			}
+			continue // a claim that died before its record was written
+		}
+		if err != nil {
+			return err
+		}
+		if r.Job != job || !r.Instant.Equal(instant) {
+			continue
+		}
+		if !r.Status.Terminal() {
+			r, _, err = s.recoverOne(r, grace)
+			if err != nil {
+				return err
+			}
+		}
+		if ledger.BlocksInstant(r.Status) {
+			return ledger.Refusedf("execution %s is %s", r.ID, r.State())
+		}
+	}
+	return nil
+}

@@ -1,0 +1,482 @@
+package filestore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/internal/durable"
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+// Names inside the store.
+const (
+	lockName   = "lock"
+	execDir    = "exec"
+	jobsDir    = "jobs"
+	activeDir  = "active"
+	latestName = "_latest"
+	handoffDir = "handoff"
+	tmpPrefix  = durable.TempPrefix
+	// spareName is the spare file of exec/ and of each jobs/JOB/: the next
+	// version of a record (or of _latest) is written into it in place and
+	// exchanged with exec/ID (see durable.Replacer). It starts with
+	// tmpPrefix, so every reader skips it and prune deletes it like any
+	// leftover.
+	spareName = durable.SpareName
+)
+
+// Store is an open ledger directory. It holds the store's directory and
+// its three subdirectories open (Close releases them): every file of the
+// store is reached relative to those descriptors, never through a path
+// again, so a parent folder renamed or a symbolic link swapped in after
+// Open cannot redirect it. A Store is safe for concurrent use by
+// goroutines and processes: each write operation takes the store's flock
+// on its own descriptor.
+type Store struct {
+	dir string
+	// root is the store's directory; exec, jobs and active its
+	// subdirectories, opened once by Open.
+	root, exec, jobs, active dirh
+	// now is the clock; tests replace it.
+	now func() time.Time
+
+	// lockWait bounds the wait for the lock (negative: no bound); warn
+	// receives the line said after a second of waiting.
+	lockWait time.Duration
+	warn     func(msg string)
+
+	// rep replaces records and _latest pointers through their directory's
+	// spare; tests replace its Exchange to exercise the fallback.
+	rep durable.Replacer
+
+	// unmigrated is set for a store of the version before summaries that
+	// could not be migrated (read-only): summaries are then counted from
+	// the records.
+	unmigrated bool
+	// readOnly is set by OpenExisting: nothing is created or migrated.
+	readOnly bool
+	// foreign is a store another user owns, opened read-only by a member
+	// of a group it lets read it (see checkReader): it is never locked.
+	foreign bool
+	// owner is the uid that owns the store directory.
+	owner uint32
+}
+
+// dirh is an open directory of the store and the path it is shown by (in
+// messages only: nothing is resolved through it).
+type dirh = durable.Dir
+
+// An Option changes how Open opens a store.
+type Option func(*Store)
+
+// LockTimeout bounds how long a write waits for the store's lock: d > 0
+// gives up after d (ledger.ErrLockTimeout), d < 0 waits forever, 0 means
+// DefaultLockTimeout.
+func LockTimeout(d time.Duration) Option {
+	return func(s *Store) {
+		if d != 0 {
+			s.lockWait = d
+		}
+	}
+}
+
+// LockTimeoutFlag is LockTimeout for a --lock-timeout flag: the default
+// bound when the flag was not given, no bound for 0.
+func LockTimeoutFlag(given bool, d time.Duration) Option {
+	switch {
+	case !given:
+		return LockTimeout(0)
+	case d == 0:
+		return LockTimeout(-1)
+	}
+	return LockTimeout(d)
+}
+
+// LockWarn makes fn receive, once per operation, a line saying that the
+// operation waits for the lock (and who holds it, when known), after a
+// second of waiting. Without it nothing is said.
+func LockWarn(fn func(msg string)) Option {
+	return func(s *Store) { s.warn = fn }
+}
+
+// crashPoint, when set (by the crash tests only), is called at the named
+// points of the write paths that separate two durable steps.
+var crashPoint func(name string)
+
+// readHook, when set (by the rotation test only), is called by readSmall
+// between opening a file of the store and reading it.
+var readHook func(name string)
+
+// readNamesHook, when set (by TestNoScan only), sees every directory the
+// store lists, so a test can prove which operations never list the
+// directories that grow with the number of executions.
+var readNamesHook func(dir string)
+
+func reached(name string) {
+	if crashPoint != nil {
+		crashPoint(name)
+	}
+}
+
+// Open opens the store in dir, creating it (0700, with its lock file 0600)
+// and its missing parents (0700) if it does not exist. It refuses
+// (ledger.ErrUnsafeStore) a store that is group/other-writable, owned by another
+// user, on a network file system, a non-empty directory that is not a
+// ledger store, or one whose parent chain another user could change (see
+// openStoreDir). The store's directory is opened once, here; every later
+// operation is relative to it. Close releases it.
+func Open(dir string, opts ...Option) (*Store, error) {
+	if dir == "" {
+		return nil, ledger.BadInputf("empty store directory")
+	}
+	closed := dirh{FD: -1}
+	s := &Store{dir: filepath.Clean(dir), now: time.Now, lockWait: DefaultLockTimeout,
+		root: closed, exec: closed, jobs: closed, active: closed}
+	s.rep.Reached = reached
+	for _, o := range opts {
+		o(s)
+	}
+	fd, others, err := openStoreDir(s.dir, s.readOnly)
+	if err != nil {
+		return nil, err
+	}
+	s.root = dirh{FD: fd, Path: s.dir}
+	if err := s.checkAncestors(others); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.check(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// check checks the opened store directory, initialises it if it is empty,
+// and opens its subdirectories.
+func (s *Store) check() error {
+	var st unix.Stat_t
+	if err := unix.Fstat(s.root.FD, &st); err != nil {
+		return fmt.Errorf("store %s: %w", s.dir, err)
+	}
+	s.owner = st.Uid
+	if s.readOnly && st.Uid != uint32(os.Geteuid()) {
+		if err := checkReader(s.dir, &st); err != nil {
+			return err
+		}
+		s.foreign = true
+	} else if err := checkOwned(s.dir, &st); err != nil {
+		return err
+	}
+	if err := checkFS(s.root); err != nil {
+		return err
+	}
+	var lst unix.Stat_t
+	err := unix.Fstatat(s.root.FD, lockName, &lst, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) && s.readOnly {
+		return fmt.Errorf("%w at %s: the directory holds no ledger (only commands that write create one)", ledger.ErrNoStore, s.dir)
+	}
+	if errors.Is(err, unix.ENOENT) {
+		// An empty directory (made by the user, or a creation cut short) is
+		// initialised; anything else is not ours to write into.
+		if empty, eerr := dirEmptyOrOurs(s.root); eerr != nil || !empty {
+			if eerr != nil {
+				return fmt.Errorf("store %s: %w", s.dir, eerr)
+			}
+			return fmt.Errorf("%w: %s is not empty and is not a ledger store (it has no lock file)", ledger.ErrUnsafeStore, s.dir)
+		}
+		if err := s.init(); err != nil {
+			return err
+		}
+		err = unix.Fstatat(s.root.FD, lockName, &lst, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
+		return fmt.Errorf("store %s: lock file: %w", s.dir, err)
+	}
+	if lst.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%w: %s is not a regular file", ledger.ErrUnsafeStore, s.root.Show(lockName))
+	}
+	if err := checkOwnedIn(s.root, s.root.Show(lockName), &lst); err != nil {
+		return err
+	}
+	for _, sub := range []struct {
+		name string
+		h    *dirh
+	}{{execDir, &s.exec}, {jobsDir, &s.jobs}, {activeDir, &s.active}} {
+		h, err := openSubdir(s.root, sub.name)
+		if errors.Is(err, os.ErrNotExist) {
+			return ledger.Kindf(ledger.ErrCorrupt, "store %s is damaged: it has a lock file but no %s/ directory", s.dir, sub.name)
+		}
+		if err != nil {
+			return err
+		}
+		*sub.h = h
+	}
+	return s.migrateSummaries()
+}
+
+// Close releases the store's directory. The Store must not be used after.
+func (s *Store) Close() error {
+	for _, h := range []*dirh{&s.exec, &s.jobs, &s.active, &s.root} {
+		if h.FD >= 0 {
+			unix.Close(h.FD)
+			h.FD = -1
+		}
+	}
+	return nil
+}
+
+// path is the path a file of the store is shown by (in messages and
+// tests; the store never resolves it).
+func (s *Store) path(elem ...string) string {
+	return filepath.Join(append([]string{s.dir}, elem...)...)
+}
+
+// openSubdir opens the directory name in d (not following a symbolic
+// link) and checks it is a private directory of ours. One that does not
+// exist is os.ErrNotExist.
+func openSubdir(d dirh, name string) (dirh, error) {
+	p := d.Show(name)
+	fd, err := unix.Openat(d.FD, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP || err == unix.ENOTDIR {
+		return dirh{FD: -1}, fmt.Errorf("%w: %s is not a directory", ledger.ErrUnsafeStore, p)
+	}
+	if err != nil {
+		return dirh{FD: -1}, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return dirh{FD: -1}, &os.PathError{Op: "stat", Path: p, Err: err}
+	}
+	if err := checkOwnedIn(d, p, &st); err != nil {
+		unix.Close(fd)
+		return dirh{FD: -1}, err
+	}
+	return dirh{FD: fd, Path: p}, nil
+}
+
+// init creates the subdirectories and, last, the lock file, whose presence
+// marks a complete store. Concurrent initialisers are harmless: every step
+// tolerates "already exists".
+func (s *Store) init() error {
+	for _, d := range []string{execDir, jobsDir, activeDir} {
+		if err := mkdirPrivate(s.root, d); err != nil {
+			return fmt.Errorf("creating store %s: %w", s.dir, err)
+		}
+	}
+	// A new store keeps summaries from the start (see migrateSummaries).
+	if err := createEmpty(s.root, summariesMark); err != nil {
+		return fmt.Errorf("creating store %s: %w", s.dir, err)
+	}
+	if err := s.root.Sync(); err != nil {
+		return fmt.Errorf("creating store %s: %w", s.dir, err)
+	}
+	fd, err := unix.Openat(s.root.FD, lockName, unix.O_CREAT|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("creating store %s: lock file: %w", s.dir, err)
+	}
+	unix.Fchmod(fd, 0o600)
+	unix.Close(fd)
+	if err := s.root.Sync(); err != nil {
+		return fmt.Errorf("creating store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// dirEmptyOrOurs reports whether d holds nothing but (some of) the store's
+// own entries: a store whose creation was cut short or is under way in
+// another process.
+func dirEmptyOrOurs(d dirh) (bool, error) {
+	f, err := openListing(d)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(8)
+	if err != nil && err != io.EOF {
+		return false, err
+	}
+	for _, n := range names {
+		// lock too: a concurrent initialiser may have just finished.
+		if n != execDir && n != jobsDir && n != activeDir && n != lockName && n != summariesMark {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// openListing opens d afresh for reading its entries (a descriptor of its
+// own: the offset of d's is shared by every reader).
+func openListing(d dirh) (*os.File, error) {
+	fd, err := unix.Openat(d.FD, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: d.Path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), d.Path), nil
+}
+
+// mkdirPrivate makes the directory name in d 0700 (0750 where d lets its
+// group read it: durable.DirMode), tolerating one that already exists.
+func mkdirPrivate(d dirh, name string) error {
+	mode := durable.DirMode(d)
+	err := unix.Mkdirat(d.FD, name, mode)
+	if errors.Is(err, unix.EEXIST) {
+		return nil
+	}
+	if err != nil {
+		return &os.PathError{Op: "mkdir", Path: d.Show(name), Err: err}
+	}
+	fd, err := unix.Openat(d.FD, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: d.Show(name), Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchmod(fd, mode); err != nil {
+		return err
+	}
+	durable.Inherit(d, fd, true)
+	return nil
+}
+
+// checkOwned refuses a file or directory not owned by the effective uid, or
+// writable by group or others.
+func checkOwned(path string, st *unix.Stat_t) error {
+	if uid := uint32(os.Geteuid()); st.Uid != uid {
+		return fmt.Errorf("%w: %s is owned by uid %d, not by you (uid %d)", ledger.ErrUnsafeStore, path, st.Uid, uid)
+	}
+	if st.Mode&0o022 != 0 {
+		return fmt.Errorf("%w: %s is writable by group or others (mode %04o); chmod go-w it", ledger.ErrUnsafeStore, path, st.Mode&0o7777)
+	}
+	return nil
+}
+
+// Magic numbers (statfs f_type) of file systems where flock is emulated,
+// advisory per client or not coherent across hosts.
+var networkFS = map[int64]string{
+	0x6969:     "NFS",
+	0x517b:     "SMB",
+	0xff534d42: "CIFS",
+	0xfe534d42: "SMB2",
+	0x5346414f: "AFS",
+	0x01021997: "9P",
+}
+
+// checkFS refuses a store on a network file system.
+func checkFS(d dirh) error {
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(d.FD, &fs); err != nil {
+		return fmt.Errorf("store %s: statfs: %w", d.Path, err)
+	}
+	return checkFSType(d.Path, int64(fs.Type))
+}
+
+func checkFSType(dir string, magic int64) error {
+	if name, ok := networkFS[magic&0xffffffff]; ok {
+		return fmt.Errorf("%w: %s is on %s, where flock is not reliable; put the ledger on a local file system", ledger.ErrUnsafeStore, dir, name)
+	}
+	return nil
+}
+
+// createEmpty creates the empty marker file name in d (0600, or 0640 as
+// durable.FileMode says); one that already exists is fine (nothing is
+// written into it).
+func createEmpty(d dirh, name string) error {
+	mode := durable.FileMode(d)
+	fd, err := unix.Openat(d.FD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return &os.PathError{Op: "create", Path: d.Show(name), Err: err}
+	}
+	durable.Inherit(d, fd, false)
+	return unix.Close(fd)
+}
+
+// linkMarker makes the index marker name in d a hard link to src (the
+// job's membership marker, an empty file 0600), so that a claim's two
+// markers cost one inode and no data block. A marker that already exists
+// is fine; where src cannot take another link (EMLINK, EPERM, EXDEV: some
+// file systems) an empty marker is created instead. Nothing ever reads a
+// marker's content.
+func linkMarker(src durable.Pending, d dirh, name string) error {
+	err := unix.Linkat(src.Dir.FD, src.Temp, d.FD, name, 0)
+	switch err {
+	case nil, unix.EEXIST:
+		return nil
+	case unix.EMLINK, unix.EPERM, unix.EXDEV, unix.EOPNOTSUPP:
+		return createEmpty(d, name)
+	}
+	return &os.LinkError{Op: "link", Old: src.Dir.Show(src.Temp), New: d.Show(name), Err: err}
+}
+
+// readSmall reads the small regular file name in d without following a
+// symlink and without blocking on a FIFO. A missing file is
+// os.ErrNotExist.
+func readSmall(d dirh, name string, limit int) ([]byte, error) {
+	b, _, err := readSmallIno(d, name, limit)
+	return b, err
+}
+
+// readSmallIno is readSmall that also returns the inode it read.
+func readSmallIno(d dirh, name string, limit int) ([]byte, uint64, error) {
+	path := d.Show(name)
+	fd, err := unix.Openat(d.FD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ELOOP {
+			return nil, 0, fmt.Errorf("%w: %s is a symbolic link", ledger.ErrCorrupt, path)
+		}
+		return nil, 0, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	if readHook != nil {
+		readHook(name)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, 0, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, 0, fmt.Errorf("%w: %s is not a regular file", ledger.ErrCorrupt, path)
+	}
+	if err := checkOwnedIn(d, path, &st); err != nil {
+		return nil, 0, err
+	}
+	if st.Size > int64(limit) {
+		return nil, 0, fmt.Errorf("%w: %s is larger than %d bytes", ledger.ErrCorrupt, path, limit)
+	}
+	buf := make([]byte, st.Size+1)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, 0, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return buf[:n], uint64(st.Ino), nil
+}
+
+// Gone reports whether the store's directory, or its lock file, was
+// removed since Open (a store made at its path since is another store: this
+// one never resolves its path again).
+func (s *Store) Gone() bool {
+	var st unix.Stat_t
+	if err := unix.Fstat(s.root.FD, &st); err == nil && st.Nlink == 0 {
+		return true
+	}
+	return unix.Fstatat(s.root.FD, lockName, &st, unix.AT_SYMLINK_NOFOLLOW) == unix.ENOENT
+}
+
+// Location returns the store's directory: where it is, for messages.
+func (s *Store) Location() string { return s.dir }

@@ -1,0 +1,78 @@
+package ledger
+
+import (
+	"time"
+
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// ClaimOptions are the optional parts of a claim.
+type ClaimOptions struct {
+	// Owner is the claiming process (required), e.g. from LocalOwner.
+	Owner Owner
+	// Source is free text naming who dispatched the claim (cron, a host...).
+	Source string
+	// Instant, if not zero, is the scheduled instant: the claim is refused
+	// while JOB has an execution for it that is claimed, running, completed
+	// or unknown (failed and abandoned may retry). A claimed or running
+	// holder whose owner is dead is recovered first, like Exclusive does,
+	// so a claimer that crashed before starting does not block a retry.
+	// Any time zone; it is stored in UTC.
+	Instant time.Time
+	// Exclusive refuses the claim while JOB has a claimed or running
+	// execution whose owner is alive (or cannot be judged); dead owners of
+	// JOB are recovered first.
+	Exclusive bool
+	// Every, if not zero, refuses the claim (an error for which
+	// errors.Is(err, ErrNotDue) and errors.Is(err, ErrRefused) both hold)
+	// while JOB has an execution that completed within Every before now
+	// (its FinishedAt), or one that is live (claimed, claimed+fenced,
+	// running; dead owners recovered first, as Exclusive does). It is
+	// evaluated under the same lock (transaction) as the claim, so that
+	// across processes, and hosts on a shared store, a period gets at most
+	// one run. Negative is ErrBadInput.
+	Every time.Duration
+	// Grace is the recovery grace for fenced claims (0: DefaultGrace).
+	Grace time.Duration
+	// Child, if set, is the payload of ledger run, forked and held before
+	// its first instruction: the execution is claimed and started in one
+	// update, with the child recorded (claimed_at = started_at).
+	Child proc.ID
+	// ID, if set, is the id to give the execution instead of a fresh one:
+	// ledger run puts it in the payload's environment before the fork. It
+	// must come from NewID; an id already in the store is refused
+	// (ErrBadInput). Ids sort like claim times only to within the time
+	// between NewID and the claim.
+	ID string
+}
+
+// BeatOptions are the optional parts of a beat.
+type BeatOptions struct {
+	// Note, if not nil, replaces the execution's progress note ("" clears
+	// it); nil keeps the note of the last beat.
+	Note *string
+	// IfLatest refuses the beat when the execution's job has a newer
+	// execution: the beat is about an attempt that is no longer current.
+	IfLatest bool
+}
+
+// PruneOptions select the terminal records Prune drops. The zero value
+// drops every terminal record.
+type PruneOptions struct {
+	// Job, if set, limits the prune to that job's records.
+	Job string
+	// Keep keeps the Keep newest terminal records of each job.
+	Keep int
+	// OlderThan, if not zero, drops only records finished more than
+	// OlderThan ago.
+	OlderThan time.Duration
+	// DryRun selects and returns the records as Prune would, and deletes
+	// nothing (not even the leftovers of interrupted writes).
+	DryRun bool
+}
+
+// Filter selects executions for List; empty fields match everything.
+type Filter struct {
+	Job    string
+	Status Status
+}
