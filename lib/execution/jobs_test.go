@@ -92,7 +92,7 @@ func TestRunJob(t *testing.T) {
 			if tt.before != nil {
 				tt.before(t, st)
 			}
-			before, err := st.List(ledger.Filter{})
+			before, err := ledger.List(st, ledger.Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +122,7 @@ func TestRunJob(t *testing.T) {
 			if did != tt.ran {
 				t.Errorf("payload ran = %v; want %v", did, tt.ran)
 			}
-			after, err := st.List(ledger.Filter{})
+			after, err := ledger.List(st, ledger.Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -63,7 +63,7 @@ func TestSpawnJobClaims(t *testing.T) {
 			if errb.Len() > 0 {
 				t.Errorf("stderr = %q; want nothing said", errb)
 			}
-			recs, err := st.List(ledger.Filter{})
+			recs, err := ledger.List(st, ledger.Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}

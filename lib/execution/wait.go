@@ -114,7 +114,7 @@ func waitAny(hs []*proc.Handle, d time.Duration, sigs <-chan os.Signal) (ended b
 func liveExecutions(st ledger.Ledger, job string) ([]ledger.Record, error) {
 	var live []ledger.Record
 	for _, status := range []ledger.Status{ledger.Claimed, ledger.Running} {
-		recs, err := st.List(ledger.Filter{Job: job, Status: status})
+		recs, err := ledger.List(st, ledger.Filter{Job: job, Status: status})
 		if err != nil {
 			return nil, err
 		}

@@ -97,8 +97,14 @@ type Ledger interface {
 	Get(id string) (Record, error)
 	// Latest returns job's newest execution (the last one claimed).
 	Latest(job string) (Record, error)
-	// List returns the executions matching f, oldest first.
-	List(f Filter) ([]Record, error)
+	// Each calls fn with each execution matching f, oldest first, one at
+	// a time: a store holds a bounded number of records in memory
+	// whatever it stores (List collects them). fn's first error ends the
+	// walk and is returned as it is. fn must not call the store. Records
+	// that cannot be read are passed over and reported together after the
+	// others (wrapping ErrCorrupt). The walk need not be one snapshot:
+	// an execution that changes meanwhile may be seen in either state.
+	Each(f Filter, fn func(Record) error) error
 	// Prune deletes terminal executions selected by o and returns them;
 	// a pruned completed or unknown execution's (job, instant) stays taken.
 	Prune(o PruneOptions) ([]Record, error)

@@ -71,8 +71,20 @@ type PruneOptions struct {
 	DryRun bool
 }
 
-// Filter selects executions for List; empty fields match everything.
+// Filter selects executions for Each and List; empty fields match
+// everything.
 type Filter struct {
 	Job    string
 	Status Status
+}
+
+// List returns the executions of st matching f, oldest first (Ledger.Each,
+// collected), with Each's error: what could be read is returned even then.
+func List(st Ledger, f Filter) ([]Record, error) {
+	var out []Record
+	err := st.Each(f, func(r Record) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
 }

@@ -4,10 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -18,23 +15,59 @@ import (
 // printRecords prints recs as --json lines, as one --field value per line,
 // or as an aligned table with a header.
 func (inv *invocation) printRecords(recs []ledger.Record, field string) error {
-	w := bufio.NewWriter(inv.tool.Stdout)
-	defer w.Flush()
-	switch {
-	case field != "":
-		for _, r := range recs {
-			v, err := r.Field(field)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(w, v)
+	p := inv.newPrinter(field)
+	for _, r := range recs {
+		if err := p.add(r); err != nil {
+			return err
 		}
-	case inv.g.JSON:
-		return writeJSON(w, recs)
-	default:
-		writeTable(w, recs)
 	}
-	return nil
+	return p.flush()
+}
+
+// printer prints records as printRecords does, one at a time: --json lines
+// and --field values are written as they come, in bounded memory however
+// many there are; a table, whose columns are as wide as its widest cell,
+// is written by flush.
+type printer struct {
+	w     *bufio.Writer
+	field string
+	enc   *json.Encoder // --json
+	table table
+}
+
+func (inv *invocation) newPrinter(field string) *printer {
+	p := &printer{w: bufio.NewWriter(inv.tool.Stdout), field: field}
+	if field == "" && inv.g.JSON {
+		p.enc = json.NewEncoder(p.w)
+		p.enc.SetEscapeHTML(false)
+	}
+	return p
+}
+
+// add prints r, or keeps it for the table.
+func (p *printer) add(r ledger.Record) error {
+	switch {
+	case p.field != "":
+		v, err := r.Field(p.field)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(p.w, v)
+		return err
+	case p.enc != nil:
+		return p.enc.Encode(r)
+	default:
+		p.table.add(r)
+		return nil
+	}
+}
+
+// flush writes the table, if any, and what is buffered.
+func (p *printer) flush() error {
+	if p.field == "" && p.enc == nil {
+		p.table.write(p.w)
+	}
+	return p.w.Flush()
 }
 
 // checkField validates --field before anything is done, so a typo is a
@@ -45,57 +78,6 @@ func checkField(field string) error {
 	}
 	_, err := ledger.Record{}.Field(field)
 	return err
-}
-
-func writeJSON(w io.Writer, recs []ledger.Record) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeTable(w io.Writer, recs []ledger.Record) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	// BEAT and NOTE only where some execution was beaten: the table of
-	// executions that never were stays as it always was.
-	beats := false
-	for _, r := range recs {
-		beats = beats || !r.BeatAt.IsZero()
-	}
-	head := "ID\tJOB\tSTATUS\tINSTANT\tOWNER\tCLAIMED\tFINISHED\tEXIT\tERROR"
-	if beats {
-		head += "\tBEAT\tNOTE"
-	}
-	fmt.Fprintln(tw, head)
-	for _, r := range recs {
-		st := string(r.Status)
-		if r.Fenced && r.Status == ledger.Claimed {
-			st = "claimed+fenced"
-		}
-		exit := "-"
-		if r.ExitCode != nil {
-			exit = strconv.Itoa(*r.ExitCode)
-		}
-		errMsg := escapeControl(r.Error)
-		if errMsg == "" {
-			errMsg = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", r.ID, r.Job, st, tableTime(r.Instant),
-			r.Owner.ID(), tableTime(r.ClaimedAt), tableTime(r.FinishedAt), exit, errMsg)
-		if beats {
-			note := escapeControl(r.Note)
-			if note == "" {
-				note = "-"
-			}
-			fmt.Fprintf(tw, "\t%s\t%s", tableTime(r.BeatAt), note)
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
 }
 
 // escapeControl makes free text (an --error, a --note) safe for a human

@@ -75,13 +75,14 @@ func (c *listCmd) Run(inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	recs, err := st.List(f)
+	// Print what could be read, then report what could not (exit 3).
+	p := inv.newPrinter(c.Field)
+	err = st.Each(f, p.add)
+	if perr := p.flush(); perr != nil && err == nil {
+		err = perr
+	}
 	if cerr := st.Close(); cerr != nil && err == nil {
 		err = cerr
-	}
-	// Print what could be read, then report what could not (exit 3).
-	if perr := inv.printRecords(recs, c.Field); perr != nil {
-		return perr
 	}
 	return err
 }

@@ -459,7 +459,7 @@ func fullStore(mnt string) error {
 		return fmt.Errorf("full store: %v; want ENOSPC as a system error", fullErr)
 	}
 	verify := func(when string) error {
-		list, err := s.List(ledger.Filter{})
+		list, err := ledger.List(s, ledger.Filter{})
 		if err != nil {
 			return fmt.Errorf("%s: List = %v", when, err)
 		}

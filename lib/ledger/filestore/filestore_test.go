@@ -81,7 +81,7 @@ func TestCorruptRecord(t *testing.T) {
 	if _, err := s.Start(bad.ID, nil); !errors.Is(err, ledger.ErrCorrupt) {
 		t.Errorf("Start(corrupt) = %v; want ErrCorrupt", err)
 	}
-	list, err := s.List(ledger.Filter{})
+	list, err := ledger.List(s, ledger.Filter{})
 	if !errors.Is(err, ledger.ErrCorrupt) || len(list) != 1 || list[0].ID != good.ID {
 		t.Errorf("List = %v, %v; want the good record and ErrCorrupt", list, err)
 	}
@@ -172,7 +172,7 @@ func TestNoScan(t *testing.T) {
 		t.Errorf("single-record operations listed %v; want no listing of exec/ or jobs/j", listed)
 	}
 	// The hook does see listings: List must read the job's directory.
-	if _, err := s.List(ledger.Filter{Job: "j"}); err != nil {
+	if _, err := ledger.List(s, ledger.Filter{Job: "j"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(listed) == 0 {

@@ -47,7 +47,7 @@ func TestPruneDryRun(t *testing.T) {
 				}
 				return out
 			}
-			before, err := s.List(ledger.Filter{})
+			before, err := ledger.List(s, ledger.Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestPruneDryRun(t *testing.T) {
 			if err != nil || len(preview) != tt.want {
 				t.Fatalf("Prune(%+v) = %v, %v; want %d records", o, ids(preview), err, tt.want)
 			}
-			after, err := s.List(ledger.Filter{})
+			after, err := ledger.List(s, ledger.Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}

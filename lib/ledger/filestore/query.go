@@ -97,21 +97,23 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 	return ledger.Record{}, ledger.Kindf(ledger.ErrNotFound, "job %s has no execution", job)
 }
 
-// List returns the executions matching f, oldest first. Records that cannot
-// be read are left out and reported together in the error (wrapping
-// ledger.ErrCorrupt), so the others are still listed.
-func (s *Store) List(f ledger.Filter) ([]ledger.Record, error) {
+// Each calls fn with each execution matching f, oldest first, reading
+// one record at a time: what it holds besides is the names of the
+// directory it walks (exec/, the job's, or active/). Records that cannot
+// be read are passed over and reported together after the others
+// (wrapping ledger.ErrCorrupt).
+func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 	if f.Job != "" {
 		if err := ledger.ValidJob(f.Job); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if f.Status != "" && !f.Status.Valid() {
 		_, err := ledger.ParseStatus(string(f.Status))
-		return nil, err
+		return err
 	}
 	if f.Status == ledger.Claimed || f.Status == ledger.Running {
-		return s.listActive(f)
+		return s.eachActive(f, fn)
 	}
 	var ids []string
 	var err error
@@ -121,9 +123,8 @@ func (s *Store) List(f ledger.Filter) ([]ledger.Record, error) {
 		ids, err = s.execIDs()
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []ledger.Record
 	var errs []error
 	for _, id := range ids {
 		r, err := s.readRecord(id)
@@ -135,18 +136,20 @@ func (s *Store) List(f ledger.Filter) ([]ledger.Record, error) {
 			continue
 		}
 		if (f.Job == "" || r.Job == f.Job) && (f.Status == "" || r.Status == f.Status) {
-			out = append(out, r)
+			if err := fn(r); err != nil {
+				return err
+			}
 		}
 	}
-	return out, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
-// listActive is List for a status that is not terminal: every such
+// eachActive is Each for a status that is not terminal: every such
 // execution has an active marker (made before its record), so only
 // active/ is read, whatever the store holds.
-func (s *Store) listActive(f ledger.Filter) ([]ledger.Record, error) {
-	var out []ledger.Record
+func (s *Store) eachActive(f ledger.Filter, fn func(ledger.Record) error) error {
 	var errs []error
+	var fnErr error
 	err := s.scanActive(func(id, job string) error {
 		if f.Job != "" && job != f.Job {
 			return nil
@@ -157,9 +160,13 @@ func (s *Store) listActive(f ledger.Filter) ([]ledger.Record, error) {
 		case err != nil:
 			errs = append(errs, err)
 		case r.Job == job && r.Status == f.Status:
-			out = append(out, r)
+			fnErr = fn(r)
+			return fnErr
 		}
 		return nil
 	})
-	return out, errors.Join(append(errs, err)...)
+	if fnErr != nil {
+		return fnErr
+	}
+	return errors.Join(append(errs, err)...)
 }

@@ -105,12 +105,12 @@ func (s *Store) settle(job string, done []ledger.Record) error {
 // nothing.
 func (s *Store) countHeld(job string) (jobSummary, error) {
 	var js jobSummary
-	recs, err := s.List(ledger.Filter{Job: job})
-	for _, r := range recs {
+	err := s.Each(ledger.Filter{Job: job}, func(r ledger.Record) error {
 		if r.Status.Terminal() {
 			js.count(r)
 		}
-	}
+		return nil
+	})
 	return js, err
 }
 
@@ -119,14 +119,14 @@ func (s *Store) countHeld(job string) (jobSummary, error) {
 // with the lock held.
 func (s *Store) rebuildSummary(job string) (jobSummary, error) {
 	var js jobSummary
-	recs, err := s.List(ledger.Filter{Job: job})
-	if err != nil {
-		return js, err
-	}
-	for _, r := range recs {
+	err := s.Each(ledger.Filter{Job: job}, func(r ledger.Record) error {
 		if r.Status.Terminal() {
 			js.count(r)
 		}
+		return nil
+	})
+	if err != nil {
+		return js, err
 	}
 	err = s.scanActive(func(id, j string) error {
 		if j == job {

@@ -109,7 +109,7 @@ func TestSpareExchange(t *testing.T) {
 	if _, err := s.Prune(ledger.PruneOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if list, err := s.List(ledger.Filter{}); err != nil || len(list) != 1 || list[0].ID != r.ID {
+	if list, err := ledger.List(s, ledger.Filter{}); err != nil || len(list) != 1 || list[0].ID != r.ID {
 		t.Errorf("List after prune = %d records, %v; want only the running %s", len(list), err, r.ID)
 	}
 }

@@ -95,7 +95,7 @@ func TestStoreNotRedirected(t *testing.T) {
 	must(t)(s.Start(open.ID, nil))
 	must(t)(s.Finish(open.ID, ledger.Completed, nil, ""))
 	c := mustClaim(t, s, "j", ledger.ClaimOptions{Exclusive: true})
-	if list, err := s.List(ledger.Filter{}); err != nil || len(list) != 3 {
+	if list, err := ledger.List(s, ledger.Filter{}); err != nil || len(list) != 3 {
 		t.Errorf("List = %d records, %v; want the store's own 3", len(list), err)
 	}
 	must(t)(s.Finish(c.ID, ledger.Failed, nil, ""))

@@ -40,7 +40,7 @@ func oldStore(t *testing.T, dir string) []ledger.Record {
 			must(t)(s.Start(r.ID, nil))
 		}
 	}
-	recs, err := s.List(ledger.Filter{})
+	recs, err := ledger.List(s, ledger.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestMigrateSummaries(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s2.Close()
-			recs, _ = s2.List(ledger.Filter{})
+			recs, _ = ledger.List(s2, ledger.Filter{})
 			checkSummaries(t, s2, recs, true)
 		})
 	}
@@ -121,7 +121,7 @@ func TestSummariesCost(t *testing.T) {
 	if _, err := s.Claim("j", ledger.ClaimOptions{Owner: ledgertest.Self(t), Every: time.Hour}); !errors.Is(err, ledger.ErrNotDue) {
 		t.Fatalf("Claim(Every) = %v; want ErrNotDue", err)
 	}
-	if got, err := s.List(ledger.Filter{Status: ledger.Running}); err != nil || len(got) != 1 || got[0].ID != live.ID {
+	if got, err := ledger.List(s, ledger.Filter{Status: ledger.Running}); err != nil || len(got) != 1 || got[0].ID != live.ID {
 		t.Fatalf("List(running) = %v, %v; want %s", got, err, live.ID)
 	}
 	for _, d := range listed {

@@ -217,7 +217,7 @@ func testPruneJob(t *testing.T, h Harness) {
 	if err != nil || len(got) != 2 || got[0].ID != js[0] || got[1].ID != js[1] {
 		t.Fatalf("Prune(job, keep 1) = %v, %v; want %v", got, err, js[:2])
 	}
-	if list, err := s.List(ledger.Filter{Job: "k"}); err != nil || len(list) != 3 {
+	if list, err := ledger.List(s, ledger.Filter{Job: "k"}); err != nil || len(list) != 3 {
 		t.Fatalf("List(k) after pruning job = %d records, %v; want 3", len(list), err)
 	}
 	if _, err := s.Prune(ledger.PruneOptions{Job: "bad/job"}); !errors.Is(err, ledger.ErrBadInput) {

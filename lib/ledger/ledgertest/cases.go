@@ -309,7 +309,7 @@ func testPrune(t *testing.T, h Harness) {
 	if err != nil || len(got) != 3 {
 		t.Fatalf("Prune() = %v, %v; want 3 records", got, err)
 	}
-	list, err := s.List(ledger.Filter{})
+	list, err := ledger.List(s, ledger.Filter{})
 	if err != nil || len(list) != 1 || list[0].ID != open.ID {
 		t.Fatalf("List after prune = %v, %v; want only the open claim", list, err)
 	}
@@ -366,7 +366,7 @@ func testRaceGoroutines(t *testing.T, h Harness) {
 	if adopted != 1 || claimed != 1 {
 		t.Fatalf("winners: adopt %d, claim %d; want 1 and 1", adopted, claimed)
 	}
-	if list, _ := s.List(ledger.Filter{Job: "tick"}); len(list) != 1 {
+	if list, _ := ledger.List(s, ledger.Filter{Job: "tick"}); len(list) != 1 {
 		t.Fatalf("List(tick) = %d records; want 1", len(list))
 	}
 }

@@ -63,6 +63,7 @@ func RunConformance(t *testing.T, h Harness) {
 		{"ClaimStarted", testClaimStarted},
 		{"Recover", testRecover},
 		{"Latest", testLatest},
+		{"Each", testEach},
 		{"Prune", testPrune},
 		{"RaceGoroutines", testRaceGoroutines},
 		{"Beat", testBeat},

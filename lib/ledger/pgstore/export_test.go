@@ -8,3 +8,9 @@ func RecordColumnNames() []string {
 	}
 	return names
 }
+
+// SetPage makes s's Each read n rows per statement.
+func SetPage(s *Store, n int) { s.pageSize = n }
+
+// EachPage is eachPage, for BenchmarkEach.
+const EachPage = eachPage

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,31 +61,92 @@ type noExecution string
 func (e noExecution) Error() string { return string(e) }
 func (e noExecution) Unwrap() error { return ledger.ErrNotFound }
 
-// List returns the executions matching f, oldest first.
-func (s *Store) List(f ledger.Filter) ([]ledger.Record, error) {
+// eachPage is how many rows Each fetches per statement (Store.pageSize):
+// its memory bound, and short statements however slowly fn takes them.
+const eachPage = 1000
+
+// Each calls fn with each execution matching f, oldest first, through a
+// cursor in a read-only transaction: the rows are sorted once, as one
+// SELECT would, and fetched s.pageSize at a time, fn called between the
+// fetches. The store's connection is Each's until the walk ends (other
+// callers of the store wait; fn must not call it). Unlike the file store's
+// walk, it is one snapshot.
+func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 	if f.Job != "" {
 		if err := ledger.ValidJob(f.Job); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if f.Status != "" {
 		if _, err := ledger.ParseStatus(string(f.Status)); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	var out []ledger.Record
-	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
-		var err error
-		out, err = s.list(ctx, c, `($1 = '' OR job = $1) AND ($2 = '' OR status = $2)`, "", f.Job, string(f.Status))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.doLocked(func(ctx context.Context, c *pgx.Conn) error {
+		if _, err := c.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`); err != nil {
+			return err
+		}
+		_, err := c.Exec(ctx, `DECLARE tether_each NO SCROLL CURSOR FOR SELECT `+cols+` FROM tether.executions
+			WHERE NOT pruned AND ($1 = '' OR job = $1) AND ($2 = '' OR status = $2) ORDER BY seq`, f.Job, string(f.Status))
 		return err
 	})
+	if err == nil {
+		err = s.fetchEach(fn)
+	}
+	// The transaction ends whatever happened; on a connection that
+	// failed there is none left to end, and the error is err's.
+	if s.conn != nil && !s.conn.IsClosed() {
+		if rerr := s.doLocked(func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, `ROLLBACK`)
+			return err
+		}); err == nil {
+			err = rerr
+		}
+	}
 	if err := s.noStore(err); err != nil {
-		return nil, err
+		return err
 	}
 	if missingSchema(err) {
-		return nil, nil
+		return nil
 	}
-	return out, err
+	return err
+}
+
+// fetchEach fetches the rows of Each's cursor, a page per statement, and
+// passes them to fn. Called with s.mu held.
+func (s *Store) fetchEach(fn func(ledger.Record) error) error {
+	fetch := `FETCH ` + strconv.Itoa(s.pageSize) + ` FROM tether_each`
+	for {
+		var page []ledger.Record
+		err := s.doLocked(func(ctx context.Context, c *pgx.Conn) error {
+			rows, err := c.Query(ctx, fetch)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				r, err := scanRecord(rows)
+				if err != nil {
+					return err
+				}
+				page = append(page, r)
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if len(page) < s.pageSize {
+			return nil
+		}
+	}
 }
 
 // noStore is ErrNoStore for a read (Options.Existing) that found no

@@ -129,6 +129,9 @@ type Store struct {
 	loc      string
 	password string
 	opts     Options
+	// pageSize is how many rows Each fetches per statement (eachPage;
+	// tests make it small).
+	pageSize int
 }
 
 var _ ledger.Ledger = (*Store)(nil)
@@ -142,7 +145,7 @@ func Open(loc string, o Options) (*Store, error) {
 	if o.StatementTimeout <= 0 {
 		o.StatementTimeout = DefaultStatementTimeout
 	}
-	s := &Store{loc: location.Redact(loc), opts: o}
+	s := &Store{loc: location.Redact(loc), opts: o, pageSize: eachPage}
 	if !location.IsPostgres(loc) {
 		return nil, fmt.Errorf("%w: %s is not a postgres:// URL", ledger.ErrBadInput, s.loc)
 	}
@@ -247,6 +250,11 @@ func (s *Store) Close() error {
 func (s *Store) do(fn func(ctx context.Context, c *pgx.Conn) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.doLocked(fn)
+}
+
+// doLocked is do for a caller that holds s.mu (Each, across statements).
+func (s *Store) doLocked(fn func(ctx context.Context, c *pgx.Conn) error) error {
 	if s.cfg == nil {
 		return fmt.Errorf("%w: %s is closed", ErrUnavailable, s.loc)
 	}
