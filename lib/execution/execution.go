@@ -423,7 +423,7 @@ func retain(warn func(format string, args ...any), st ledger.Ledger, o Options) 
 			}
 		}
 	}
-	if _, err := st.Prune(ledger.PruneOptions{Job: o.Job, Keep: o.Keep}); err != nil {
+	if _, err := st.Prune(ledger.PruneOptions{Job: o.Job, Keep: o.Keep}, nil); err != nil {
 		warn("cannot prune %s to its newest %d executions: %v", o.Job, o.Keep, err)
 	}
 }

@@ -105,9 +105,14 @@ type Ledger interface {
 	// others (wrapping ErrCorrupt). The walk need not be one snapshot:
 	// an execution that changes meanwhile may be seen in either state.
 	Each(f Filter, fn func(Record) error) error
-	// Prune deletes terminal executions selected by o and returns them;
-	// a pruned completed or unknown execution's (job, instant) stays taken.
-	Prune(o PruneOptions) ([]Record, error)
+	// Prune deletes the terminal executions o selects and returns how
+	// many; a pruned completed or unknown execution's (job, instant) stays
+	// taken. fn, if not nil, is called with each, as it was before the
+	// prune, job by job (jobs in name order) and oldest first within a
+	// job, in bounded memory however many there are (Pruned collects
+	// them). A failing fn is not called again; the prune goes on, and
+	// fn's error is returned with the count. fn must not call the store.
+	Prune(o PruneOptions, fn func(Record) error) (int, error)
 
 	// Summaries returns the summary of each named job (every job when
 	// none is named), ordered by job name; a named job with nothing stored

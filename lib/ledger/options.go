@@ -66,8 +66,8 @@ type PruneOptions struct {
 	// OlderThan, if not zero, drops only records finished more than
 	// OlderThan ago.
 	OlderThan time.Duration
-	// DryRun selects and returns the records as Prune would, and deletes
-	// nothing (not even the leftovers of interrupted writes).
+	// DryRun selects, counts and passes on the records as Prune would,
+	// and deletes nothing (not even the leftovers of interrupted writes).
 	DryRun bool
 }
 
@@ -83,6 +83,17 @@ type Filter struct {
 func List(st Ledger, f Filter) ([]Record, error) {
 	var out []Record
 	err := st.Each(f, func(r Record) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// Pruned prunes st as o says (Ledger.Prune) and returns the records it
+// deleted (with o.DryRun, would delete), in Prune's order.
+func Pruned(st Ledger, o PruneOptions) ([]Record, error) {
+	var out []Record
+	_, err := st.Prune(o, func(r Record) error {
 		out = append(out, r)
 		return nil
 	})

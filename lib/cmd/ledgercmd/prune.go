@@ -1,6 +1,8 @@
 package ledgercmd
 
 import (
+	"fmt"
+
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
@@ -24,12 +26,19 @@ func (c *pruneCmd) Run(inv *invocation) error {
 		return err
 	}
 	o := ledger.PruneOptions{Keep: int(c.Keep), OlderThan: c.OlderThan.D(), DryRun: c.DryRun}
-	recs, err := st.Prune(o)
-	if c.DryRun {
-		if perr := inv.printRecords(recs, ""); perr != nil {
-			return perr
+	// --dry-run lists what would go, as list does; prune prints how many
+	// went, or with --json each one. Either way the records stream.
+	if !c.DryRun && !inv.g.JSON {
+		n, err := st.Prune(o, nil)
+		if _, perr := fmt.Fprintln(inv.tool.Stdout, n); perr != nil && err == nil {
+			err = perr
 		}
 		return err
 	}
-	return inv.printAffected(recs, err)
+	p := inv.newPrinter("")
+	_, err = st.Prune(o, p.add)
+	if perr := p.flush(); perr != nil && err == nil {
+		err = perr
+	}
+	return err
 }

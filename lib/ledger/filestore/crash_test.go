@@ -126,7 +126,7 @@ func writer(dir, seed string) int {
 			check(err)
 		case 4:
 			if rnd.IntN(10) == 0 && os.Getenv("LEDGER_TEST_NO_PRUNE") == "" {
-				_, err = s.Prune(ledger.PruneOptions{Keep: 3})
+				_, err = ledger.Pruned(s, ledger.PruneOptions{Keep: 3})
 				check(err)
 			}
 		}

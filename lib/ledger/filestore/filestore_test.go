@@ -89,7 +89,7 @@ func TestCorruptRecord(t *testing.T) {
 		t.Errorf("Get(good) = %v", err)
 	}
 	// Prune never deletes what it cannot read.
-	if _, err := s.Prune(ledger.PruneOptions{}); !errors.Is(err, ledger.ErrCorrupt) {
+	if _, err := ledger.Pruned(s, ledger.PruneOptions{}); !errors.Is(err, ledger.ErrCorrupt) {
 		t.Errorf("Prune = %v; want ErrCorrupt reported", err)
 	}
 	if _, err := os.Lstat(p); err != nil {
@@ -315,7 +315,7 @@ func TestPruneMarkers(t *testing.T) {
 	mustClaim(t, s, "j", ledger.ClaimOptions{})
 	other := mustClaim(t, s, "k", ledger.ClaimOptions{})
 	must(t)(s.Finish(other.ID, ledger.Failed, nil, ""))
-	if got, err := s.Prune(ledger.PruneOptions{}); err != nil || len(got) != 6 {
+	if got, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil || len(got) != 6 {
 		t.Fatalf("Prune() = %v, %v; want 6 records", got, err)
 	}
 	if names, _ := readNames(s.jobDirForTest(t, "j")); len(names) != 3 { // the open claim, _latest, _summary

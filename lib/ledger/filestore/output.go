@@ -249,15 +249,15 @@ func readSmallPrefix(d dirh, name string, n int) ([]byte, error) {
 
 // pruneOutputs deletes the output of each dropped execution and, with
 // sweep, the leftovers of killed writers. Called with the lock held.
-func (s *Store) pruneOutputs(dropped []ledger.Record, sweep bool) {
+func (s *Store) pruneOutputs(dropped []string, sweep bool) {
 	d, err := s.outputs(false)
 	if err != nil {
 		return
 	}
 	defer unix.Close(d.FD)
-	for _, r := range dropped {
-		unix.Unlinkat(d.FD, r.ID, 0)
-		unix.Unlinkat(d.FD, tmpPrefix+r.ID, 0)
+	for _, id := range dropped {
+		unix.Unlinkat(d.FD, id, 0)
+		unix.Unlinkat(d.FD, tmpPrefix+id, 0)
 	}
 	if !sweep {
 		return

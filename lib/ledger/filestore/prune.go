@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,35 +15,39 @@ import (
 )
 
 // Prune deletes terminal records (never claimed or running ones) selected
-// by o and returns them. The (job, instant) of a pruned completed or unknown
-// execution stays taken: its slot becomes a tombstone first. Prune also
-// deletes files left behind by interrupted writes. Unreadable records are
-// never deleted; they are reported in the error.
+// by o, passes each to fn (if not nil) as it was before the prune, and
+// returns how many it deleted. The (job, instant) of a pruned completed or
+// unknown execution stays taken: its slot becomes a tombstone first. Prune
+// also deletes files left behind by interrupted writes. Unreadable records
+// are never deleted; they are reported in the error.
 //
-// It works job by job, reading one job's records at a time, so that its
-// memory is bounded by the largest job (and what it returns); with o.Job
-// it reads that job's directory and records only, and active/ (which holds
-// only executions not yet finished): after each finish, Prune{Job, Keep}
-// costs what the job keeps, not what the store holds.
-func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
+// It works job by job (in name order), and within a job reads its records
+// newest first, deciding each as it goes (the newest o.Keep terminal ones
+// stay), so that it holds no record: only the ids, statuses and instants
+// of what it drops. fn's records are read again, oldest first, before any
+// of the job's is deleted. With o.Job it reads that job's directory and
+// records only, and active/ (which holds only executions not yet
+// finished): after each finish, Prune{Job, Keep} costs what the job keeps,
+// not what the store holds.
+func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int, error) {
 	if o.Keep < 0 || o.OlderThan < 0 {
-		return nil, ledger.BadInputf("--keep and --older-than must not be negative")
+		return 0, ledger.BadInputf("--keep and --older-than must not be negative")
 	}
 	jobs := []string{o.Job}
 	if o.Job != "" {
 		if err := ledger.ValidJob(o.Job); err != nil {
-			return nil, err
+			return 0, err
 		}
 	}
 	unlock, err := s.lock()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer unlock()
 	if o.Job == "" {
 		names, err := readNames(s.jobs)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		jobs = jobs[:0]
 		for _, n := range names {
@@ -59,44 +63,61 @@ func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
 		// before any is deleted.
 		s.pruneActive(o.Job)
 	}
-	now := s.clock()
-	var drop []ledger.Record
+	p := pruner{s: s, o: o, now: s.clock(), fn: fn}
 	var errs []error
 	for _, job := range jobs {
-		d, err := s.pruneJob(job, o, now)
-		drop = append(drop, d...)
-		if err != nil {
+		if err := p.job(job); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	sort.Slice(drop, func(i, j int) bool { return drop[i].ID < drop[j].ID })
-	if o.DryRun {
-		return drop, errors.Join(errs...)
+	if p.fnErr != nil {
+		errs = append(errs, p.fnErr)
 	}
-	s.pruneOutputs(drop, o.Job == "")
-	if o.Job == "" {
+	if !o.DryRun && o.Job == "" {
+		s.pruneOutputs(nil, true)
 		s.pruneExecLeftovers()
 	}
-	return drop, errors.Join(errs...)
+	return p.count, errors.Join(errs...)
 }
 
-// pruneJob is Prune for one job's records. Called with the lock held.
-func (s *Store) pruneJob(job string, o ledger.PruneOptions, now time.Time) ([]ledger.Record, error) {
+// pruner is one Prune's walk over its jobs.
+type pruner struct {
+	s     *Store
+	o     ledger.PruneOptions
+	now   time.Time
+	fn    func(ledger.Record) error
+	fnErr error // fn's first error; fn is not called after it
+	count int   // executions dropped (with DryRun, that would be)
+}
+
+// dropped is what Prune keeps of a record it drops.
+type dropped struct {
+	id      string
+	status  ledger.Status
+	instant time.Time
+}
+
+// job is Prune for one job's records. Called with the lock held.
+func (p *pruner) job(job string) error {
+	s, o := p.s, p.o
 	jd, err := openSubdir(s.jobs, job)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unix.Close(jd.FD)
 	names, err := readNames(jd)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var recs []ledger.Record // every readable record, oldest first
+	var drop []dropped  // newest first, until reversed below
+	var latest []string // the two newest records that stay
 	var errs []error
-	for _, n := range names {
+	kept := 0
+	for i := len(names) - 1; i >= 0; i-- {
+		n := names[i]
 		switch {
 		case strings.HasPrefix(n, tmpPrefix):
 			if !o.DryRun {
@@ -112,57 +133,73 @@ func (s *Store) pruneJob(job string, o ledger.PruneOptions, now time.Time) ([]le
 			if !o.DryRun && s.missing(n) {
 				unix.Unlinkat(jd.FD, n, 0) // a claim that died before its rename
 			}
+			continue
 		case err != nil:
 			errs = append(errs, err)
-		case r.Job == job:
-			recs = append(recs, r)
-		}
-	}
-	var drop []ledger.Record
-	kept := 0
-	for i := len(recs) - 1; i >= 0; i-- {
-		r := recs[i]
-		if !r.Status.Terminal() {
+			continue
+		case r.Job != job:
 			continue
 		}
-		if kept < o.Keep || (o.OlderThan > 0 && now.Sub(r.FinishedAt) < o.OlderThan) {
+		stays := !r.Status.Terminal() || kept < o.Keep ||
+			(o.OlderThan > 0 && p.now.Sub(r.FinishedAt) < o.OlderThan)
+		if r.Status.Terminal() && stays {
 			kept++
+		}
+		if !stays && !o.DryRun && s.marked(r) {
+			stays = true // not counted in the summary: its settle failed
+		}
+		if stays {
+			if len(latest) < 2 {
+				latest = append(latest, r.ID)
+			}
 			continue
 		}
-		if !o.DryRun && s.marked(r) {
-			continue // not counted in the summary: its settle failed
-		}
-		drop = append(drop, r)
+		drop = append(drop, dropped{r.ID, r.Status, r.Instant})
 	}
-	sort.Slice(drop, func(i, j int) bool { return drop[i].ID < drop[j].ID })
+	slices.Reverse(drop)
+	p.count += len(drop)
+	p.pass(drop)
 	if o.DryRun || len(drop) == 0 {
-		if !o.DryRun {
-			s.pruneSlots(jd, names, nil)
-		}
-		return drop, errors.Join(errs...)
+		return errors.Join(errs...)
 	}
-	if err := s.dropRecords(jd, recs, drop); err != nil {
-		return nil, errors.Join(append(errs, err)...)
+	if err := s.dropRecords(jd, drop, latest); err != nil {
+		return errors.Join(append(errs, err)...)
 	}
-	return drop, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
-// dropRecords deletes drop, records of the job whose directory is jd and
-// whose readable records are recs, crash-safely. Called with the lock held.
-func (s *Store) dropRecords(jd dirh, recs, drop []ledger.Record) error {
+// pass reads each of drop again and hands it to fn, oldest first.
+func (p *pruner) pass(drop []dropped) {
+	if p.fn == nil {
+		return
+	}
+	for _, d := range drop {
+		if p.fnErr != nil {
+			return
+		}
+		if r, err := p.s.readRecord(d.id); err == nil {
+			p.fnErr = p.fn(r)
+		}
+	}
+}
+
+// dropRecords deletes drop, records of the job whose directory is jd,
+// crash-safely, and points the job's latest pointer at the newest two of
+// what stays (latest, newest first). Called with the lock held.
+func (s *Store) dropRecords(jd dirh, drop []dropped, latest []string) error {
 	// 1. Tombstones, durable before any record disappears.
 	for _, r := range drop {
-		if r.Instant.IsZero() || !ledger.BlocksInstant(r.Status) {
+		if r.instant.IsZero() || !ledger.BlocksInstant(r.status) {
 			continue
 		}
-		key := instantKey(r.Instant)
+		key := instantKey(r.instant)
 		if b, err := readSmall(jd, key, 256); err == nil {
-			if f := strings.Fields(string(b)); len(f) > 0 && f[0] != r.ID {
+			if f := strings.Fields(string(b)); len(f) > 0 && f[0] != r.id {
 				continue // the slot names another execution
 			}
 		}
-		if err := durable.Write(jd, key, []byte(r.ID+" "+string(r.Status)+"\n"), true); err != nil {
-			return fmt.Errorf("pruning %s: %w", r.ID, err)
+		if err := durable.Write(jd, key, []byte(r.id+" "+string(r.status)+"\n"), true); err != nil {
+			return fmt.Errorf("pruning %s: %w", r.id, err)
 		}
 	}
 	if err := jd.Sync(); err != nil {
@@ -170,40 +207,37 @@ func (s *Store) dropRecords(jd dirh, recs, drop []ledger.Record) error {
 	}
 	// 2. The records.
 	for _, r := range drop {
-		if err := unix.Unlinkat(s.exec.FD, r.ID, 0); err != nil && err != unix.ENOENT {
-			return fmt.Errorf("pruning %s: %w", r.ID, err)
+		if err := unix.Unlinkat(s.exec.FD, r.id, 0); err != nil && err != unix.ENOENT {
+			return fmt.Errorf("pruning %s: %w", r.id, err)
 		}
 	}
 	reached("prune-unlinked")
 	if err := s.exec.Sync(); err != nil {
 		return fmt.Errorf("pruning: %w", err)
 	}
-	// 3. Membership markers, free slots and the pointer; nothing here
-	// needs to be durable (each is verified against exec/ when read).
-	dropped := map[string]bool{}
-	for _, r := range drop {
-		dropped[r.ID] = true
-		unix.Unlinkat(jd.FD, r.ID, 0)
+	// 3. Membership markers, outputs, free slots and the pointer; nothing
+	// here needs to be durable (each is verified against exec/ when read).
+	gone := make(map[string]bool, len(drop))
+	ids := make([]string, len(drop))
+	for i, r := range drop {
+		gone[r.id] = true
+		ids[i] = r.id
+		unix.Unlinkat(jd.FD, r.id, 0)
 	}
+	s.pruneOutputs(ids, false)
 	names, _ := readNames(jd)
-	s.pruneSlots(jd, names, dropped)
-	var remain []string
-	for _, r := range recs {
-		if !dropped[r.ID] {
-			remain = append(remain, r.ID)
-		}
-	}
+	s.pruneSlots(jd, names, gone)
 	var err error
-	switch len(remain) {
+	switch len(latest) {
 	case 0:
 		err = unix.Unlinkat(jd.FD, latestName, 0)
 		if err == unix.ENOENT {
 			err = nil
 		}
 	case 1:
-		err = durable.Write(jd, latestName, []byte(remain[0]+"\n"), false)
+		err = durable.Write(jd, latestName, []byte(latest[0]+"\n"), false)
 	default:
-		err = durable.Write(jd, latestName, []byte(remain[len(remain)-1]+" "+remain[len(remain)-2]+"\n"), false)
+		err = durable.Write(jd, latestName, []byte(latest[0]+" "+latest[1]+"\n"), false)
 	}
 	if err == nil {
 		err = jd.Sync()

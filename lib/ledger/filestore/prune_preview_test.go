@@ -53,7 +53,7 @@ func TestPruneDryRun(t *testing.T) {
 			}
 			o := tt.o
 			o.DryRun = true
-			preview, err := s.Prune(o)
+			preview, err := ledger.Pruned(s, o)
 			if err != nil || len(preview) != tt.want {
 				t.Fatalf("Prune(%+v) = %v, %v; want %d records", o, ids(preview), err, tt.want)
 			}
@@ -64,7 +64,7 @@ func TestPruneDryRun(t *testing.T) {
 			if !slices.Equal(ids(after), ids(before)) {
 				t.Fatalf("List after a dry run = %v; want %v (nothing deleted)", ids(after), ids(before))
 			}
-			got, err := s.Prune(tt.o)
+			got, err := ledger.Pruned(s, tt.o)
 			if err != nil || !slices.Equal(ids(got), ids(preview)) {
 				t.Fatalf("Prune(%+v) = %v, %v; want the dry run's %v", tt.o, ids(got), err, ids(preview))
 			}

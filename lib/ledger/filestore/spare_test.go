@@ -99,14 +99,14 @@ func TestSpareExchange(t *testing.T) {
 	}
 	// Prune removes the spare like any leftover; the next update makes one.
 	must(t)(s.Finish(mustClaim(t, s, "k", ledger.ClaimOptions{}).ID, ledger.Failed, nil, ""))
-	if _, err := s.Prune(ledger.PruneOptions{Keep: 100}); err != nil {
+	if _, err := ledger.Pruned(s, ledger.PruneOptions{Keep: 100}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(s.path(execDir, spareName)); !os.IsNotExist(err) {
 		t.Errorf("spare after prune: %v; want it removed", err)
 	}
 	cycle(t, s, "j")
-	if _, err := s.Prune(ledger.PruneOptions{}); err != nil {
+	if _, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if list, err := ledger.List(s, ledger.Filter{}); err != nil || len(list) != 1 || list[0].ID != r.ID {

@@ -102,7 +102,7 @@ func TestStoreNotRedirected(t *testing.T) {
 	if _, err := s.Recover(0); err != nil {
 		t.Fatal(err)
 	}
-	if dropped, err := s.Prune(ledger.PruneOptions{}); err != nil || len(dropped) != 3 {
+	if dropped, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil || len(dropped) != 3 {
 		t.Errorf("Prune = %d records, %v; want the store's own 3", len(dropped), err)
 	}
 	after := snapshot(t, victim)

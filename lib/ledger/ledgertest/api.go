@@ -79,7 +79,7 @@ func testSummaries(t *testing.T, h Harness) {
 	if err != nil || len(named) != 2 || named[0].Job != "a" || named[1].Job != "b" {
 		t.Fatalf("Summaries(b, a) = %+v, %v; want a, b in order", named, err)
 	}
-	if got, err := s.Prune(ledger.PruneOptions{}); err != nil || len(got) != 3 {
+	if got, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil || len(got) != 3 {
 		t.Fatalf("Prune() = %v, %v; want 3 records", got, err)
 	}
 	got, err := s.Summaries("b")
@@ -95,7 +95,7 @@ func testSummaries(t *testing.T, h Harness) {
 	}
 	// A second prune counts nothing twice.
 	Must(t)(s.Finish(live.ID, ledger.Completed, &code, ""))
-	if _, err := s.Prune(ledger.PruneOptions{}); err != nil {
+	if _, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = s.Summaries("b")
@@ -150,7 +150,7 @@ func testOutput(t *testing.T, h Harness) {
 		t.Fatalf("Output from another handle = %d bytes, %v; want 100", len(r2), err)
 	}
 	Must(t)(s.Finish(r.ID, ledger.Failed, nil, "x"))
-	if _, err := s.Prune(ledger.PruneOptions{}); err != nil {
+	if _, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Output(r.ID); !errors.Is(err, ledger.ErrNotFound) {
@@ -213,14 +213,14 @@ func testPruneJob(t *testing.T, h Harness) {
 		Must(t)(s.Finish(r.ID, ledger.Failed, nil, "x"))
 		ks = append(ks, r.ID)
 	}
-	got, err := s.Prune(ledger.PruneOptions{Job: "job", Keep: 1})
+	got, err := ledger.Pruned(s, ledger.PruneOptions{Job: "job", Keep: 1})
 	if err != nil || len(got) != 2 || got[0].ID != js[0] || got[1].ID != js[1] {
 		t.Fatalf("Prune(job, keep 1) = %v, %v; want %v", got, err, js[:2])
 	}
 	if list, err := ledger.List(s, ledger.Filter{Job: "k"}); err != nil || len(list) != 3 {
 		t.Fatalf("List(k) after pruning job = %d records, %v; want 3", len(list), err)
 	}
-	if _, err := s.Prune(ledger.PruneOptions{Job: "bad/job"}); !errors.Is(err, ledger.ErrBadInput) {
+	if _, err := ledger.Pruned(s, ledger.PruneOptions{Job: "bad/job"}); !errors.Is(err, ledger.ErrBadInput) {
 		t.Fatalf("Prune(bad/job) = %v; want ledger.ErrBadInput", err)
 	}
 	_ = ks

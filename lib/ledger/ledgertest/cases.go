@@ -129,7 +129,7 @@ func testClaimInstant(t *testing.T, h Harness) {
 		t.Fatalf("Claim(completed instant) = %v; want refusal naming completed", err)
 	}
 	// Pruning the completed record does not free its instant.
-	if _, err := s.Prune(ledger.PruneOptions{}); err != nil {
+	if _, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(b.ID); !errors.Is(err, ledger.ErrNotFound) {
@@ -296,16 +296,16 @@ func testPrune(t *testing.T, h Harness) {
 	other := MustClaim(t, s, "k", ledger.ClaimOptions{})
 	Must(t)(s.Finish(other.ID, ledger.Failed, nil, ""))
 
-	got, err := s.Prune(ledger.PruneOptions{Keep: 3})
+	got, err := ledger.Pruned(s, ledger.PruneOptions{Keep: 3})
 	if err != nil || len(got) != 2 || got[0].ID != done[0] || got[1].ID != done[1] {
 		t.Fatalf("Prune(keep 3) = %v, %v; want %v", got, err, done[:2])
 	}
 	// Older than 150 minutes: only done[2], finished 3h ago.
-	got, err = s.Prune(ledger.PruneOptions{OlderThan: 150 * time.Minute})
+	got, err = ledger.Pruned(s, ledger.PruneOptions{OlderThan: 150 * time.Minute})
 	if err != nil || len(got) != 1 || got[0].ID != done[2] {
 		t.Fatalf("Prune(older than 150m) = %v, %v; want %v", got, err, done[2])
 	}
-	got, err = s.Prune(ledger.PruneOptions{})
+	got, err = ledger.Pruned(s, ledger.PruneOptions{})
 	if err != nil || len(got) != 3 {
 		t.Fatalf("Prune() = %v, %v; want 3 records", got, err)
 	}

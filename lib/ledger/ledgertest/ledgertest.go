@@ -73,6 +73,7 @@ func RunConformance(t *testing.T, h Harness) {
 		{"Output", testOutput},
 		{"ClaimEvery", testClaimEvery},
 		{"PruneJob", testPruneJob},
+		{"PruneStream", testPruneStream},
 		{"KeepLease", testKeepLease},
 		{"FinishRetrying", testFinishRetrying},
 		{"Late", testLate},

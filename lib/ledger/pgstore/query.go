@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -174,84 +172,4 @@ func (s *Store) list(ctx context.Context, q querier, cond, suffix string, args .
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-// Prune deletes terminal executions selected by o, as the file store
-// does, and returns them. A pruned completed or unknown execution with an
-// instant stays behind as a bare row marked pruned, holding its (job,
-// instant) through the unique index: pruning never frees an instant.
-func (s *Store) Prune(o ledger.PruneOptions) ([]ledger.Record, error) {
-	if o.Keep < 0 || o.OlderThan < 0 {
-		return nil, fmt.Errorf("%w: --keep and --older-than must not be negative", ledger.ErrBadInput)
-	}
-	if o.Job != "" {
-		if err := ledger.ValidJob(o.Job); err != nil {
-			return nil, err
-		}
-	}
-	var drop []ledger.Record
-	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
-		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			var serverNow time.Time
-			if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&serverNow); err != nil {
-				return err
-			}
-			at := serverNow
-			if t := s.clock(); t != nil {
-				at = *t
-			}
-			terminal := `status IN ` + terminalStatuses
-			var recs []ledger.Record
-			var err error
-			drop = nil
-			switch {
-			case o.Job != "" && o.OlderThan == 0:
-				// Retention after each run: the server skips the newest
-				// Keep in the index and returns only what is beyond them.
-				drop, err = s.list(ctx, tx, terminal+` AND job = $1 AND seq <= coalesce((SELECT seq FROM tether.executions
-					WHERE NOT pruned AND job = $1 AND `+terminal+` ORDER BY seq DESC OFFSET $2 LIMIT 1), -1)`, `FOR UPDATE`, o.Job, o.Keep)
-			case o.Job != "":
-				recs, err = s.list(ctx, tx, terminal+` AND job = $1`, `FOR UPDATE`, o.Job)
-			default:
-				recs, err = s.list(ctx, tx, terminal, `FOR UPDATE`)
-			}
-			if err != nil {
-				return err
-			}
-			byJob := map[string][]ledger.Record{}
-			for _, r := range recs {
-				byJob[r.Job] = append(byJob[r.Job], r)
-			}
-			for _, recs := range byJob {
-				kept := 0
-				for i := len(recs) - 1; i >= 0; i-- {
-					r := recs[i]
-					if kept < o.Keep || (o.OlderThan > 0 && at.Sub(r.FinishedAt) < o.OlderThan) {
-						kept++
-						continue
-					}
-					drop = append(drop, r)
-				}
-			}
-			sort.Slice(drop, func(i, j int) bool { return drop[i].ID < drop[j].ID })
-			ids := make([]string, len(drop))
-			for i, r := range drop {
-				ids[i] = r.ID
-			}
-			if _, err := tx.Exec(ctx, `UPDATE tether.executions
-				SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL, output = NULL
-				WHERE id = ANY($1::text[]) AND instant IS NOT NULL AND status IN `+takenForGood, ids); err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, `DELETE FROM tether.executions WHERE id = ANY($1::text[]) AND NOT pruned`, ids)
-			return err
-		})
-	})
-	if err := s.noStore(err); err != nil {
-		return nil, err
-	}
-	if missingSchema(err) {
-		return nil, nil
-	}
-	return drop, err
 }

@@ -1,0 +1,116 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+// Prune deletes terminal executions selected by o, as the file store
+// does, passes each to fn (if not nil) as it was, job by job and oldest
+// first, and returns how many. A pruned completed or unknown execution
+// with an instant stays behind as a bare row marked pruned, holding its
+// (job, instant) through the unique index: pruning never frees an
+// instant. The server selects what goes (the newest o.Keep of each job
+// stay, by a window over the job index), so memory is bounded however
+// many go: with fn, the records stream and only their ids are kept; with
+// neither fn nor o.DryRun, the selection and the deletion are one
+// statement. fn is called inside the transaction (it must not call the
+// store); a prune whose commit fails had passed on what it did not delete.
+func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int, error) {
+	if o.Keep < 0 || o.OlderThan < 0 {
+		return 0, fmt.Errorf("%w: --keep and --older-than must not be negative", ledger.ErrBadInput)
+	}
+	if o.Job != "" {
+		if err := ledger.ValidJob(o.Job); err != nil {
+			return 0, err
+		}
+	}
+	sel, args := pruneSelection(o, s.clock())
+	var n int
+	var fnErr error
+	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			n, fnErr = 0, nil
+			if fn == nil && !o.DryRun {
+				return tx.QueryRow(ctx, `WITH sel AS (`+sel+`),
+					tomb AS (UPDATE tether.executions
+						SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL, output = NULL
+						WHERE id IN (SELECT id FROM sel) AND instant IS NOT NULL AND status IN `+takenForGood+`
+						RETURNING id),
+					del AS (DELETE FROM tether.executions
+						WHERE id IN (SELECT id FROM sel) AND id NOT IN (SELECT id FROM tomb)
+						RETURNING id)
+					SELECT (SELECT count(*) FROM tomb) + (SELECT count(*) FROM del)`, args...).Scan(&n)
+			}
+			ids, err := s.passPruned(ctx, tx, sel, args, func(r ledger.Record) {
+				n++
+				if fn != nil && fnErr == nil {
+					fnErr = fn(r)
+				}
+			})
+			if err != nil || o.DryRun {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE tether.executions
+				SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL, output = NULL
+				WHERE id = ANY($1::text[]) AND instant IS NOT NULL AND status IN `+takenForGood, ids); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `DELETE FROM tether.executions WHERE id = ANY($1::text[]) AND NOT pruned`, ids)
+			return err
+		})
+	})
+	if err := s.noStore(err); err != nil {
+		return 0, err
+	}
+	if missingSchema(err) {
+		return 0, nil
+	}
+	if err == nil {
+		err = fnErr
+	}
+	return n, err
+}
+
+// passPruned locks the rows sel selects and hands each to pass, job by job
+// and oldest first, as it reads them; it returns their ids.
+func (s *Store) passPruned(ctx context.Context, tx pgx.Tx, sel string, args []any, pass func(ledger.Record)) ([]string, error) {
+	rows, err := tx.Query(ctx, `SELECT `+cols+` FROM tether.executions
+		WHERE id IN (`+sel+`) ORDER BY job, seq FOR UPDATE`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, r.ID)
+		pass(r)
+	}
+	return ids, rows.Err()
+}
+
+// pruneSelection is the query of the ids Prune drops, and its arguments:
+// beyond the newest o.Keep terminal executions of each job, those not
+// finished within o.OlderThan of at (the server's now() when at is nil).
+func pruneSelection(o ledger.PruneOptions, at any) (string, []any) {
+	terminal := `NOT pruned AND status IN ` + terminalStatuses
+	if o.Job != "" && o.OlderThan == 0 {
+		// Retention after each run: the server skips the newest Keep
+		// in the job index and selects only what is beyond them.
+		return `SELECT id FROM tether.executions WHERE ` + terminal + ` AND job = $1 AND seq <= coalesce((SELECT seq FROM tether.executions
+			WHERE ` + terminal + ` AND job = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1), -1)`, []any{o.Job, o.Keep}
+	}
+	return `SELECT id FROM (SELECT id, finished_at, row_number() OVER (PARTITION BY job ORDER BY seq DESC) AS rank
+			FROM tether.executions WHERE ` + terminal + ` AND ($1 = '' OR job = $1)) c
+		WHERE rank > $2 AND NOT ($3::bigint > 0 AND coalesce(finished_at, '-infinity') >
+			coalesce($4::timestamptz, now()) - $3::bigint * interval '1 microsecond')`,
+		[]any{o.Job, o.Keep, o.OlderThan.Microseconds(), at}
+}
