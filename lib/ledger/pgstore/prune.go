@@ -36,15 +36,9 @@ func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int,
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 			n, fnErr = 0, nil
 			if fn == nil && !o.DryRun {
-				return tx.QueryRow(ctx, `WITH sel AS (`+sel+`),
-					tomb AS (UPDATE tether.executions
-						SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL, output = NULL
-						WHERE id IN (SELECT id FROM sel) AND instant IS NOT NULL AND status IN `+takenForGood+`
-						RETURNING id),
-					del AS (DELETE FROM tether.executions
-						WHERE id IN (SELECT id FROM sel) AND id NOT IN (SELECT id FROM tomb)
-						RETURNING id)
-					SELECT (SELECT count(*) FROM tomb) + (SELECT count(*) FROM del)`, args...).Scan(&n)
+				var err error
+				n, err = dropSelected(ctx, tx, sel, args)
+				return err
 			}
 			ids, err := s.passPruned(ctx, tx, sel, args, func(r ledger.Record) {
 				n++
@@ -55,12 +49,7 @@ func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int,
 			if err != nil || o.DryRun {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `UPDATE tether.executions
-				SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL, output = NULL
-				WHERE id = ANY($1::text[]) AND instant IS NOT NULL AND status IN `+takenForGood, ids); err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, `DELETE FROM tether.executions WHERE id = ANY($1::text[]) AND NOT pruned`, ids)
+			_, err = dropSelected(ctx, tx, `SELECT unnest($1::text[])`, []any{ids})
 			return err
 		})
 	})
@@ -73,6 +62,24 @@ func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int,
 	if err == nil {
 		err = fnErr
 	}
+	return n, err
+}
+
+// dropSelected prunes the executions whose ids sel selects and returns how
+// many: a completed or unknown one with an instant becomes a bare row
+// marked pruned (its (job, instant) stays taken), the others go. The two
+// parts see one snapshot, so they are kept disjoint by tomb's ids.
+func dropSelected(ctx context.Context, tx pgx.Tx, sel string, args []any) (int, error) {
+	var n int
+	err := tx.QueryRow(ctx, `WITH sel AS (`+sel+`),
+		tomb AS (UPDATE tether.executions
+			SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL, output = NULL
+			WHERE id IN (SELECT * FROM sel) AND instant IS NOT NULL AND status IN `+takenForGood+`
+			RETURNING id),
+		del AS (DELETE FROM tether.executions
+			WHERE id IN (SELECT * FROM sel) AND id NOT IN (SELECT id FROM tomb) AND NOT pruned
+			RETURNING id)
+		SELECT (SELECT count(*) FROM tomb) + (SELECT count(*) FROM del)`, args...).Scan(&n)
 	return n, err
 }
 
