@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/kong"
 	"github.com/posener/complete"
@@ -79,10 +80,10 @@ func VersionText(tool string) string {
 
 // Tool is one command's identity and I/O.
 type Tool struct {
-	Name        string
-	Description string // first line of --help
-	Stdout      io.Writer
-	Stderr      io.Writer
+	Name     string
+	Describe func() string // --help's description; nil: none
+	Stdout   io.Writer
+	Stderr   io.Writer
 
 	// Predictors complete the values of flags and arguments tagged
 	// predictor:"NAME" when the tool is run by a shell's completion
@@ -109,9 +110,19 @@ func (t *Tool) UsageCode(ctx *kong.Context, args []string) int {
 }
 
 // New returns a Tool writing to the process's stdout, through an *Output
-// (see Done), and stderr.
-func New(name, description string) *Tool {
-	return &Tool{Name: name, Description: description, Stdout: NewOutput(os.Stdout), Stderr: os.Stderr}
+// (see Done), and stderr. describe makes --help's description: it runs only
+// when kong's model is built (help, a usage error, a verb the generated
+// parser does not take), not on the start-up of every command.
+func New(name string, describe func() string) *Tool {
+	return &Tool{Name: name, Describe: describe, Stdout: NewOutput(os.Stdout), Stderr: os.Stderr}
+}
+
+// description is --help's description.
+func (t *Tool) description() string {
+	if t.Describe == nil {
+		return ""
+	}
+	return t.Describe()
 }
 
 // Warnf prints one diagnostic line "TOOL: msg" on stderr.
@@ -136,7 +147,7 @@ type exitPanic struct{ code int }
 func (t *Tool) Model(grammar any, options ...kong.Option) (*kong.Kong, error) {
 	opts := []kong.Option{
 		kong.Name(t.Name),
-		kong.Description(t.Description),
+		kong.Description(t.description()),
 		kong.Writers(t.Stdout, t.Stderr),
 		kong.Vars{"version": VersionText(t.Name)},
 		kong.Exit(func(code int) { panic(exitPanic{code}) }),
@@ -294,13 +305,16 @@ func (t *Tool) completeCommand(parser *kong.Kong) bool {
 }
 
 // kongEnum is kong's message for a value outside a flag's enum.
-var kongEnum = regexp.MustCompile(`^--(\S+) must be one of ((?:"[^"]*",?)+) but got (".*")$`)
+// Compiled on first use: only a usage error needs it.
+var kongEnum = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^--(\S+) must be one of ((?:"[^"]*",?)+) but got (".*")$`)
+})
 
 // unknownValue words kong's "--status must be one of "a","b" but got "c""
 // as tether words a bad value everywhere else: unknown status "c" (want
 // a or b).
 func unknownValue(err error) error {
-	m := kongEnum.FindStringSubmatch(err.Error())
+	m := kongEnum().FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func TestParseHelpLost(t *testing.T) {
 	var g struct{ VersionFlag }
 	for _, args := range [][]string{{"--help"}, {"--version"}} {
 		var stderr bytes.Buffer
-		tool := &Tool{Name: "t", Description: "test", Stdout: NewOutput(&failAfter{0}), Stderr: &stderr}
+		tool := &Tool{Name: "t", Stdout: NewOutput(&failAfter{0}), Stderr: &stderr}
 		_, code, done := tool.Parse(&g, args)
 		if !done || code != spec.ExitSystem || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "cannot write output") {
 			t.Errorf("Parse(%v) to a full stdout = %d, %v, stderr %q; want 3, one line", args, code, done, stderr.String())

@@ -36,7 +36,7 @@ type grammar struct {
 
 // Main runs adopt with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("adopt", Page.Description())
+	t := cli.New("adopt", Page.Description)
 	// adopt always runs a command: its usage errors are 125, as timeout's.
 	t.RunsCommand = func(*kong.Context, []string) bool { return true }
 	var g grammar

@@ -13,7 +13,7 @@ import (
 // kongParse parses args with kong and the full grammar: what run does when
 // the generated parser declines.
 func kongParse(g *grammar, args []string) (string, bool) {
-	t := cli.New("ledger", description)
+	t := cli.New("ledger", Page.Description)
 	t.Stdout, t.Stderr = io.Discard, io.Discard
 	ctx, _, done := t.Parse(g, args)
 	if done {

@@ -18,9 +18,6 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-// description is --help's text, made from Page.
-var description = Page.Description()
-
 // grammar is the command line: global flags, then one subcommand.
 type grammar struct {
 	Ledger cli.Location `name:"ledger" placeholder:"DIR|URL" help:"Store directory, or a postgres:// URL naming a PostgreSQL database (default: $TETHER_LEDGER, else $XDG_STATE_HOME/tether/ledger, else ~/.local/state/tether/ledger)."`
@@ -91,7 +88,7 @@ func Main(args []string) int {
 
 // newTool is ledger's cli.Tool: run's and spawn's usage errors exit 125.
 func newTool() *cli.Tool {
-	t := cli.New("ledger", description)
+	t := cli.New("ledger", Page.Description)
 	t.RunsCommand = func(ctx *kong.Context, args []string) bool {
 		return ctx != nil && runners[cli.Subcommand(ctx.Kong, args)]
 	}

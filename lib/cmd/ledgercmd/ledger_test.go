@@ -32,7 +32,7 @@ func ledgerProc(args ...string) *exec.Cmd {
 // runMain runs Main in-process and returns its exit code and output.
 func runMain(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	t := cli.New("ledger", description)
+	t := cli.New("ledger", Page.Description)
 	t.Stdout, t.Stderr = &out, &errb
 	code = run(t, args)
 	return code, out.String(), errb.String()

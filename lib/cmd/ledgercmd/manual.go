@@ -113,5 +113,5 @@ sections.`,
 
 // Model returns kong's model of ledger's command line, as --help sees it.
 func Model() (*kong.Kong, error) {
-	return cli.New(Page.Name, Page.Description()).Model(&grammar{})
+	return cli.New(Page.Name, Page.Description).Model(&grammar{})
 }

@@ -12,7 +12,7 @@ import (
 // kongParse parses args with kong: what Main does when the generated
 // parser declines.
 func kongParse(g *grammar, args []string) (string, bool) {
-	t := cli.New(Page.Name, Page.Description())
+	t := cli.New(Page.Name, Page.Description)
 	t.Stdout, t.Stderr = io.Discard, io.Discard
 	ctx, _, done := t.Parse(g, args)
 	if done {

@@ -40,5 +40,5 @@ executable; 127 when it is not found.`,
 
 // Model returns kong's model of reap's command line, as --help sees it.
 func Model() (*kong.Kong, error) {
-	return cli.New(Page.Name, Page.Description()).Model(&grammar{})
+	return cli.New(Page.Name, Page.Description).Model(&grammar{})
 }

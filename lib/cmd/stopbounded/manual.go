@@ -82,5 +82,5 @@ signal N interrupted a --tree stop.`,
 // Model returns kong's model of stopbounded's command line, as --help
 // sees it.
 func Model() (*kong.Kong, error) {
-	return cli.New(Page.Name, Page.Description()).Model(&grammar{})
+	return cli.New(Page.Name, Page.Description).Model(&grammar{})
 }

@@ -56,7 +56,7 @@ func negativeArg(a string) bool {
 
 // Main runs stopbounded with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("stopbounded", Page.Description())
+	t := cli.New("stopbounded", Page.Description)
 	return t.Done(main(t, args))
 }
 

@@ -81,5 +81,5 @@ is not found.`,
 // Model returns kong's model of watchpid's command line, as --help sees
 // it.
 func Model() (*kong.Kong, error) {
-	return cli.New(Page.Name, Page.Description()).Model(&grammar{})
+	return cli.New(Page.Name, Page.Description).Model(&grammar{})
 }

@@ -73,7 +73,7 @@ func runsCommand(ctx *kong.Context, args []string) bool {
 
 // Main runs watchpid with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("watchpid", Page.Description())
+	t := cli.New("watchpid", Page.Description)
 	return t.Done(main(t, args))
 }
 

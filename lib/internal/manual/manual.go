@@ -6,7 +6,7 @@
 // Synopsis:
 //
 //	var Page = manual.Page{Name: "reap", Summary: "...", Synopsis: []string{"[--grace D] -- CMD [ARGS...]"}, ...}
-//	t := cli.New(Page.Name, Page.Description())   // --help's description
+//	t := cli.New(Page.Name, Page.Description)   // --help's description
 //	man, err := manual.Man(Page, model)            // roff for man(1)
 //	src, err := manual.GoDoc(Page, model, "reap")   // doc.go of lib/cmd/reap (ledger's: lib/cmd/ledgercmd)
 //

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
@@ -102,14 +103,37 @@ func IsPostgres(loc string) bool {
 	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://") || isKeywordValue(loc)
 }
 
-// keywordValue is the start of libpq's keyword/value connection string: a
-// keyword, optional spaces, "=".
-var keywordValue = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
+// isKeywordValue reports whether loc starts as libpq's keyword/value
+// connection string does: optional spaces, a keyword of [A-Za-z_], optional
+// spaces, "=" (`^\s*[A-Za-z_]+\s*=`, by hand: every open asks).
+func isKeywordValue(loc string) bool {
+	rest := strings.TrimLeft(loc, spaces)
+	word := strings.TrimLeftFunc(rest, func(r rune) bool { return r == '_' || isLetter(r) })
+	return len(word) < len(rest) && strings.HasPrefix(strings.TrimLeft(word, spaces), "=")
+}
 
-func isKeywordValue(loc string) bool { return keywordValue.MatchString(loc) }
+// spaces are regexp's \s.
+const spaces = "\t\n\f\r "
 
-// scheme is the start of a URL or URL-like name ("postgres:", "file:").
-var scheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+func isLetter(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' }
+
+// scheme returns the start of a URL or URL-like name ("postgres:",
+// "file:"), `^[A-Za-z][A-Za-z0-9+.-]*:`, or "" when loc has none.
+func scheme(loc string) string {
+	if loc == "" || !isLetter(rune(loc[0])) {
+		return ""
+	}
+	for i := 1; i < len(loc); i++ {
+		switch c := loc[i]; {
+		case c == ':':
+			return loc[:i+1]
+		case isLetter(rune(c)), '0' <= c && c <= '9', c == '+', c == '.', c == '-':
+		default:
+			return ""
+		}
+	}
+	return ""
+}
 
 // Check refuses a location that would name a store by accident: a
 // scheme other than postgres:// and postgresql:// ("postgres:/jobs",
@@ -126,8 +150,8 @@ func Check(loc string, write bool) error {
 		return nil
 	case IsURL(loc):
 		return badURL{Redact(loc)}
-	case scheme.MatchString(loc):
-		name := scheme.FindString(loc)
+	case scheme(loc) != "":
+		name := scheme(loc)
 		fix := "write postgres:///DB?host=/run/postgresql (three slashes when no host is named) or postgres://HOST/DB"
 		if lower := strings.ToLower(name); lower != "postgres:" && lower != "postgresql:" {
 			fix = "name a folder by its absolute path, or a database by a postgres:// URL"
@@ -159,11 +183,14 @@ func Redact(loc string) string {
 
 // passwordValue is a password in libpq's keyword/value form: quoted (with
 // backslash escapes) or up to the next space.
-var passwordValue = regexp.MustCompile(`(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']\S*|'.*$)`)
+// Compiled on first use: only a keyword/value location needs it.
+var passwordValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']\S*|'.*$)`)
+})
 
 // redactKeywordValue returns loc with any password=... replaced.
 func redactKeywordValue(loc string) string {
-	return passwordValue.ReplaceAllString(loc, "${1}xxxxx")
+	return passwordValue().ReplaceAllString(loc, "${1}xxxxx")
 }
 
 // redactURL returns the URL loc with any password replaced by "xxxxx".

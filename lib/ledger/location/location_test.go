@@ -2,6 +2,7 @@ package location
 
 import (
 	"errors"
+	"regexp"
 	"testing"
 
 	"github.com/tether-sh/tether/lib/ledger"
@@ -38,5 +39,25 @@ func TestResolve(t *testing.T) {
 	t.Setenv(EnvVar, "")
 	if got, err := Resolve(""); !errors.Is(err, ledger.ErrBadInput) {
 		t.Errorf("Resolve(\"\") with nothing set = %q, %v; want ErrBadInput", got, err)
+	}
+}
+
+// TestHandMatchers holds isKeywordValue and scheme, written by hand so
+// that opening a store compiles no regexp, to the expressions they stand
+// for.
+func TestHandMatchers(t *testing.T) {
+	keyword := regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
+	schemeRE := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+	for _, loc := range []string{
+		"", "=", " =", "a=", " a =x", "\t\n_=", "host=/run/postgresql dbname=jobs", "a b=", "a1=", "1a=",
+		"é=", "a\v=", "postgres://h/db", "postgresql:", "Postgres:/jobs", "mysql://db", "file:x",
+		"x+y.z-w:rest", "a", "a:", ":", "1:", "a_b:", "a/b:", "/var/lib/tether", "C:\\store", "a\u00a0=",
+	} {
+		if got, want := isKeywordValue(loc), keyword.MatchString(loc); got != want {
+			t.Errorf("isKeywordValue(%q) = %v; want %v", loc, got, want)
+		}
+		if got, want := scheme(loc), schemeRE.FindString(loc); got != want {
+			t.Errorf("scheme(%q) = %q; want %q", loc, got, want)
+		}
 	}
 }

@@ -102,4 +102,6 @@ func (h *hooked) UnmarshalText(b []byte) error { *h = hooked(b); return nil }
 func (h hooked) BeforeApply() error { return nil }
 
 // Model returns kong's model of the toy's command line.
-func Model() (*kong.Kong, error) { return cli.New("toy", "A toy.").Model(&grammar{}) }
+func Model() (*kong.Kong, error) {
+	return cli.New("toy", func() string { return "A toy." }).Model(&grammar{})
+}

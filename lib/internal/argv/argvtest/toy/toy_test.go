@@ -46,7 +46,7 @@ func TestToyUpToDate(t *testing.T) {
 }
 
 func kongParse(g *grammar, args []string) (string, bool) {
-	t := cli.New("toy", "A toy.")
+	t := cli.New("toy", func() string { return "A toy." })
 	t.Stdout, t.Stderr = io.Discard, io.Discard
 	ctx, _, done := t.Parse(g, args)
 	if done {
