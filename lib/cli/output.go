@@ -35,12 +35,10 @@ func (o *Output) Write(p []byte) (int, error) {
 		return 0, o.err
 	}
 	if o.w == os.Stdout {
-		// Unless SIGPIPE is caught or ignored, a write to a closed pipe
-		// on stdout kills a Go program with SIGPIPE instead of returning
-		// EPIPE. A caught signal is reset by exec, so a command started
-		// later still gets the default; an ignored one (a runner keeps
-		// its caller's, runner.KeepIgnored) must stay ignored.
-		sigpipe.Survive()
+		// A write to a closed pipe on descriptor 1 kills a Go program
+		// with SIGPIPE instead of returning EPIPE, unless SIGPIPE is
+		// caught or ignored; a duplicate of it is not descriptor 1.
+		o.w = sigpipe.Stdout()
 	}
 	n, err := o.w.Write(p)
 	if err == nil && n < len(p) {

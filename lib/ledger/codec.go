@@ -35,14 +35,13 @@ func plain(s string) bool {
 func appendCanonical(b []byte, j *recordJSON) ([]byte, bool) {
 	shortcut.Ran(shortcut.CanonicalCodec)
 	ok := true
-	b = append(b, '{')
+	sep := byte('{') // before the first key: the brace, or "v"'s comma
 	if j.V != 0 {
-		b = append(b, `"v":`...)
+		b = append(b, `{"v":`...)
 		b = strconv.AppendInt(b, int64(j.V), 10)
-		b = append(b, ',')
+		sep = ','
 	}
-	// The first key follows "{" or "v": written without its comma.
-	b = append(b, recordFields[0].first[1:]...)
+	b = appendKey(b, sep, recordFields[0].key)
 	b = appendValue(b, &ok, recordFields[0].val(j))
 	b = appendFields(b, &ok, recordFields[1:], j, false)
 	return b, ok
@@ -138,6 +137,17 @@ func (r *canonicalReader) u64p() *uint64 {
 }
 
 // has consumes s if it comes next.
+// hasKey consumes sep, then key as a JSON object's key (,"key":) if
+// they come next.
+func (r *canonicalReader) hasKey(sep byte, key string) bool {
+	n := len(key) + 4
+	if !r.ok || len(r.b) < n || r.b[0] != sep || r.b[1] != '"' || string(r.b[2:n-2]) != key || r.b[n-2] != '"' || r.b[n-1] != ':' {
+		return false
+	}
+	r.b = r.b[n:]
+	return true
+}
+
 func (r *canonicalReader) has(s string) bool {
 	if r.ok && len(r.b) >= len(s) && string(r.b[:len(s)]) == s {
 		r.b = r.b[len(s):]
@@ -157,7 +167,9 @@ func readCanonical(b []byte) (j recordJSON, ok bool) {
 	r := &canonicalReader{b: b, ok: true}
 	r.lit(`{"v":`)
 	j.V = r.int()
-	r.lit(recordFields[0].next)
+	if !r.hasKey(',', recordFields[0].key) {
+		r.ok = false
+	}
 	readValue(r, recordFields[0].val(&j))
 	readFields(r, recordFields[1:], &j, false)
 	if !r.ok || len(r.b) != 0 {

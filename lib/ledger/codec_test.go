@@ -219,7 +219,7 @@ func TestFieldTables(t *testing.T) {
 	check("ownerJSON", reflect.TypeOf(ownerJSON{}), 0, keysOf(len(ownerFields), func(i int) string { return ownerFields[i].key }))
 	check("childJSON", reflect.TypeOf(childJSON{}), 0, keysOf(len(childFields), func(i int) string { return childFields[i].key }))
 	r := sampleRecords()[3]
-	for _, name := range strings.Split(fieldNames, ", ") {
+	for _, name := range strings.Split(fieldNames(), ", ") {
 		if _, err := r.Field(name); err != nil {
 			t.Errorf("Field(%q) = %v", name, err)
 		}

@@ -20,20 +20,9 @@ type field[T any] struct {
 	// canonical reader takes its absence, as encoding/json does.
 	optional bool
 	val      func(*T) any
-	// first and next are the key as it is written first in its object
-	// and after another key.
-	first, next string
 }
 
-func fields[T any](fs ...field[T]) []field[T] {
-	for i := range fs {
-		fs[i].first = `{"` + fs[i].key + `":`
-		fs[i].next = `,"` + fs[i].key + `":`
-	}
-	return fs
-}
-
-var recordFields = fields(
+var recordFields = []field[recordJSON]{
 	field[recordJSON]{key: "id", val: func(j *recordJSON) any { return &j.ID }},
 	field[recordJSON]{key: "job", val: func(j *recordJSON) any { return &j.Job }},
 	field[recordJSON]{key: "source", val: func(j *recordJSON) any { return &j.Source }},
@@ -51,28 +40,28 @@ var recordFields = fields(
 	// Records written before beats have neither.
 	field[recordJSON]{key: "beat_at", optional: true, val: func(j *recordJSON) any { return &j.BeatAt }},
 	field[recordJSON]{key: "note", optional: true, val: func(j *recordJSON) any { return &j.Note }},
-)
+}
 
-var ownerFields = fields(
+var ownerFields = []field[ownerJSON]{
 	field[ownerJSON]{key: "host", val: func(o *ownerJSON) any { return &o.Host }},
 	field[ownerJSON]{key: "boot_id", val: func(o *ownerJSON) any { return &o.BootID }},
 	// Records written before PID namespaces were recorded have none.
 	field[ownerJSON]{key: "pidns", optional: true, val: func(o *ownerJSON) any { return &o.PIDNS }},
 	field[ownerJSON]{key: "pid", val: func(o *ownerJSON) any { return &o.PID }},
 	field[ownerJSON]{key: "start", val: func(o *ownerJSON) any { return &o.Start }},
-)
+}
 
-var childFields = fields(
+var childFields = []field[childJSON]{
 	field[childJSON]{key: "pid", val: func(c *childJSON) any { return &c.PID }},
 	field[childJSON]{key: "start", val: func(c *childJSON) any { return &c.Start }},
-)
+}
 
 // extraFieldNames are the keys MarshalJSON adds to the stored ones (a
 // database store's lease and late result).
 var extraFieldNames = []string{"lease_until", "late.status", "late.exit_code", "late.error", "late.finished_at"}
 
 // fieldNames lists every name --field takes, for its error message.
-var fieldNames = func() string {
+func fieldNames() string {
 	var names []string
 	for _, f := range recordFields {
 		names = append(names, f.key)
@@ -88,18 +77,25 @@ var fieldNames = func() string {
 		}
 	}
 	return strings.Join(append(names, extraFieldNames...), ", ")
-}()
+}
+
+// appendKey appends sep, then key as a JSON object's key: ,"key":
+func appendKey(b []byte, sep byte, key string) []byte {
+	b = append(b, sep, '"')
+	b = append(b, key...)
+	return append(b, '"', ':')
+}
 
 // appendFields appends the fields of v, as json.Marshal writes them (the
 // opening brace only if brace; the closing one always); ok turns false
 // for a string that is not plain.
 func appendFields[T any](b []byte, ok *bool, fs []field[T], v *T, brace bool) []byte {
 	for i, f := range fs {
+		sep := byte(',')
 		if i == 0 && brace {
-			b = append(b, f.first...)
-		} else {
-			b = append(b, f.next...)
+			sep = '{'
 		}
+		b = appendKey(b, sep, f.key)
 		b = appendValue(b, ok, f.val(v))
 	}
 	return append(b, '}')
@@ -156,16 +152,16 @@ func appendValue(b []byte, ok *bool, v any) []byte {
 // brace if brace is not set), and the closing brace.
 func readFields[T any](r *canonicalReader, fs []field[T], v *T, brace bool) {
 	for i, f := range fs {
-		key := f.next
+		sep := byte(',')
 		if i == 0 && brace {
-			key = f.first
+			sep = '{'
 		}
 		if f.optional {
-			if !r.has(key) {
+			if !r.hasKey(sep, f.key) {
 				continue
 			}
-		} else {
-			r.lit(key)
+		} else if !r.hasKey(sep, f.key) {
+			r.ok = false
 		}
 		readValue(r, f.val(v))
 	}

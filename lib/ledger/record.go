@@ -260,7 +260,7 @@ func (r Record) Field(name string) (string, error) {
 	if v, ok := storedField(&j, name); ok {
 		return v, nil
 	}
-	return "", badInputf("unknown field %q (want one of %s)", name, fieldNames)
+	return "", badInputf("unknown field %q (want one of %s)", name, fieldNames())
 }
 
 // ErrorText makes msg fit a record's error field: valid UTF-8 (invalid

@@ -233,7 +233,17 @@ func PostgresLinked() bool { return openPostgres != nil }
 // ErrNoPostgres is Open's error for a PostgreSQL location in a binary
 // without the driver: the caller should have handed the command to
 // tether-pg. It is ledger.ErrUnavailable.
-var ErrNoPostgres = fmt.Errorf("%w: this program does not serve PostgreSQL stores: %s does", ledger.ErrUnavailable, PostgresBinary)
+var ErrNoPostgres error = noPostgres{}
+
+// noPostgres is ErrNoPostgres: a type, not fmt.Errorf, which would run
+// fmt at every start-up.
+type noPostgres struct{}
+
+func (noPostgres) Error() string {
+	return ledger.ErrUnavailable.Error() + ": this program does not serve PostgreSQL stores: " + PostgresBinary + " does"
+}
+
+func (noPostgres) Unwrap() error { return ledger.ErrUnavailable }
 
 // Open opens the store at loc, after Check (a writer unless o.Existing).
 // It never execs nor exits: in a binary without the PostgreSQL driver a

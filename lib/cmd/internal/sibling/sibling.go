@@ -22,12 +22,21 @@ import (
 	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
-// The main goroutine keeps the main thread, so that ExecPostgres, called
-// from it, execs from the thread the process started on: a parent-death
-// signal the caller set (setpriv --pdeathsig, prctl PR_SET_PDEATHSIG) is
-// that thread's, and an exec from any other thread would drop it — the
-// exec'd tether-pg would then outlive its parent.
-func init() { runtime.LockOSThread() }
+// When the caller set a parent-death signal (setpriv --pdeathsig, prctl
+// PR_SET_PDEATHSIG), the main goroutine keeps the main thread, so that
+// ExecPostgres, called from it, execs from the thread the process started
+// on: the signal is that thread's, and an exec from any other thread would
+// drop it — the exec'd tether-pg would then outlive its parent. Without
+// one there is nothing to keep, and a locked main goroutine costs a
+// thread hand-off each time it blocks.
+func init() {
+	if mainLocked = parentDeathSignal(); mainLocked {
+		runtime.LockOSThread()
+	}
+}
+
+// mainLocked: init kept the main goroutine on the main thread.
+var mainLocked bool
 
 // ErrNotFound: the program is neither beside this one nor on PATH.
 var ErrNotFound = errors.New("program not found")

@@ -1,0 +1,28 @@
+//go:build unix
+
+package sigpipe
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Stdout returns a file writing to the process's standard output whose
+// write to a pipe nobody reads fails with EPIPE, as after Survive, without
+// catching SIGPIPE: a close-on-exec duplicate of descriptor 1, named
+// /dev/stdout as os.Stdout is. Go kills a program with SIGPIPE only for a
+// write to descriptor 1 or 2 (see os/signal); the duplicate is the same
+// open file, so its writes keep their order with every other write to
+// standard output. When descriptor 1 cannot be duplicated (it is closed,
+// or no descriptor is free) Stdout calls Survive and returns os.Stdout,
+// whose writes then fail as they would have. Each call makes a new
+// duplicate: call it once, at the first write.
+func Stdout() *os.File {
+	fd, err := unix.FcntlInt(1, unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		Survive()
+		return os.Stdout
+	}
+	return os.NewFile(uintptr(fd), "/dev/stdout")
+}
