@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -335,5 +336,61 @@ func TestInstantKey(t *testing.T) {
 		if k := instantKey(got); len(k) != len("@20060102T150405.000000000Z") {
 			t.Errorf("instantKey(%v) = %q; want fixed width", got, k)
 		}
+	}
+}
+
+// TestPruneBatches: a prune in several batches drops what one batch
+// would, passes each record oldest first, turns the slot of a dropped
+// completed execution into a tombstone, frees a dropped failed one's and
+// points _latest at the newest two that stay. Not parallel: it sets
+// pruneBatch.
+func TestPruneBatches(t *testing.T) {
+	defer func(n int) { pruneBatch = n }(pruneBatch)
+	pruneBatch = 2
+	s := newStore(t)
+	t0, _ := ledger.ParseInstant("2024-05-01T12:00:00Z")
+	var ids []string
+	var completedSlot, failedSlot time.Time
+	for i := 0; i < 7; i++ {
+		o := ledger.ClaimOptions{}
+		status := ledger.Completed
+		switch i {
+		case 1:
+			o.Instant, completedSlot = t0, t0
+		case 2:
+			o.Instant, failedSlot = t0.Add(time.Hour), t0.Add(time.Hour)
+			status = ledger.Failed
+		}
+		r := mustClaim(t, s, "j", o)
+		if status == ledger.Completed {
+			must(t)(s.Start(r.ID, nil))
+		}
+		must(t)(s.Finish(r.ID, status, nil, ""))
+		ids = append(ids, r.ID)
+	}
+	open := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	var passed []string
+	n, err := s.Prune(ledger.PruneOptions{Keep: 2}, func(r ledger.Record) error {
+		passed = append(passed, r.ID)
+		return nil
+	})
+	if err != nil || n != 5 || !slices.Equal(passed, ids[:5]) {
+		t.Fatalf("Prune(keep 2) = %d, %v, passing %v; want 5, nil, passing %v", n, err, passed, ids[:5])
+	}
+	list, err := ledger.List(s, ledger.Filter{Job: "j"})
+	if err != nil || len(list) != 3 || list[0].ID != ids[5] || list[1].ID != ids[6] || list[2].ID != open.ID {
+		t.Fatalf("List after prune = %v, %v; want %v and the open claim", list, err, ids[5:])
+	}
+	if b, _ := os.ReadFile(s.path(jobsDir, "j", latestName)); string(b) != open.ID+" "+ids[6]+"\n" {
+		t.Fatalf("pointer = %q; want %q", b, open.ID+" "+ids[6]+"\n")
+	}
+	if b, err := os.ReadFile(s.path(jobsDir, "j", instantKey(completedSlot))); err != nil || string(b) != ids[1]+" completed\n" {
+		t.Errorf("slot of the pruned completed run = %q, %v; want its tombstone", b, err)
+	}
+	if _, err := os.Stat(s.path(jobsDir, "j", instantKey(failedSlot))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("slot of the pruned failed run: %v; want it freed", err)
+	}
+	if _, err := s.Claim("j", ledger.ClaimOptions{Owner: ledgertest.Self(t), Instant: completedSlot}); !errors.Is(err, ledger.ErrRefused) {
+		t.Errorf("Claim(the pruned completed run's instant) = %v; want ErrRefused", err)
 	}
 }

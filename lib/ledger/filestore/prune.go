@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,14 +20,15 @@ import (
 // also deletes files left behind by interrupted writes. Unreadable records
 // are never deleted; they are reported in the error.
 //
-// It works job by job (in name order), and within a job reads its records
-// newest first, deciding each as it goes (the newest o.Keep terminal ones
-// stay), so that it holds no record: only the ids, statuses and instants
-// of what it drops. fn's records are read again, oldest first, before any
-// of the job's is deleted. With o.Job it reads that job's directory and
-// records only, and active/ (which holds only executions not yet
-// finished): after each finish, Prune{Job, Keep} costs what the job keeps,
-// not what the store holds.
+// It works job by job (in name order), and within a job reads its newest
+// records until the newest o.Keep terminal ones (which stay) are found,
+// then the rest oldest first, deciding each as it goes and deleting what
+// goes pruneBatch at a time: it holds the job's names and one batch's
+// ids, statuses and instants, never its records. fn gets each record
+// oldest first, as read, before it is deleted. With o.Job it reads that
+// job's directory and records only, and active/ (which holds only
+// executions not yet finished): after each finish, Prune{Job, Keep} costs
+// what the job keeps, not what the store holds.
 func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int, error) {
 	if o.Keep < 0 || o.OlderThan < 0 {
 		return 0, ledger.BadInputf("--keep and --older-than must not be negative")
@@ -90,14 +90,25 @@ type pruner struct {
 	count int   // executions dropped (with DryRun, that would be)
 }
 
-// dropped is what Prune keeps of a record it drops.
+// dropped is what Prune keeps of a record it drops: at 100,000 dropped,
+// every byte here is 100 KB of its peak memory.
 type dropped struct {
 	id      string
 	status  ledger.Status
 	instant time.Time
 }
 
+// pruneBatch is how many records Prune deletes at a time: what it holds
+// of them, and two directory flushes per batch (a variable for tests).
+var pruneBatch = 4096
+
 // job is Prune for one job's records. Called with the lock held.
+//
+// Newest first, it reads records until o.Keep terminal ones are kept:
+// those all stay. Oldest first, it decides the rest, each of which stays
+// only if live, younger than o.OlderThan or not yet counted in the summary,
+// and drops them pruneBatch at a time; so it holds the job's names and one
+// batch, never its records.
 func (p *pruner) job(job string) error {
 	s, o := p.s, p.o
 	jd, err := openSubdir(s.jobs, job)
@@ -112,82 +123,111 @@ func (p *pruner) job(job string) error {
 	if err != nil {
 		return err
 	}
-	var drop []dropped  // newest first, until reversed below
-	var latest []string // the two newest records that stay
 	var errs []error
-	kept := 0
-	for i := len(names) - 1; i >= 0; i-- {
-		n := names[i]
-		switch {
-		case strings.HasPrefix(n, tmpPrefix):
-			if !o.DryRun {
-				unix.Unlinkat(jd.FD, n, 0) // no writer runs: we hold the lock
-			}
-			continue
-		case ledger.ValidID(n) != nil:
-			continue
-		}
-		r, err := s.readRecord(n)
-		switch {
-		case errors.Is(err, ledger.ErrNotFound):
-			if !o.DryRun && s.missing(n) {
-				unix.Unlinkat(jd.FD, n, 0) // a claim that died before its rename
-			}
-			continue
-		case err != nil:
+	read := func(n string) (ledger.Record, bool) {
+		r, err := p.read(jd, job, n)
+		if err != nil {
 			errs = append(errs, err)
-			continue
-		case r.Job != job:
+		}
+		return r, err == nil && r.ID != ""
+	}
+	var latest []string // the two newest records that stay, newest first
+	cut, kept := len(names), 0
+	for cut > 0 && kept < o.Keep {
+		cut--
+		r, ok := read(names[cut])
+		if !ok {
 			continue
 		}
-		stays := !r.Status.Terminal() || kept < o.Keep ||
-			(o.OlderThan > 0 && p.now.Sub(r.FinishedAt) < o.OlderThan)
-		if r.Status.Terminal() && stays {
+		if r.Status.Terminal() {
 			kept++
 		}
+		if len(latest) < 2 {
+			latest = append(latest, r.ID)
+		}
+	}
+	var older []string // the two newest of the rest that stay, newest last
+	batch := make([]dropped, 0, min(cut, pruneBatch))
+	deleted := false // some of the job's records are gone
+	for _, n := range names[:cut] {
+		r, ok := read(n)
+		if !ok {
+			continue
+		}
+		stays := !r.Status.Terminal() || o.OlderThan > 0 && p.now.Sub(r.FinishedAt) < o.OlderThan
 		if !stays && !o.DryRun && s.marked(r) {
 			stays = true // not counted in the summary: its settle failed
 		}
 		if stays {
-			if len(latest) < 2 {
-				latest = append(latest, r.ID)
-			}
+			older = append(older[max(0, len(older)-1):], r.ID)
 			continue
 		}
-		drop = append(drop, dropped{r.ID, r.Status, r.Instant})
+		p.count++
+		if p.fn != nil && p.fnErr == nil {
+			p.fnErr = p.fn(r) // as read: before the prune
+		}
+		if o.DryRun {
+			continue
+		}
+		batch = append(batch, dropped{n, r.Status, r.Instant}) // n, not a copy: r.ID == n
+		if len(batch) == cap(batch) {
+			if err := s.dropRecords(jd, batch); err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+			batch, deleted = batch[:0], true
+		}
 	}
-	slices.Reverse(drop)
-	p.count += len(drop)
-	p.pass(drop)
-	if o.DryRun || len(drop) == 0 {
-		return errors.Join(errs...)
+	if len(batch) > 0 {
+		if err := s.dropRecords(jd, batch); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		deleted = true
 	}
-	if err := s.dropRecords(jd, drop, latest); err != nil {
-		return errors.Join(append(errs, err)...)
+	if deleted {
+		for i := len(older) - 1; i >= 0 && len(latest) < 2; i-- {
+			latest = append(latest, older[i])
+		}
+		if err := pointLatest(jd, latest); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// pass reads each of drop again and hands it to fn, oldest first.
-func (p *pruner) pass(drop []dropped) {
-	if p.fn == nil {
-		return
-	}
-	for _, d := range drop {
-		if p.fnErr != nil {
-			return
+// read returns the record named n in job's directory jd, or a zero record
+// when n names none to decide: a leftover (removed unless DryRun), another
+// job's, or one that cannot be read (the error; it is never deleted).
+func (p *pruner) read(jd dirh, job, n string) (ledger.Record, error) {
+	s := p.s
+	switch {
+	case strings.HasPrefix(n, tmpPrefix):
+		if !p.o.DryRun {
+			unix.Unlinkat(jd.FD, n, 0) // no writer runs: we hold the lock
 		}
-		if r, err := p.s.readRecord(d.id); err == nil {
-			p.fnErr = p.fn(r)
-		}
+		return ledger.Record{}, nil
+	case ledger.ValidID(n) != nil:
+		return ledger.Record{}, nil
 	}
+	r, err := s.readRecord(n)
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		if !p.o.DryRun && s.missing(n) {
+			unix.Unlinkat(jd.FD, n, 0) // a claim that died before its rename
+		}
+		return ledger.Record{}, nil
+	case err != nil:
+		return ledger.Record{}, err
+	case r.Job != job:
+		return ledger.Record{}, nil
+	}
+	return r, nil
 }
 
 // dropRecords deletes drop, records of the job whose directory is jd,
-// crash-safely, and points the job's latest pointer at the newest two of
-// what stays (latest, newest first). Called with the lock held.
-func (s *Store) dropRecords(jd dirh, drop []dropped, latest []string) error {
+// crash-safely. Called with the lock held.
+func (s *Store) dropRecords(jd dirh, drop []dropped) error {
 	// 1. Tombstones, durable before any record disappears.
+	tombstones := false
 	for _, r := range drop {
 		if r.instant.IsZero() || !ledger.BlocksInstant(r.status) {
 			continue
@@ -201,9 +241,12 @@ func (s *Store) dropRecords(jd dirh, drop []dropped, latest []string) error {
 		if err := durable.Write(jd, key, []byte(r.id+" "+string(r.status)+"\n"), true); err != nil {
 			return fmt.Errorf("pruning %s: %w", r.id, err)
 		}
+		tombstones = true
 	}
-	if err := jd.Sync(); err != nil {
-		return fmt.Errorf("pruning: %w", err)
+	if tombstones {
+		if err := jd.Sync(); err != nil {
+			return fmt.Errorf("pruning: %w", err)
+		}
 	}
 	// 2. The records.
 	for _, r := range drop {
@@ -215,18 +258,21 @@ func (s *Store) dropRecords(jd dirh, drop []dropped, latest []string) error {
 	if err := s.exec.Sync(); err != nil {
 		return fmt.Errorf("pruning: %w", err)
 	}
-	// 3. Membership markers, outputs, free slots and the pointer; nothing
-	// here needs to be durable (each is verified against exec/ when read).
-	gone := make(map[string]bool, len(drop))
+	// 3. Membership markers, outputs and free slots; nothing here needs
+	// to be durable (each is verified against exec/ when read).
 	ids := make([]string, len(drop))
 	for i, r := range drop {
-		gone[r.id] = true
 		ids[i] = r.id
 		unix.Unlinkat(jd.FD, r.id, 0)
 	}
 	s.pruneOutputs(ids, false)
-	names, _ := readNames(jd)
-	s.pruneSlots(jd, names, gone)
+	pruneSlots(jd, drop)
+	return nil
+}
+
+// pointLatest points the job's latest pointer at the newest two of what
+// stays (latest, newest first), once its dropped records are gone.
+func pointLatest(jd dirh, latest []string) error {
 	var err error
 	switch len(latest) {
 	case 0:
@@ -250,21 +296,20 @@ func (s *Store) dropRecords(jd dirh, drop []dropped, latest []string) error {
 
 // pruneSlots frees the @INSTANT slots of dropped failed/abandoned
 // executions (a slot naming a dropped completed or unknown one is a
-// tombstone by now, with a status).
-func (s *Store) pruneSlots(jd dirh, names []string, dropped map[string]bool) {
-	if len(dropped) == 0 {
-		return
-	}
-	for _, n := range names {
-		if !strings.HasPrefix(n, "@") {
+// tombstone by now, with a status). A slot is named after its
+// execution's instant: each dropped record's is read, not every slot.
+func pruneSlots(jd dirh, drop []dropped) {
+	for _, r := range drop {
+		if r.instant.IsZero() {
 			continue
 		}
-		b, err := readSmall(jd, n, 256)
+		key := instantKey(r.instant)
+		b, err := readSmall(jd, key, 256)
 		if err != nil {
 			continue
 		}
-		if f := strings.Fields(string(b)); len(f) == 1 && dropped[f[0]] {
-			unix.Unlinkat(jd.FD, n, 0)
+		if f := strings.Fields(string(b)); len(f) == 1 && f[0] == r.id {
+			unix.Unlinkat(jd.FD, key, 0)
 		}
 	}
 }
