@@ -67,7 +67,7 @@ func run() int {
 		return 3
 	}
 	defer os.RemoveAll(tmp)
-	ledger, helloBin, err := build(tmp)
+	ledger, helloBin, floorBin, err := build(tmp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "startup:", err)
 		return 3
@@ -77,6 +77,7 @@ func run() int {
 	kong := append(slices.Clone(env), "TETHER_NO_SHORTCUTS=1")
 	cmds := []command{
 		{name: "hello world (static Go)", argv: []string{helloBin}},
+		{name: "hello world linking kong, kongplete (floor)", argv: []string{floorBin}},
 		{name: "ledger --version", argv: []string{ledger, "--version"}, target: 1.15},
 		// run's start: parsed and dispatched to run's Run, which refuses
 		// the empty CMD (a runner's usage error, 125) before it opens the store.
@@ -138,28 +139,33 @@ func run() int {
 	return code
 }
 
-// build builds ledger as install.sh does and hello world the same way.
-func build(tmp string) (ledger, hello string, err error) {
+// build builds ledger as install.sh does, and hello world and
+// kongfloor the same way.
+func build(tmp string) (ledger, hello, floor string, err error) {
 	flags := []string{"build", "-trimpath", "-ldflags", "-w -X github.com/tether-sh/tether/lib/cli.Version=0.1.0-bench"}
 	ledger = filepath.Join(*flagBin, "ledger")
 	if *flagBin == "" {
 		ledger = filepath.Join(tmp, "ledger")
 		if err := goBuild("", append(flags, "-o", ledger, "./cmd/ledger")); err != nil {
-			return "", "", err
+			return "", "", "", err
 		}
+	}
+	floor = filepath.Join(tmp, "kongfloor")
+	if err := goBuild("", append(flags, "-o", floor, "./bench/startup/kongfloor")); err != nil {
+		return "", "", "", err
 	}
 	src := filepath.Join(tmp, "hello")
 	if err := os.MkdirAll(src, 0o755); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(helloSrc), 0o644); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module hello\n"), 0o644); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	hello = filepath.Join(tmp, "hello-world")
-	return ledger, hello, goBuild(src, append(flags, "-o", hello, "."))
+	return ledger, hello, floor, goBuild(src, append(flags, "-o", hello, "."))
 }
 
 func goBuild(dir string, args []string) error {
