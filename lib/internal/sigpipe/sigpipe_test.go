@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // childEnv makes the test binary the child of TestSurvive.
@@ -36,5 +38,38 @@ func TestSurvive(t *testing.T) {
 	w.Close()
 	if err != nil {
 		t.Errorf("child writing to a closed pipe after Survive: %v; want exit 0 (the write failed with EPIPE)", err)
+	}
+}
+
+// TestStdout: a write through Stdout to a pipe nobody reads fails with
+// EPIPE, though nothing catches SIGPIPE, and the duplicate it writes
+// through is not inherited across exec.
+func TestStdout(t *testing.T) {
+	if os.Getenv(childEnv) == "stdout" {
+		f := Stdout()
+		if f == os.Stdout {
+			os.Exit(4) // not a duplicate
+		}
+		if flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
+			os.Exit(5)
+		}
+		_, err := f.Write([]byte("lost\n"))
+		if errors.Is(err, syscall.EPIPE) && err.Error() == "write /dev/stdout: broken pipe" {
+			os.Exit(0)
+		}
+		os.Exit(3)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // nobody reads
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStdout$")
+	cmd.Env = append(os.Environ(), childEnv+"=stdout")
+	cmd.Stdout = w
+	err = cmd.Run()
+	w.Close()
+	if err != nil {
+		t.Errorf("child writing through Stdout to a closed pipe: %v; want exit 0 (EPIPE, named /dev/stdout, on a close-on-exec descriptor)", err)
 	}
 }
