@@ -19,9 +19,13 @@
 # flushes as ledger's claim/start/finish from a minimal Go program (no
 # parsing, no JSON, no checks), bare and with the initialisation of every
 # package ledger links (kong's...): what a Go ledger keeping lib/ledger/filestore's
-# write protocol cannot beat here.
+# write protocol cannot beat here. They also run floor with
+# FLOOR_PROTOCOL=log: the cycle of the log design sketched for issue #19
+# (one framed append and fdatasync per transition, indexes unflushed;
+# bench/ledger/floor/log.go), to weigh that design before building it.
 #
-# Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG)
+# Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG;
+#        CYCLES_ONLY=1 stops after (a) and (b) and reports those)
 # Needs go, sqlite3, strace, GNU time (/usr/bin/time) and bash ≥ 5
 # ($EPOCHREALTIME); eatmydata, if present, only speeds up filling the big
 # store (not measured). Leaves nothing behind.
@@ -57,6 +61,7 @@ ledger_cycle() { # STORE [claim flags...]
 ledger_run() { "$L" --ledger "$1" run bench -- true; } # STORE
 floor_cycle() { cycle_with "$T/floor" "$@"; }
 floor_inits_cycle() { cycle_with "$T/floor-inits" "$@"; }
+floor_log_cycle() { FLOOR_PROTOCOL=log cycle_with "$T/floor" "$@"; }
 cycle_with() { # BINARY STORE [claim flags...]
 	local bin=$1 st=$2; shift 2
 	local id
@@ -125,7 +130,7 @@ settle
 # --- (a) single cycle, interleaved ----------------------------------------
 
 sq_init "$T/a.db"
-: >"$T/a.ledger" >"$T/a.sqlite" >"$T/a.floor" >"$T/a.floor-inits" >"$T/a.run"
+: >"$T/a.ledger" >"$T/a.sqlite" >"$T/a.floor" >"$T/a.floor-inits" >"$T/a.floor-log" >"$T/a.run"
 for ((i = 0; i < N; i++)); do
 	if ((i % 2)); then
 		timed ledger_run "$T/d-store" >>"$T/a.run"
@@ -133,7 +138,9 @@ for ((i = 0; i < N; i++)); do
 		timed floor_cycle "$T/a-floor" >>"$T/a.floor"
 		timed sqlite_cycle "$T/a.db" >>"$T/a.sqlite"
 		timed floor_inits_cycle "$T/a-floor-inits" >>"$T/a.floor-inits"
+		timed floor_log_cycle "$T/a-floor-log" >>"$T/a.floor-log"
 	else
+		timed floor_log_cycle "$T/a-floor-log" >>"$T/a.floor-log"
 		timed sqlite_cycle "$T/a.db" >>"$T/a.sqlite"
 		timed floor_inits_cycle "$T/a-floor-inits" >>"$T/a.floor-inits"
 		timed ledger_cycle "$T/a-store" >>"$T/a.ledger"
@@ -145,6 +152,7 @@ a_l=$(median <"$T/a.ledger")
 a_s=$(median <"$T/a.sqlite")
 a_f=$(median <"$T/a.floor")
 a_fi=$(median <"$T/a.floor-inits")
+a_fl=$(median <"$T/a.floor-log")
 d_r=$(median <"$T/a.run")
 
 # --- (b) 8 concurrent loops, interleaved rounds ---------------------------
@@ -158,8 +166,8 @@ loops() { # CYCLE TARGET
 	wait "${pids[@]}"
 }
 sq_init "$T/b.db"
-: >"$T/b.ledger" >"$T/b.sqlite" >"$T/b.floor" >"$T/b.floor-inits"
-tools=(ledger sqlite floor floor-inits)
+: >"$T/b.ledger" >"$T/b.sqlite" >"$T/b.floor" >"$T/b.floor-inits" >"$T/b.floor-log"
+tools=(ledger sqlite floor floor-inits floor-log)
 for ((r = 0; r < ROUNDS; r++)); do
 	# A different tool goes first each round.
 	for ((k = 0; k < ${#tools[@]}; k++)); do
@@ -169,6 +177,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		sqlite) us=$(timed loops sqlite_cycle "$T/b.db") ;;
 		floor) us=$(timed loops floor_cycle "$T/b-floor") ;;
 		floor-inits) us=$(timed loops floor_inits_cycle "$T/b-floor-inits") ;;
+		floor-log) us=$(timed loops floor_log_cycle "$T/b-floor-log") ;;
 		esac
 		awk -v n=$((LOOPS * PER_LOOP)) -v us="$us" 'BEGIN {printf "%d\n", n * 1e6 / us}' >>"$T/b.$tool"
 	done
@@ -177,6 +186,26 @@ b_l=$(median <"$T/b.ledger")
 b_s=$(median <"$T/b.sqlite")
 b_f=$(median <"$T/b.floor")
 b_fi=$(median <"$T/b.floor-inits")
+b_fl=$(median <"$T/b.floor-log")
+
+# The cycle lines of the report, (a) and (b).
+cycles_report() {
+	local ra rb
+	ra=$(ratio "$a_l" "$a_s") rb=$(ratio "$b_l" "$b_s")
+	cat <<CYCLES
+(a) claim→start→finish, 3 processes, median of $N:  ledger ${a_l}us  sqlite3 ${a_s}us  ratio $ra (target <= 0.60: $(verdict "$ra" 0.60 "<="))
+      floor ${a_f}us ratio $(ratio "$a_f" "$a_s"), floor with ledger's package inits ${a_fi}us ratio $(ratio "$a_fi" "$a_s")
+      floor of the log design ${a_fl}us ratio $(ratio "$a_fl" "$a_s")
+(b) $LOOPS concurrent loops, median of $ROUNDS rounds:    ledger ${b_l}/s  sqlite3 ${b_s}/s  ratio $rb (target >= 1.00: $(verdict "$rb" 1.00 ">="))
+      floor ${b_f}/s ratio $(ratio "$b_f" "$b_s"), floor with ledger's package inits ${b_fi}/s ratio $(ratio "$b_fi" "$b_s")
+      floor of the log design ${b_fl}/s ratio $(ratio "$b_fl" "$b_s")
+CYCLES
+}
+if [ -n "${CYCLES_ONLY:-}" ]; then
+	echo "ledger vs sqlite3 $(sqlite3 --version | cut -d' ' -f1) — $(nproc) cores, $(uname -r), store on $(stat -f -c %T "$T")"
+	cycles_report
+	exit 0
+fi
 
 # --- (c) big store vs empty store -----------------------------------------
 
@@ -222,6 +251,13 @@ e_id=$(cat "$T/e.out")
 e_s=$(flushes "$L" --ledger "$T/e-store" start "$e_id")
 e_f=$(flushes "$L" --ledger "$T/e-store" finish "$e_id" --status completed --exit-code 0)
 e_csf=$((e_c + e_s + e_f))
+export FLOOR_PROTOCOL=log
+floor_log_cycle "$T/e-floor-log" >/dev/null # the job's log exists
+e_lc=$(flushes "$T/floor" --ledger "$T/e-floor-log" claim bench)
+e_lid=$(cat "$T/e.out")
+e_ls=$(flushes "$T/floor" --ledger "$T/e-floor-log" start "$e_lid")
+e_lf=$(flushes "$T/floor" --ledger "$T/e-floor-log" finish "$e_lid")
+unset FLOOR_PROTOCOL
 
 # --- (f) disk per execution -----------------------------------------------
 
@@ -269,25 +305,21 @@ read -r g_sp g_spm <"$T/g.sp"
 
 # --- report ---------------------------------------------------------------
 
-ra=$(ratio "$a_l" "$a_s")
-rb=$(ratio "$b_l" "$b_s")
 rc=$(ratio "$c_lb" "$c_le")
 rx=$(ratio "$c_xb" "$c_xe")
 rs=$(ratio "$c_sb" "$c_se")
 rd=$(ratio "$d_r" "$a_s")
 cat <<REPORT
 ledger vs sqlite3 $(sqlite3 --version | cut -d' ' -f1) — $(nproc) cores, $(uname -r), store on $(stat -f -c %T "$T")
-(a) claim→start→finish, 3 processes, median of $N:  ledger ${a_l}us  sqlite3 ${a_s}us  ratio $ra (target <= 0.60: $(verdict "$ra" 0.60 "<="))
-      floor ${a_f}us ratio $(ratio "$a_f" "$a_s"), floor with ledger's package inits ${a_fi}us ratio $(ratio "$a_fi" "$a_s")
-(b) $LOOPS concurrent loops, median of $ROUNDS rounds:    ledger ${b_l}/s  sqlite3 ${b_s}/s  ratio $rb (target >= 1.00: $(verdict "$rb" 1.00 ">="))
-      floor ${b_f}/s ratio $(ratio "$b_f" "$b_s"), floor with ledger's package inits ${b_fi}/s ratio $(ratio "$b_fi" "$b_s")
+$(cycles_report)
 (c) cycle with $BIG stored vs empty, median of $N:
       ledger                      ${c_lb}us vs ${c_le}us  ratio $rc (target <= 1.30: $(verdict "$rc" 1.30 "<="))
       ledger --exclusive --instant ${c_xb}us vs ${c_xe}us  ratio $rx (target <= 1.30: $(verdict "$rx" 1.30 "<="))
       sqlite3                     ${c_sb}us vs ${c_se}us  ratio $rs
 (d) ledger run JOB -- true, 1 process, median of $N: ${d_r}us vs (a)'s sqlite3 ${a_s}us  ratio $rd (target <= 0.50: $(verdict "$rd" 0.50 "<="))
 (e) durable flushes: ledger run of an existing job $e_run (target <= 3: $(verdict "$e_run" 3 "<=")),
-      claim+start+finish $e_csf = $e_c+$e_s+$e_f (target <= 4: $(verdict "$e_csf" 4 "<="))
+      claim+start+finish $e_csf = $e_c+$e_s+$e_f (target <= 4: $(verdict "$e_csf" 4 "<=")),
+      floor of the log design: claim+start+finish $((e_lc + e_ls + e_lf)) = $e_lc+$e_ls+$e_lf
 (f) disk per execution at $f_n stored: ledger ${f_l} B, sqlite3 ${f_s} B (target <= 1024: $(verdict "$f_l" 1024 "<="))
 (g) at $f_n stored, list --json: ledger ${g_ll}us ${g_llm} KiB, sqlite3 SELECT ${g_sl}us ${g_slm} KiB
       ratio $(ratio "$g_ll" "$g_sl") (target <= 3: $(verdict "$(ratio "$g_ll" "$g_sl")" 3 "<=")), RSS (target <= 32768 KiB: $(verdict "$g_llm" 32768 "<="))

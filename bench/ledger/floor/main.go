@@ -11,6 +11,9 @@
 //	floor --ledger DIR claim JOB --owner PID
 //	floor --ledger DIR start ID
 //	floor --ledger DIR finish ID --status completed --exit-code 0
+//
+// With FLOOR_PROTOCOL=log in the environment it runs the log design's
+// cycle instead (log.go).
 package main
 
 import (
@@ -30,7 +33,16 @@ func main() {
 	}
 	dir, op, arg := os.Args[2], os.Args[3], os.Args[4]
 	var err error
+	if os.Getenv("FLOOR_PROTOCOL") == "log" {
+		op = "log-" + op
+	}
 	switch op {
+	case "log-claim":
+		err = logClaim(dir, arg)
+	case "log-start":
+		err = logUpdate(dir, arg, "running")
+	case "log-finish":
+		err = logUpdate(dir, arg, "completed")
 	case "claim":
 		err = claim(dir, arg)
 	case "start":

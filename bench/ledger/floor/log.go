@@ -1,0 +1,138 @@
+//go:build linux
+
+package main
+
+// With FLOOR_PROTOCOL=log, floor runs the cycle of the log design that
+// stop 32's note sketches for issue #19 instead of today's protocol: each
+// job's records are versions appended to jobs/JOB/log as CRC-framed
+// entries, one fdatasync per transition; exec/ID is a symbolic link
+// "JOB@OFFSET" naming the job and the claim's entry, and active/ID.JOB
+// marks an unfinished execution. Neither index is flushed: in that design
+// they are rebuilt from the logs by the first writer after a reboot. The
+// log's own directory entries are flushed once, when the job's log is
+// created. Like the rest of floor it trusts its input and checks nothing
+// a real store would: it measures what the protocol's system calls cost.
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// frame is payload with its length and CRC before it.
+func frame(payload []byte) []byte {
+	b := make([]byte, 8, 8+len(payload))
+	binary.LittleEndian.PutUint32(b, uint32(len(payload)))
+	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(payload, castagnoli))
+	return append(b, payload...)
+}
+
+// appendEntry appends rec to job's log, durably, and returns its offset.
+func appendEntry(dir, job string, rec []byte) (int64, error) {
+	jobDir := dir + "/jobs/" + job
+	fd, err := unix.Open(jobDir+"/log", unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0)
+	created := false
+	if err == unix.ENOENT {
+		fd, err = unix.Open(jobDir+"/log", unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+		created = true
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	if _, err := unix.Write(fd, frame(rec)); err != nil {
+		return 0, err
+	}
+	if err := unix.Fdatasync(fd); err != nil {
+		return 0, err
+	}
+	if created {
+		for _, d := range []string{jobDir, dir + "/jobs"} {
+			if err := fsyncDir(d); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return st.Size, nil
+}
+
+func logClaim(dir, job string) error {
+	for _, d := range []string{dir, dir + "/exec", dir + "/jobs", dir + "/active", dir + "/jobs/" + job} {
+		if err := unix.Mkdir(d, 0o700); err != nil && err != unix.EEXIST {
+			return err
+		}
+	}
+	if _, err := os.ReadFile("/proc/" + strconv.Itoa(os.Getppid()) + "/stat"); err != nil {
+		return err
+	}
+	if _, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err != nil {
+		return err
+	}
+	l, err := lock(dir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(l)
+	id := strconv.FormatInt(time.Now().UnixNano(), 36) + "-floor"
+	off, err := appendEntry(dir, job, record(id, job, "claimed"))
+	if err != nil {
+		return err
+	}
+	if err := unix.Symlink(job+"@"+strconv.FormatInt(off, 10), dir+"/exec/"+id); err != nil {
+		return err
+	}
+	mfd, err := unix.Open(dir+"/active/"+id+"."+job, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	unix.Close(mfd)
+	_, err = os.Stdout.WriteString(id + "\n")
+	return err
+}
+
+func logUpdate(dir, id, status string) error {
+	target, err := os.Readlink(dir + "/exec/" + id)
+	if err != nil {
+		return err
+	}
+	l, err := lock(dir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(l)
+	job, at, _ := strings.Cut(target, "@")
+	off, err := strconv.ParseInt(at, 10, 64)
+	if err != nil {
+		return err
+	}
+	// The version the transition compares against: the claim's entry
+	// (a real store reads on from there to the newest).
+	fd, err := unix.Open(dir+"/jobs/"+job+"/log", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	head := make([]byte, 4096)
+	_, err = unix.Pread(fd, head, off)
+	unix.Close(fd)
+	if err != nil {
+		return err
+	}
+	if _, err := appendEntry(dir, job, record(id, job, status)); err != nil {
+		return err
+	}
+	if status == "completed" {
+		unix.Unlink(dir + "/active/" + id + "." + job)
+	}
+	return nil
+}
