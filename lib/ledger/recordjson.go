@@ -174,6 +174,13 @@ func Decode(b []byte, id string) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
+	return fromJSON(j, id)
+}
+
+// fromJSON checks and converts the wire form of one record (Decode's
+// second half, shared with ApplyDelta).
+func fromJSON(j recordJSON, id string) (Record, error) {
+	var err error
 	if j.V != 0 && j.V != recordFormat {
 		return Record{}, fmt.Errorf("%w: record format %d is not %d", ErrCorrupt, j.V, recordFormat)
 	}

@@ -1,0 +1,74 @@
+package ledger
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// TestDelta: a version written as a delta against its claim reads back
+// whole, names only what changed, and is small.
+func TestDelta(t *testing.T) {
+	at := time.Date(2026, 12, 4, 15, 22, 37, 609547411, time.UTC)
+	owner := Owner{Host: "vm", BootID: "cee98ba1-4154-4711-a7c7-6f2b0f1b19c5", PIDNS: 4026531836, PID: 1153, Start: 4100}
+	claim := Record{ID: "0dnc1ux353gcz-prda3c", Job: "j", Status: Claimed, Owner: owner, ClaimedAt: at, Instant: at.Truncate(time.Minute)}
+	code := 3
+	started := claim
+	started.Status, started.StartedAt = Running, at.Add(time.Millisecond)
+	child := started
+	child.Child = proc.ID{PID: 77, Start: 9}
+	adopted := claim
+	adopted.Fenced, adopted.FencedAt = true, at.Add(time.Second)
+	adopted.Status, adopted.StartedAt = Running, at.Add(2*time.Second)
+	adopted.Owner = Owner{Host: "vm", BootID: owner.BootID, PID: 99, Start: 5}
+	finished := child
+	finished.Status, finished.FinishedAt, finished.ExitCode = Completed, at.Add(time.Second), &code
+	failed := claim
+	failed.Status, failed.FinishedAt, failed.Error = Failed, at.Add(time.Second), "quote \" and \u00e9"
+	beat := started
+	beat.BeatAt, beat.Note = at.Add(time.Minute), "50% done\n"
+	for _, tc := range []struct {
+		name string
+		r    Record
+		keys string
+		max  int
+	}{
+		{"same", claim, `{}`, 2},
+		{"start", started, `{"status":"running","started_at":"2026-12-04T15:22:37.610547411Z"}`, 80},
+		{"child", child, "", 120},
+		{"adopt", adopted, "", 300},
+		{"finish", finished, "", 160},
+		{"failed", failed, `{"status":"failed","finished_at":"2026-12-04T15:22:38.609547411Z","error":"quote \" and é"}`, 120},
+		{"beat", beat, "", 200},
+	} {
+		d := tc.r.EncodeDelta(claim)
+		if tc.keys != "" && string(d) != tc.keys {
+			t.Errorf("%s: EncodeDelta = %s; want %s", tc.name, d, tc.keys)
+		}
+		if len(d) > tc.max {
+			t.Errorf("%s: EncodeDelta = %d bytes (%s); want at most %d", tc.name, len(d), d, tc.max)
+		}
+		got, err := ApplyDelta(claim, d)
+		if err != nil || !reflect.DeepEqual(got, tc.r) {
+			t.Errorf("%s: ApplyDelta(claim, %s) = %+v, %v; want %+v", tc.name, d, got, err, tc.r)
+		}
+	}
+}
+
+// TestApplyDeltaRefuses: what is not a delta of the stored form is
+// ErrCorrupt, and an illegal result too.
+func TestApplyDeltaRefuses(t *testing.T) {
+	base := Record{ID: "0dnc1ux353gcz-prda3c", Job: "j", Status: Claimed, Owner: Owner{Host: "h", PID: 1, Start: 2}, ClaimedAt: time.Unix(1, 0).UTC()}
+	for _, d := range []string{
+		``, `[]`, `{"nope":1}`, `{"id":"0dnc1ux353gcz-aaaaaa"}`, `{"status":7}`,
+		`{"status":"completed"}`, // no finished_at: illegal
+		`{"claimed_at":"yesterday"}`, `{"status":"running"`,
+	} {
+		if _, err := ApplyDelta(base, []byte(d)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("ApplyDelta(base, %q) = %v; want ErrCorrupt", d, err)
+		}
+	}
+}
