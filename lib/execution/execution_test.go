@@ -94,10 +94,10 @@ func TestRunHostileCommandNames(t *testing.T) {
 func TestRunStoreVanished(t *testing.T) {
 	st, id, dir := started(t)
 	tl, errb := tool()
-	// The payload first waits until Run has recorded it as the child:
-	// removing the store while that write creates a file in exec/ makes
-	// rm fail with "Directory not empty".
-	payload := `while ! grep -q '"child":{' "$0/exec/$1"; do sleep 0.01; done; rm -rf "$0"`
+	// The payload first waits until Run has recorded it as the child (in
+	// its job's log): removing the store while that write re-points the
+	// execution's link makes rm fail with "Directory not empty".
+	payload := `while ! grep -aq '"child":{' "$0"/jobs/*/_log; do sleep 0.01; done; rm -rf "$0"`
 	code := Run(tl, st, id, Options{Argv: []string{"sh", "-c", payload, dir, id}}).Code
 	if code != 0 {
 		t.Errorf("code %d, want the payload's 0", code)

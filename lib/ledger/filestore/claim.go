@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,12 +17,14 @@ func (s *Store) freshID(id string) error {
 	if err := ledger.ValidID(id); err != nil {
 		return err
 	}
-	var st unix.Stat_t
-	switch err := unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW); {
-	case err == nil:
-		return ledger.BadInputf("execution %s exists already", id)
-	case !errors.Is(err, unix.ENOENT):
-		return &os.PathError{Op: "stat", Path: s.exec.Show(id), Err: err}
+	for _, d := range []dirh{s.active, s.exec} {
+		var st unix.Stat_t
+		switch err := unix.Fstatat(d.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW); {
+		case err == nil:
+			return ledger.BadInputf("execution %s exists already", id)
+		case !errors.Is(err, unix.ENOENT):
+			return &os.PathError{Op: "stat", Path: d.Show(id), Err: err}
+		}
 	}
 	return nil
 }
@@ -102,121 +103,96 @@ func (s *Store) admitClaim(job string, jobDir dirh, o ledger.ClaimOptions) error
 	return nil
 }
 
-// writeClaim writes r, the claim's first version, and its index entries in
-// jobDir (newJob: the directory was just created), under the store's lock.
+// writeClaim writes r, the claim's first version, to the job's log (in
+// jobDir; newJob: the directory was just created), under the store's lock.
+//
+// Its link (active/ID) and its instant's slot are made durable first, the
+// frame last: the frame is the commit. A crash before it leaves a link to
+// nothing, which readers take as no record; every durable claim has a
+// durable link. See "Crash safety".
 func (s *Store) writeClaim(jobDir dirh, newJob bool, r ledger.Record, o ledger.ClaimOptions) error {
-	// The record's first version is written and made durable under a
-	// temporary name; its index entries are made durable next (the two
-	// markers are one empty inode: no data block), and only then is the
-	// record renamed into place: see "Crash safety".
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
 	}
-	rec, fd, err := durable.StageOpen(s.exec, r.ID, r.Encode())
+	l, err := s.writableLog(jobDir, r.Job, newJob)
 	if err != nil {
 		return err
 	}
+	defer l.close()
+	err = unix.Symlinkat(hintOf(l.gen, l.end, r.Job), s.active.FD, r.ID)
+	if err == unix.EEXIST {
+		return ledger.BadInputf("execution %s exists already", r.ID)
+	}
+	if err != nil {
+		return &os.PathError{Op: "symlink", Path: s.active.Show(r.ID), Err: err}
+	}
 	abort := func(err error) error {
-		unix.Close(fd)
-		rec.Abort()
+		unix.Unlinkat(s.active.FD, r.ID, 0)
 		return err
 	}
-	if err := createEmpty(jobDir, r.ID); err != nil {
-		return abort(err)
+	dirs := []dirh{s.active}
+	if !o.Instant.IsZero() {
+		if err := setLink(jobDir, instantKey(o.Instant), r.ID); err != nil {
+			return abort(err)
+		}
+		dirs = append(dirs, jobDir)
 	}
-	if err := linkMarker(durable.Pending{Dir: jobDir, Temp: r.ID}, s.active, activeName(r.ID, r.Job)); err != nil {
-		return abort(err)
-	}
-	head, _ := s.latestIn(jobDir)
 	reached("claim-linked")
-	// The record's data, the job's index and the active marker are made
-	// durable at once: they are independent of each other (only the rename
-	// below must follow all three), and on a journalling file system the
-	// concurrent flushes share one commit.
-	var wg sync.WaitGroup
-	var jobErr, activeErr error
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		if !o.Instant.IsZero() {
-			if jobErr = durable.Write(jobDir, instantKey(o.Instant), []byte(r.ID+"\n"), true); jobErr != nil {
-				return
-			}
-		}
-		// Through the job's spare, like a record: a new _latest inode per
-		// claim, and the old one's deletion, would make the file system
-		// search ever longer past recently deleted inodes (ext4 without a
-		// journal). It fsyncs jobDir, the markers' and the key's too.
-		jobErr = s.rep.Replace(jobDir, latestName, []byte(r.ID+" "+head+"\n"))
-	}()
-	go func() {
-		defer wg.Done()
-		if activeErr = s.active.Sync(); activeErr == nil && newJob {
-			activeErr = s.jobs.Sync()
-		}
-	}()
-	dataErr := durable.Fdatasync(fd)
-	if dataErr != nil {
-		dataErr = &os.PathError{Op: "fdatasync", Path: s.exec.Show(rec.Temp), Err: dataErr}
-	}
-	wg.Wait()
-	if err := errors.Join(dataErr, jobErr, activeErr); err != nil {
+	if err := syncDirs(dirs...); err != nil {
 		return abort(err)
 	}
-	if err := unix.Close(fd); err != nil {
-		rec.Abort()
-		return &os.PathError{Op: "close", Path: s.exec.Show(rec.Temp), Err: err}
-	}
-	reached("claim-synced")
-	commit := rec.Commit
-	if o.ID != "" {
-		commit = rec.CommitNew
-	}
-	if err := commit(); err != nil {
-		if errors.Is(err, durable.ErrExists) {
-			err = ledger.BadInputf("execution %s exists already", r.ID)
-		}
-		return err
-	}
-	if err := s.exec.Sync(); err != nil {
-		return err
+	if _, err := l.append(kindClaim, r.ID, 0, r.Encode()); err != nil {
+		return abort(err)
 	}
 	return nil
+}
+
+// writableLog opens job's log, in its directory jd, for appending,
+// creating it (durably) where it is missing: a new job (newJob: its
+// directory just made), or one whose creation was cut short.
+func (s *Store) writableLog(jd dirh, job string, newJob bool) (*jobLog, error) {
+	l, err := openLog(jd, job, true)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return l, err
+	}
+	w, err := newLogWriter(jd, job, 1, jobSummary{})
+	if err != nil {
+		return nil, err
+	}
+	if l, err = w.commit(); err != nil {
+		return nil, err
+	}
+	dirs := []dirh{jd}
+	if newJob {
+		dirs = append(dirs, s.jobs)
+	}
+	if err := syncDirs(dirs...); err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
 }
 
 // checkExclusive refuses while job has a claimed or running execution whose
 // owner is alive or cannot be judged; dead owners are recovered first.
 // Called with the lock held.
 func (s *Store) checkExclusive(job string, grace time.Duration) error {
-	var done []ledger.Record
-	err := s.scanActive(func(id, j string) error {
+	return s.scanActive(func(id, j string) error {
 		if j != job {
 			return nil
 		}
-		r, err := s.readRecord(id)
+		r, why, _, err := s.judge(id, grace)
 		if errors.Is(err, ledger.ErrNotFound) {
-			s.dropActive(id, j)
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		r, why, err := s.recoverOne(r, grace)
-		if err != nil {
-			return err
-		}
-		if !r.Status.Terminal() {
+		if !r.Status.Terminal() && r.Job == job {
 			return ledger.Refusedf("execution %s is %s and %s", r.ID, r.State(), why)
-		}
-		if r.Job == job {
-			done = append(done, r)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return s.settle(job, done)
 }
 
 // checkDue refuses (ledger.ErrNotDue) while job has a live execution (dead
@@ -229,7 +205,6 @@ func (s *Store) checkDue(job string, every, grace time.Duration) error {
 		}
 		return err
 	}
-	// checkExclusive settled every terminal record still marked active.
 	sum, err := s.summary(job, nil)
 	if err != nil {
 		return err

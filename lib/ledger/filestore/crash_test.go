@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -149,12 +150,13 @@ func crashAt(at string) {
 	}
 }
 
-// crashPoints are the points between two durable steps of the write paths
-// (see reached): a claim whose markers are linked but not synced, an
-// update whose spare is written but not exchanged, one exchanged but not
-// synced, and a claim whose index is durable but whose record is not
-// renamed yet.
-var crashPoints = []string{"claim-linked", "claim-synced", "spare-written", "exchanged", "settle", "prune-unlinked"}
+// crashPoints are the points between two steps of the write paths (see
+// reached): a claim whose link is made but not synced; a frame half
+// written (a torn tail), written but not synced, and appended but its
+// link not moved; a terminal record linked in exec/ and still in active/;
+// a summary about to be cached; a log's next generation renamed into
+// place but the links not yet pointed at it.
+var crashPoints = []string{"claim-linked", "log-torn", "log-written", "appended", "linked", "settle", "prune-renamed"}
 
 // TestCrashPoints kills writers exactly at each crash point, many times
 // over one store, and checks the store after each kill.
@@ -211,7 +213,7 @@ func TestCrashSummaries(t *testing.T) {
 	}
 	seed := 5000
 	for round := 0; round < 4; round++ {
-		for _, point := range []string{"spare-written", "exchanged", "settle"} {
+		for _, point := range []string{"log-torn", "log-written", "appended", "linked", "settle"} {
 			seed++
 			cmd := helperCmd("writer", dir, strconv.Itoa(seed))
 			cmd.Env = append(cmd.Env, fmt.Sprintf("LEDGER_TEST_CRASH_AT=%s:%d", point, 1+rand.IntN(8)), "LEDGER_TEST_NO_PRUNE=1")
@@ -354,30 +356,28 @@ func TestCrash(t *testing.T) {
 // records.
 func checkStore(t *testing.T, s *Store) []ledger.Record {
 	t.Helper()
-	names, err := readNames(s.exec)
+	all, err := ledger.List(s, ledger.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var recs []ledger.Record
 	byJob := map[string][]ledger.Record{}
-	for _, n := range names {
-		if strings.HasPrefix(n, tmpPrefix) {
-			continue
-		}
-		r, err := s.Get(n)
-		if err != nil {
-			t.Errorf("record %s: %v", n, err)
+	for _, r := range all {
+		if got, err := s.Get(r.ID); err != nil || got.Status != r.Status {
+			t.Errorf("Get(%s) = %v, %v; want it %s as List has it", r.ID, got.Status, err, r.Status)
 			continue
 		}
 		recs = append(recs, r)
 		byJob[r.Job] = append(byJob[r.Job], r)
-		if _, err := os.Lstat(s.path(jobsDir, r.Job, r.ID)); err != nil {
-			t.Errorf("record %s has no membership marker: %v", r.ID, err)
-		}
 		if !r.Status.Terminal() {
-			if _, err := os.Lstat(s.path(activeDir, activeName(r.ID, r.Job))); err != nil {
-				t.Errorf("%s record %s has no active marker: %v", r.Status, r.ID, err)
+			if _, err := os.Lstat(s.path(activeDir, r.ID)); err != nil {
+				t.Errorf("%s record %s has no link in active/: %v", r.Status, r.ID, err)
 			}
+		}
+	}
+	for _, r := range checkLive(t, s) {
+		if !slices.ContainsFunc(recs, func(x ledger.Record) bool { return x.ID == r.ID }) {
+			t.Errorf("%s is in active/ but not in its job's log", r.ID)
 		}
 	}
 	for job, rs := range byJob {
@@ -395,7 +395,7 @@ func checkStore(t *testing.T, s *Store) []ledger.Record {
 				t.Errorf("job %s instant %v has %d blocking executions: %v", job, in, len(holders), holders)
 			}
 			if len(holders) == 1 {
-				b, err := os.ReadFile(s.path(jobsDir, job, instantKey(in)))
+				b, err := readSlot(s.jobDirForTest(t, job), instantKey(in))
 				if f := strings.Fields(string(b)); err != nil || len(f) == 0 || f[0] != holders[0] {
 					t.Errorf("job %s slot %v = %q, %v; want %s", job, in, b, err, holders[0])
 				}
@@ -482,11 +482,6 @@ func fullStore(mnt string) error {
 			return fmt.Errorf("Finish on a full store reported success but Get = %v, %v", r.Status, err)
 		}
 	}
-	// Made a store of the version before summaries, which a read-only
-	// mount keeps from being migrated.
-	if err := os.Remove(filepath.Join(dir, summariesMark)); err != nil {
-		return err
-	}
 	if err := unix.Mount("", mnt, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 		return fmt.Errorf("cannot mount: remount read-only: %v", err)
 	}
@@ -502,10 +497,10 @@ func fullStore(mnt string) error {
 	}
 	sums, err := ro.Summaries()
 	if err != nil || len(sums) != 3 {
-		return fmt.Errorf("Summaries of a read-only old store = %d, %v; want 3 jobs", len(sums), err)
+		return fmt.Errorf("Summaries of a read-only store = %d, %v; want 3 jobs", len(sums), err)
 	}
 	if final, err := ro.Get(ids[0]); err == nil && final.Status.Terminal() && sums[0].Runs[final.Status] != 1 {
-		return fmt.Errorf("Summaries of a read-only old store: job0 runs %v; want its %s execution counted", sums[0].Runs, final.Status)
+		return fmt.Errorf("Summaries of a read-only store: job0 runs %v; want its %s execution counted", sums[0].Runs, final.Status)
 	}
 	return verify("read-only")
 }
@@ -518,4 +513,18 @@ func wrapsAny(err error, targets ...error) bool {
 		}
 	}
 	return false
+}
+
+// checkLive returns the live records that active/ links to.
+func checkLive(t *testing.T, s *Store) []ledger.Record {
+	t.Helper()
+	var out []ledger.Record
+	for _, st := range []ledger.Status{ledger.Claimed, ledger.Running} {
+		l, err := ledger.List(s, ledger.Filter{Status: st})
+		if err != nil {
+			t.Errorf("List(%s) = %v", st, err)
+		}
+		out = append(out, l...)
+	}
+	return out
 }

@@ -15,148 +15,115 @@
 //
 //	DIR/                       0700, owned by the caller, not group/other-writable
 //	  lock                     0600, empty; flock'd (LOCK_EX) around every write
-//	  exec/ID                  one JSON record per execution (filename = id)
-//	  exec/.tmp.spare          the inode the next record update is written into
+//	  logs                     empty; the store is of job logs (a store
+//	                           without it is migrated by Open: migrate.go)
 //	  jobs/JOB/                one directory per job name
-//	    ID                     membership marker: ID is an execution of JOB
-//	    _latest                "HEAD PREV": the newest claim and the one before it
-//	    .tmp.spare             the inode the next _latest is written into
-//	    @INSTANT               "ID" of the execution holding (JOB, INSTANT), or
-//	                           "ID STATUS" once that record was pruned (tombstone)
-//	    _summary               the job's summary (Summaries): counts by terminal
-//	                           status, the last finished and last completed
-//	                           records (copies); finishes are settled into
-//	                           it in batches
-//	  summaries                empty; the store keeps job summaries (a store
-//	                           without it is migrated by Open)
+//	    _log                   every version of every execution of JOB, appended
+//	                           as CRC-framed entries (log.go): a header, then a
+//	                           claim frame per execution (its whole record) and
+//	                           an update frame per later version (a delta
+//	                           against the claim)
+//	    _summary               cache of the job's summary, counted up to an
+//	                           offset of the log (summary.go)
+//	    @INSTANT               symbolic link to "ID", the execution holding
+//	                           (JOB, INSTANT), or "ID STATUS" once that record
+//	                           was pruned (tombstone)
+//	  active/ID                symbolic link to "GEN:OFF:JOB": execution ID may
+//	                           still be claimed or running; its newest version
+//	                           was at offset OFF of generation GEN of JOB's log
+//	  exec/ID                  the same link once ID is terminal
 //	  output/                  0700, made by the first OpenOutput
 //	    ID                     "tether-output 1 LIMIT\n" and the execution's
 //	                           output, of which the last LIMIT bytes count
-//	  active/ID.JOB            marker: ID may still be claimed or running, or
-//	                           finished and not yet counted in its job's
-//	                           _summary (see "Crash safety")
 //	  handoff/                 0700, made by the first spawn (HandoffDir)
 //	    ID.ack                 a spawned worker's acknowledgement, read and
 //	                           removed by its spawn; one left by a killed
 //	                           spawn is swept a minute later
 //	  */.tmp.NAME              a write in progress (or left by a crash)
 //
-// A claim's two markers are one empty file, jobs/JOB/ID, and a hard link
-// to it, active/ID.JOB (or a second empty file where a link is
-// impossible): an inode and no data block. Only their names mean
-// anything; nothing reads their content. (The version before summaries
-// made them hard links to the record's first version, which kept that
-// version's inode and block alive beside the record's: such markers
-// still work, and the spare logic below never writes through them.)
+// Why a log per job: a record per file cost two inodes and a 4 KiB block
+// per execution (4.2 KB on ext4), and a transition a temporary file, a
+// rename and two flushes. In the log an execution costs its claim (some
+// 450 bytes), a delta per later version (80 to 150 bytes) and a link that
+// holds its target in its inode (no block below 60 bytes), some 0.7 KB in
+// all; a transition is one pwrite and one fdatasync. Links are symbolic
+// links because their target is written with the name, atomically, with
+// no data block and no file to open; nothing ever follows them.
 //
 // Ids are 13 base-36 digits of Unix nanoseconds, "-" and 6 random base-36
-// digits, so they sort by claim time and use only [0-9a-z-]; job names use
-// [A-Za-z0-9._:@-]; index names start with "_" or "@" and temporary names
-// with ".", so no name of one kind can be mistaken for another, and no id or
-// job name can climb out of the store.
+// digits (or any chosen [0-9a-z-]), so they sort by claim time; job names use
+// [A-Za-z0-9._:@-]; names in a job's directory that are not slots start
+// with "_", temporary names with ".", so no name of one kind can be
+// mistaken for another, and no id or job name can climb out of the store.
 //
-// No operation reads a directory whose size grows with the number of stored
-// executions: show/start/finish open exec/ID; latest reads _latest and then at
-// most two records; claim --instant reads one @INSTANT slot; claim --exclusive,
-// claim --every, recover and list of claimed or running executions read
-// active/, which holds only executions not yet finished (and at most a few
-// finished ones per job, waiting to be counted in its summary); Summaries reads each
-// job's _summary and _latest and active/. Only list of other statuses and
-// prune, whose output is proportional anyway, read exec/ or a job's
-// directory; prune of one job (ledger.PruneOptions.Job) reads that job's directory
-// only, so retention after each finish costs what the job keeps.
+// What each operation reads: show/start/finish read one link and one or
+// two frames at its offset (a live execution's log on from there to its
+// end); latest walks its job's log back from the end to the last claim;
+// claim --instant reads one slot; claim --exclusive, claim --every, recover
+// and list of claimed or running executions read active/, which holds only
+// executions not yet finished; status, check and metrics read each job's
+// cached summary, the frames after it and active/. Only list of other
+// statuses and prune, whose output is proportional anyway, walk whole
+// logs; prune of one job walks that job's log only.
 //
 // # Crash safety
 //
-// A record is never modified where a reader or a crash could see it:
+// A version is never modified once written, and a reader never takes one
+// that is not whole:
 //
-//   - A claim writes the record to exec/.tmp.ID and fdatasyncs it; exec/ID
-//     appears only by rename(2) after that, followed by an fsync of exec/.
-//   - An update (start, finish, fence, adopt, recording the child, abort,
-//     recovery) writes the new version in place into exec/.tmp.spare, an
-//     existing file that nothing reads (pwrite, ftruncate to the new
-//     length, fdatasync), swaps it with exec/ID by renameat2
-//     RENAME_EXCHANGE, and fsyncs exec/. At every instant exec/ID names
-//     either the old inode, whose content is untouched, or the new one,
-//     complete and durable before the exchange; the old inode is now the
-//     spare. The spare is written only under the lock, and only after the
-//     exchange that made it the spare was made durable by that fsync (if
-//     the fsync fails the spare is unlinked instead), so after a power cut
-//     exec/ID never names an inode that was since overwritten. Where
-//     RENAME_EXCHANGE is unsupported (EINVAL, ENOSYS, EOPNOTSUPP), the
-//     written spare is renamed over exec/ID instead, and the store's later
-//     updates stage a fresh exec/.tmp.ID and rename it, fdatasync first.
-//
-// A full disk fails the write, ftruncate or fdatasync of the spare or the
-// temporary file, before the exchange or rename, leaving the old version.
-// A crash may leave a garbled spare or a stale .tmp file: nothing reads
-// them, and prune deletes them (the next update then creates a new spare).
-// The spare is written into only while it has no other link: a record's
-// inode has none (its markers are a file of their own), so updates rotate
-// inodes without allocating any, and a claim costs two inodes (the
-// record's and its markers', which has no data block), and no write frees
-// one. A hard link made by anyone else (a `cp -al` snapshot, one planted at
-// the spare's name, a marker made by the version before summaries) is
-// never written through: that spare's name is removed and a fresh spare
-// created (O_EXCL). A temporary file is always created afresh (O_EXCL, a
-// stale one unlinked first).
-//
-// Indexes are hints that are verified against the record they name, and they
-// are written in an order in which a crash can make them stale but never make
-// them omit something that matters:
-//
-//   - A claim makes the job's membership marker, the _latest pointer, the
-//     @INSTANT slot and the active marker durable (one fsync of each
-//     directory) before the rename that creates exec/ID. The two markers
-//     are one empty inode, linked twice; these fsyncs
-//     run concurrently with the record's fdatasync, which is independent of
-//     them (only the rename must follow all of them). So every durable
-//     record has durable index entries; an index entry may name a record
-//     that never came to exist (the claim died, unacknowledged), and
-//     readers treat such an entry as absent.
-//   - _latest keeps the previous verified head too, so a dangling head falls
-//     back to it; a pointer that is unreadable falls back to reading the job's
-//     directory. The pointer is replaced like a record, through the job's
-//     own spare (written, fdatasynced, exchanged; the job directory's fsync
-//     is the one above), so after a power cut it holds the old or the new
-//     pointer, never an older one left in an overwritten inode. A new file
-//     and rename per claim would do too, but on ext4 without a journal each
-//     freed inode lengthens the next allocations' search (it skips inodes
-//     freed in the last seconds): 10% of a claim's CPU in a loop of claims.
-//   - An @INSTANT slot is written to a new file, fdatasync'ed and renamed,
-//     and replaced only when the execution it names is failed, abandoned or
-//     missing, so a claimed, running, completed or unknown execution for
-//     (JOB, INSTANT) is always found through it. A slot that cannot be
-//     parsed falls back to reading the job's directory. Prune turns the
-//     slot of a pruned completed/unknown record into a tombstone before
-//     deleting the record, so pruning never makes an instant claimable
-//     again.
-//   - An active marker is removed after its record became terminal and was
-//     counted in its job's summary, without an fsync: a marker resurrected
-//     by a crash names a terminal record and is dropped by the next reader
-//     that holds the lock.
-//   - A finish writes its record only; the execution's active marker
-//     stays, now naming a terminal record, until the finish is settled:
-//     counted into the job's _summary, rewritten through the job's spare
-//     (like _latest), and only then the marker removed. Readers count the
-//     terminal records still marked in what they return. Settling is done
-//     in batches under the lock by whoever goes through the job's markers
-//     (recover, claim --exclusive or --every, prune, which settles before
-//     it deletes anything and never deletes a record still marked), or by
-//     a finish that leaves the job more than 8 markers; so a finish costs
-//     no flush more than before, and active/ holds at most a few finished
-//     executions per job. A writer killed between a summary and the
-//     removal of the markers leaves markers of records that the summary's
-//     "counted" list (the last batch at least) holds: they are removed,
-//     not counted again. So every finish is counted once. The counts and
-//     the two records are copies, so prune never changes them; a summary
-//     that does not parse is rebuilt from the records by the next settle.
-//     A store written before summaries existed has no root "summaries"
-//     file: Open, under the lock, writes each job's summary from the
-//     records it holds (and removes the markers of terminal ones, which it
-//     counted), then creates that file durably; a migration cut short is
-//     redone whole. (A version before summaries writing the store after
-//     that does not count its finishes.)
+//   - Every version is one frame appended at the log's end under the lock
+//     (pwrite, then fdatasync), its length and CRC-32C before it and its
+//     length after. A crash can leave only the last frame torn: readers
+//     stop at a frame that is not valid when nothing valid follows it (a
+//     torn tail, or a frame being appended); the next writer truncates it
+//     (validEnd) before it appends. A frame that is not valid with a valid
+//     one after it is damage: readers report it (ledger.ErrCorrupt), and
+//     prune refuses to rewrite that log. A failed pwrite or fdatasync (a
+//     full disk, an I/O error) cuts the log back to where it was and
+//     reports the error: the transition did not happen. (A reader may have
+//     seen that frame meanwhile; it never reached the disk as a commit.)
+//   - A transition is a compare-and-swap: under the lock the execution's
+//     newest version is read, the transition checked against it, and the
+//     new version appended, or refused with nothing written. A terminal
+//     version is never followed by another.
+//   - A claim makes its link, active/ID, and its instant's slot (a link
+//     to "ID", renamed over any slot of a failed or abandoned holder),
+//     durable first (fsync of active/, and of the job's directory for a
+//     slot), and then appends its frame: the frame is the commit. So every
+//     durable claim has a durable link and slot; a link or slot that names
+//     a claim that never came to exist (it died before its frame) is read
+//     as no record, and removed by the next recover or claim that finds
+//     it. A new job's log is created whole (header, fdatasync, rename) and
+//     its directory and jobs/ fsynced before anything is appended.
+//   - Links after the claim are hints: each later version re-points the
+//     link at its frame (a new link renamed over the old, not flushed),
+//     and a terminal version moves it to exec/ (made there, then removed
+//     from active/). A reader verifies a link against the log: a frame at
+//     its offset that is not of its execution, or of another generation,
+//     makes it walk the whole log; a live execution's newer versions are
+//     found by reading on to the end. After a crash or a power cut a link
+//     may be stale, in active/ still, or in both folders: each is found
+//     and gives the newest version, and whoever next reads active/ under
+//     the lock (recover, claim --exclusive, --every) moves a terminal
+//     one. This relies on the file system committing a rename whole and
+//     in order with the operations before it (ext4, xfs and btrfs do).
+//   - The cached summary is only a cache (see summary.go): renamed into
+//     place, never flushed, checked by its CRC, and recounted from the log
+//     when it cannot be trusted. Counts never depend on markers: each
+//     execution becomes terminal in exactly one frame of the log.
+//   - Prune writes the log's next generation under a temporary name (its
+//     header counting what it drops, then each kept execution's newest
+//     version as one claim frame), fdatasyncs it, makes the tombstones of
+//     dropped completed and unknown executions' slots durable, renames
+//     the new log over the old and fsyncs the job's directory; only then
+//     does it remove the dropped executions' links and outputs and re-point
+//     the kept ones. Killed before the rename, nothing changed; after it,
+//     stale links are walked past as above.
+//   - A hard link to a log made by anyone else (a `cp -al` snapshot) is
+//     never written through: a writer that finds the log has another link
+//     copies it and renames the copy into place first. Temporary files are
+//     always created afresh (O_EXCL, a stale one unlinked first), and links
+//     are replaced by rename, never written.
 //
 // # Security
 //
@@ -197,8 +164,10 @@
 // accepts folders on the way owned by the store's owner (its home), each
 // file owned by the owner of its folder (checkOwnedIn), creates and
 // migrates nothing and never opens the lock, which stays 0600: every write
-// is refused (ledger.ErrUnsafeStore). Its view is a snapshot file by file (every
-// file is renamed into place whole). Once the owner has opened the folder
+// is refused (ledger.ErrUnsafeStore). Its view is whole frame by frame,
+// not a transaction. A store of the format before job logs is not
+// migrated by a reader: only Get reads it, the rest asks for one command
+// that writes, run by the owner. Once the owner has opened the folder
 // to its group (chmod -R g+rX), what it creates later inherits the group
 // and its read bit (durable.Inherit): files 0640, folders 0750, whatever
 // the umask. Without group read and search the store stays 0700/0600.
@@ -210,11 +179,10 @@
 // (read then, not written on every lock), and after the LockTimeout
 // (DefaultLockTimeout, 60s: every writer holds the lock for milliseconds,
 // so only a stopped or hung process holds it that long) it gives up with
-// ledger.ErrLockTimeout, having changed nothing. Readers (Get, Latest, List) do
-// not take the lock; one that opens a record just as a writer exchanges it
-// with the spare may read another record's bytes, which the decoder's id
-// check catches: it reads the record again (a few times at most) before
-// calling it corrupt. Records are opened
-// with O_NOFOLLOW|O_NONBLOCK and must be small regular files, so a planted
-// symlink or FIFO is reported as corrupt instead of followed or blocked on.
+// ledger.ErrLockTimeout, having changed nothing. Readers (Get, Latest,
+// List) do not take the lock: they take whole frames only (see "Crash
+// safety"). Logs and summaries are opened with O_NOFOLLOW|O_NONBLOCK and
+// must be regular files, so a planted symlink or FIFO is reported as
+// corrupt instead of followed or blocked on; links are read, never
+// followed.
 package filestore

@@ -1,16 +1,21 @@
 package filestore
 
 import (
+	"strconv"
 	"time"
-
-	"github.com/tether-sh/tether/lib/ledger"
 )
 
 // SetClock replaces s's clock, for the conformance suite run from package
 // filestore_test.
 func SetClock(s *Store, now func() time.Time) { s.now = now }
 
-// RawRecord returns exec/ID as stored.
+// RawRecord returns execution id as stored: the offset of its newest
+// frame in its job's log and that version, which any write changes.
 func RawRecord(s *Store, id string) ([]byte, error) {
-	return readSmall(s.exec, id, ledger.MaxRecordSize)
+	loc, err := s.locate(id, false)
+	if err != nil {
+		return nil, err
+	}
+	defer loc.close()
+	return append([]byte(strconv.FormatInt(loc.off, 10)+" "), loc.rec.Encode()...), nil
 }

@@ -3,6 +3,7 @@
 package filestore
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -62,22 +63,33 @@ func must(t testing.TB) func(ledger.Record, error) ledger.Record {
 	}
 }
 
+// TestCorruptRecord damages one record's frame in the middle of its job's
+// log and replaces another's link: each is reported as corrupt, naming
+// what is wrong, the rest stays readable, and prune deletes nothing of a
+// log it cannot read whole.
 func TestCorruptRecord(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	good := mustClaim(t, s, "j", ledger.ClaimOptions{})
 	bad := mustClaim(t, s, "j", ledger.ClaimOptions{})
 	link := mustClaim(t, s, "j", ledger.ClaimOptions{})
-	p := s.path(execDir, bad.ID)
-	os.WriteFile(p, []byte(`{"v":1,"id":"`+bad.ID+`","status":"runn`), 0o600)
-	os.Remove(s.path(execDir, link.ID))
-	os.Symlink("/etc/passwd", s.path(execDir, link.ID))
+	must(t)(s.Finish(good.ID, ledger.Failed, nil, ""))
+	p := s.path(jobsDir, "j", logName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(b, []byte(`"id":"`+bad.ID+`"`))
+	b[at+2] ^= 1
+	os.WriteFile(p, b, 0o600)
+	os.Remove(s.path(activeDir, link.ID))
+	os.Symlink("/etc/passwd", s.path(activeDir, link.ID))
 
 	if _, err := s.Get(bad.ID); !errors.Is(err, ledger.ErrCorrupt) || !strings.Contains(err.Error(), p) {
 		t.Errorf("Get(corrupt) = %v; want ErrCorrupt naming %s", err, p)
 	}
-	if _, err := s.Get(link.ID); !errors.Is(err, ledger.ErrCorrupt) || !strings.Contains(err.Error(), "symbolic link") {
-		t.Errorf("Get(symlink) = %v; want ErrCorrupt (symbolic link)", err)
+	if _, err := s.Get(link.ID); !errors.Is(err, ledger.ErrCorrupt) || !strings.Contains(err.Error(), "bad link") {
+		t.Errorf("Get(symlink) = %v; want ErrCorrupt (bad link)", err)
 	}
 	if _, err := s.Start(bad.ID, nil); !errors.Is(err, ledger.ErrCorrupt) {
 		t.Errorf("Start(corrupt) = %v; want ErrCorrupt", err)
@@ -86,15 +98,15 @@ func TestCorruptRecord(t *testing.T) {
 	if !errors.Is(err, ledger.ErrCorrupt) || len(list) != 1 || list[0].ID != good.ID {
 		t.Errorf("List = %v, %v; want the good record and ErrCorrupt", list, err)
 	}
-	if _, err := s.Get(good.ID); err != nil {
-		t.Errorf("Get(good) = %v", err)
+	if r, err := s.Get(good.ID); err != nil || r.Status != ledger.Failed {
+		t.Errorf("Get(good) = %v, %v; want failed", r.Status, err)
 	}
 	// Prune never deletes what it cannot read.
 	if _, err := ledger.Pruned(s, ledger.PruneOptions{}); !errors.Is(err, ledger.ErrCorrupt) {
 		t.Errorf("Prune = %v; want ErrCorrupt reported", err)
 	}
-	if _, err := os.Lstat(p); err != nil {
-		t.Errorf("Prune removed the corrupt record: %v", err)
+	if after, err := os.ReadFile(p); err != nil || !bytes.Equal(after, b) {
+		t.Errorf("Prune changed the damaged log: %v", err)
 	}
 }
 
@@ -147,13 +159,13 @@ func TestUnsafeStore(t *testing.T) {
 }
 
 // TestNoScan checks that the single-record operations never list the
-// store's directories that grow with the number of executions: exec/ and
-// the job's directory. (Not parallel: it sets a package hook.)
+// store's directories that grow with the number of executions (exec/, the
+// job's directory) nor walk a job's log from its start. (Not parallel: it sets a package hook.)
 func TestNoScan(t *testing.T) {
 	s := newStore(t)
 	first := mustClaim(t, s, "j", ledger.ClaimOptions{})
 	must(t)(s.Finish(first.ID, ledger.Failed, nil, "never ran"))
-	big := map[string]bool{s.path(execDir): true, s.path(jobsDir, "j"): true}
+	big := map[string]bool{s.path(execDir): true, s.path(jobsDir, "j"): true, s.path(jobsDir, "j", logName): true}
 	var listed []string
 	readNamesHook = func(dir string) {
 		if big[filepath.Clean(dir)] {
@@ -170,9 +182,9 @@ func TestNoScan(t *testing.T) {
 		t.Fatalf("Latest = %v, %v", l.ID, err)
 	}
 	if len(listed) != 0 {
-		t.Errorf("single-record operations listed %v; want no listing of exec/ or jobs/j", listed)
+		t.Errorf("single-record operations listed or walked %v; want none of exec/, jobs/j or its log", listed)
 	}
-	// The hook does see listings: List must read the job's directory.
+	// The hook does see walks: List must walk the job's log.
 	if _, err := ledger.List(s, ledger.Filter{Job: "j"}); err != nil {
 		t.Fatal(err)
 	}
@@ -269,17 +281,17 @@ func TestClaimInstantGarbledSlot(t *testing.T) {
 	}
 }
 
-// TestLatestPointer: a garbled, missing or dangling _latest pointer falls
-// back to the job's directory, and the next claim rewrites it. (The rest
-// of Latest's contract is ledgertest's Latest.)
-func TestLatestPointer(t *testing.T) {
+// TestLatestFromLog: Latest is the last claim in the job's log, found
+// from its end past other frames and past a torn tail, which the next
+// claim cuts away. (The rest of Latest's contract is ledgertest's Latest.)
+func TestLatestFromLog(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	var last ledger.Record
 	for i := 0; i < 5; i++ {
 		last = mustClaim(t, s, "j", ledger.ClaimOptions{})
+		mustClaim(t, s, "k", ledger.ClaimOptions{})
 	}
-	mustClaim(t, s, "k", ledger.ClaimOptions{})
 	check := func(what, want string) {
 		t.Helper()
 		r, err := s.Latest("j")
@@ -288,23 +300,26 @@ func TestLatestPointer(t *testing.T) {
 		}
 	}
 	check("claims", last.ID)
-	ptr := s.path(jobsDir, "j", latestName)
-	os.WriteFile(ptr, []byte("garbage!\n"), 0o600)
-	check("garbled pointer", last.ID)
-	os.Remove(ptr)
-	check("missing pointer", last.ID)
-	// A claim that died between its pointer and its record.
-	os.WriteFile(ptr, []byte("0zzzzzzzzzzzz-zzzzzz "+last.ID+"\n"), 0o600)
-	check("dangling head", last.ID)
+	must(t)(s.Start(last.ID, nil))
+	check("a start", last.ID)
+	log := s.path(jobsDir, "j", logName)
+	f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := frame(kindClaim, "0zzzzzzzzzzzz-zzzzzz", 0, []byte("{}"))
+	f.Write(torn[:len(torn)-3])
+	f.Close()
+	check("a torn tail", last.ID)
 	next := mustClaim(t, s, "j", ledger.ClaimOptions{})
-	check("claim after dangling head", next.ID)
-	if b, _ := os.ReadFile(ptr); string(b) != next.ID+" "+last.ID+"\n" {
-		t.Fatalf("pointer = %q; want %q", b, next.ID+" "+last.ID+"\n")
+	check("a claim after a torn tail", next.ID)
+	if r, err := s.Get(last.ID); err != nil || r.Status != ledger.Running {
+		t.Fatalf("Get(%s) after a torn tail = %v, %v; want running", last.ID, r.Status, err)
 	}
 }
 
-// TestPruneMarkers: prune leaves a job's directory holding only the
-// markers of what remains. (The rest of Prune's contract is ledgertest's
+// TestPruneMarkers: prune leaves a job's directory holding only its log
+// and summary, and no link of what it removed. (The rest of Prune's contract is ledgertest's
 // Prune.)
 func TestPruneMarkers(t *testing.T) {
 	t.Parallel()
@@ -319,8 +334,11 @@ func TestPruneMarkers(t *testing.T) {
 	if got, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil || len(got) != 6 {
 		t.Fatalf("Prune() = %v, %v; want 6 records", got, err)
 	}
-	if names, _ := readNames(s.jobDirForTest(t, "j")); len(names) != 3 { // the open claim, _latest, _summary
-		t.Fatalf("jobs/j after prune = %v; want the open claim's marker, _latest and _summary", names)
+	if names, _ := readNames(s.jobDirForTest(t, "j")); !slices.Equal(names, []string{logName, summaryName}) {
+		t.Fatalf("jobs/j after prune = %v; want only its log and summary", names)
+	}
+	if names, _ := readNames(s.exec); len(names) != 0 {
+		t.Fatalf("exec/ after prune = %v; want nothing", names)
 	}
 }
 
@@ -339,14 +357,11 @@ func TestInstantKey(t *testing.T) {
 	}
 }
 
-// TestPruneBatches: a prune in several batches drops what one batch
-// would, passes each record oldest first, turns the slot of a dropped
-// completed execution into a tombstone, frees a dropped failed one's and
-// points _latest at the newest two that stay. Not parallel: it sets
-// pruneBatch.
-func TestPruneBatches(t *testing.T) {
-	defer func(n int) { pruneBatch = n }(pruneBatch)
-	pruneBatch = 2
+// TestPruneSlots: prune passes each record it drops oldest first, turns
+// the slot of a dropped completed execution into a tombstone, frees a
+// dropped failed one's, and leaves Latest the newest claim.
+func TestPruneSlots(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	t0, _ := ledger.ParseInstant("2024-05-01T12:00:00Z")
 	var ids []string
@@ -381,13 +396,13 @@ func TestPruneBatches(t *testing.T) {
 	if err != nil || len(list) != 3 || list[0].ID != ids[5] || list[1].ID != ids[6] || list[2].ID != open.ID {
 		t.Fatalf("List after prune = %v, %v; want %v and the open claim", list, err, ids[5:])
 	}
-	if b, _ := os.ReadFile(s.path(jobsDir, "j", latestName)); string(b) != open.ID+" "+ids[6]+"\n" {
-		t.Fatalf("pointer = %q; want %q", b, open.ID+" "+ids[6]+"\n")
+	if r, err := s.Latest("j"); err != nil || r.ID != open.ID {
+		t.Fatalf("Latest after prune = %s, %v; want %s", r.ID, err, open.ID)
 	}
-	if b, err := os.ReadFile(s.path(jobsDir, "j", instantKey(completedSlot))); err != nil || string(b) != ids[1]+" completed\n" {
+	if b, err := os.Readlink(s.path(jobsDir, "j", instantKey(completedSlot))); err != nil || b != ids[1]+" completed" {
 		t.Errorf("slot of the pruned completed run = %q, %v; want its tombstone", b, err)
 	}
-	if _, err := os.Stat(s.path(jobsDir, "j", instantKey(failedSlot))); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(s.path(jobsDir, "j", instantKey(failedSlot))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("slot of the pruned failed run: %v; want it freed", err)
 	}
 	if _, err := s.Claim("j", ledger.ClaimOptions{Owner: ledgertest.Self(t), Instant: completedSlot}); !errors.Is(err, ledger.ErrRefused) {

@@ -5,44 +5,55 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// The store's indexes: active markers, job membership markers and the
-// _latest pointer. They are hints, verified against the records they
-// name (see "Crash safety" in doc.go).
+// The store's indexes: the links of live executions in active/, and the
+// newest claim of a job, found from the end of its log.
 
-// activeName is the active marker of an execution.
-func activeName(id, job string) string { return id + "." + job }
-
-// dropActive removes the active marker of a record that became terminal.
-// No fsync: a marker resurrected by a crash names a terminal record and is
-// dropped again by the next reader.
-func (s *Store) dropActive(id, job string) {
-	unix.Unlinkat(s.active.FD, activeName(id, job), 0)
-}
-
-// scanActive calls fn for every active marker (id, job), in id order.
-// Called with the lock held.
+// scanActive calls fn for every link in active/ (id, and the job its
+// target names), in id order: every execution that may still be claimed
+// or running, and rarely one that has just become terminal.
 func (s *Store) scanActive(fn func(id, job string) error) error {
 	names, err := readNames(s.active)
 	if err != nil {
 		return err
 	}
+	buf := make([]byte, 256)
 	for _, n := range names {
-		id, job, ok := strings.Cut(n, ".")
-		if !ok || ledger.ValidID(id) != nil || ledger.ValidJob(job) != nil {
+		if ledger.ValidID(n) != nil {
 			continue
 		}
-		if err := fn(id, job); err != nil {
+		k, err := unix.Readlinkat(s.active.FD, n, buf)
+		if err != nil {
+			continue
+		}
+		_, _, job, ok := parseHint(string(buf[:k]))
+		if !ok {
+			continue
+		}
+		if err := fn(n, job); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// dropActive removes the link in active/ of an execution that a reader
+// under the lock found terminal, once it is in exec/. No fsync: a link
+// resurrected by a crash is moved again by the next such reader.
+func (s *Store) dropActive(r ledger.Record) {
+	loc, err := s.locate(r.ID, false)
+	if err != nil {
+		return
+	}
+	defer loc.close()
+	if loc.active && loc.rec.Status.Terminal() {
+		s.relink(r.ID, hintOf(loc.log.gen, loc.off, loc.job), true)
+	}
 }
 
 // readNames returns the names in d, sorted.
@@ -63,141 +74,111 @@ func readNames(d dirh) ([]string, error) {
 	return names, nil
 }
 
-// jobIDs returns the ids of job's membership markers, oldest first. A job
-// that was never claimed has none.
-func (s *Store) jobIDs(job string) ([]string, error) {
-	jd, err := openSubdir(s.jobs, job)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+// jobNames returns the names of the jobs in the store, sorted.
+func (s *Store) jobNames() ([]string, error) {
+	names, err := readNames(s.jobs)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(jd.FD)
-	return jobIDsIn(jd)
-}
-
-// jobIDsIn is jobIDs for the job directory jd.
-func jobIDsIn(jd dirh) ([]string, error) {
-	names, err := readNames(jd)
-	if err != nil {
-		return nil, err
-	}
-	return validIDs(names), nil
-}
-
-// validIDs keeps the names that are execution ids, dropping index and
-// temporary files; it reuses names' storage.
-func validIDs(names []string) []string {
-	ids := names[:0]
+	jobs := names[:0]
 	for _, n := range names {
-		if ledger.ValidID(n) == nil {
-			ids = append(ids, n)
+		if ledger.ValidJob(n) == nil {
+			jobs = append(jobs, n)
 		}
 	}
-	return ids
+	return jobs, nil
 }
 
-// pointer reads job's _latest pointer: the newest claim and the one before
-// it. ok is false when the pointer is missing or garbled; err is set only
-// for a pointer file (or job directory) that is not safely ours.
-func (s *Store) pointer(job string) (head, prev string, ok bool, err error) {
-	jd, err := openSubdir(s.jobs, job)
+// newestIn returns the id of the newest claim in l ("" if none) and its
+// frame's offset: the last claim frame, found walking back from the end
+// (forward from the start when a frame on the way back is not valid).
+func (s *Store) newestIn(l *jobLog) (string, int64, error) {
+	end := l.end
+	var st unix.Stat_t
+	if err := unix.Fstat(l.fd, &st); err == nil {
+		end = st.Size
+	}
+	for end > l.first {
+		e, err := l.lastBefore(end)
+		if err != nil {
+			break
+		}
+		if e.kind == kindClaim {
+			return e.id, e.off, nil
+		}
+		end = e.off
+	}
+	if end <= l.first {
+		return "", 0, nil
+	}
+	newest, at := "", int64(0)
+	_, err := l.scan(l.first, func(e entry) error {
+		if e.kind == kindClaim {
+			newest, at = e.id, e.off
+		}
+		return nil
+	})
+	return newest, at, err
+}
+
+// openJob opens job's directory and log for reading; ok is false when the
+// job has none.
+func (s *Store) openJob(job string) (jd dirh, l *jobLog, ok bool, err error) {
+	jd, err = openSubdir(s.jobs, job)
 	if errors.Is(err, os.ErrNotExist) {
-		return "", "", false, nil
+		return jd, nil, false, nil
 	}
 	if err != nil {
-		return "", "", false, err
+		return jd, nil, false, err
+	}
+	l, err = openLog(jd, job, false)
+	if errors.Is(err, os.ErrNotExist) {
+		unix.Close(jd.FD)
+		return jd, nil, false, nil
+	}
+	if err != nil {
+		unix.Close(jd.FD)
+		return jd, nil, false, err
+	}
+	return jd, l, true, nil
+}
+
+// Latest returns job's newest execution (the last one claimed): the last
+// claim frame of its log, and that execution's newest version.
+func (s *Store) Latest(job string) (ledger.Record, error) {
+	if err := ledger.ValidJob(job); err != nil {
+		return ledger.Record{}, err
+	}
+	if err := s.needMigrated(); err != nil {
+		return ledger.Record{}, err
+	}
+	jd, l, ok, err := s.openJob(job)
+	if err != nil {
+		return ledger.Record{}, err
+	}
+	if !ok {
+		return ledger.Record{}, ledger.Kindf(ledger.ErrNotFound, "job %s has no execution", job)
 	}
 	defer unix.Close(jd.FD)
-	return pointerIn(jd)
-}
-
-// pointerIn is pointer for the job directory jd.
-func pointerIn(jd dirh) (head, prev string, ok bool, err error) {
-	b, err := readSmall(jd, latestName, 256)
-	if errors.Is(err, ledger.ErrUnsafeStore) {
-		return "", "", false, err
-	}
+	defer l.close()
+	id, off, err := s.newestIn(l)
 	if err != nil {
-		return "", "", false, nil
+		return ledger.Record{}, err
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 1 || len(f) > 2 || ledger.ValidID(f[0]) != nil {
-		return "", "", false, nil
+	if id == "" {
+		return ledger.Record{}, ledger.Kindf(ledger.ErrNotFound, "job %s has no execution", job)
 	}
-	if len(f) == 2 {
-		if ledger.ValidID(f[1]) != nil {
-			return "", "", false, nil
-		}
-		prev = f[1]
+	loc := &located{job: job, jd: dirh{FD: -1}, log: l}
+	if err := loc.find(id, l.gen, off); err != nil {
+		return ledger.Record{}, err
 	}
-	return f[0], prev, true, nil
+	return loc.rec, nil
 }
 
-// latestIn returns the id of the newest stored execution of the job whose
-// directory is jd, "" if it has none, checking existence only (the claim
-// path).
-func (s *Store) latestIn(jd dirh) (string, error) {
-	exists := func(id string) bool { return s.stored(id) }
-	head, prev, ok, err := pointerIn(jd)
-	if err != nil {
-		return "", err
+// Get returns the execution id.
+func (s *Store) Get(id string) (ledger.Record, error) {
+	if err := ledger.ValidID(id); err != nil {
+		return ledger.Record{}, err
 	}
-	if ok {
-		if exists(head) {
-			return head, nil
-		}
-		if prev == "" {
-			return "", nil
-		}
-		if exists(prev) {
-			return prev, nil
-		}
-	}
-	ids, err := jobIDsIn(jd)
-	if err != nil {
-		return "", err
-	}
-	for i := len(ids) - 1; i >= 0; i-- {
-		if exists(ids[i]) {
-			return ids[i], nil
-		}
-	}
-	return "", nil
-}
-
-// stored reports whether exec/ID exists.
-func (s *Store) stored(id string) bool {
-	var st unix.Stat_t
-	return unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
-}
-
-// missing reports whether exec/ID does not exist.
-func (s *Store) missing(id string) bool {
-	var st unix.Stat_t
-	return unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == unix.ENOENT
-}
-
-// execIDs returns the ids of every stored record, oldest first.
-func (s *Store) execIDs() ([]string, error) {
-	names, err := readNames(s.exec)
-	if err != nil {
-		return nil, err
-	}
-	return validIDs(names), nil
-}
-
-// newestOf returns the id of job's newest stored execution ("" if none),
-// through its _latest pointer. Called with the lock held.
-func (s *Store) newestOf(job string) (string, error) {
-	jd, err := openSubdir(s.jobs, job)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	defer unix.Close(jd.FD)
-	return s.latestIn(jd)
+	return s.readRecord(id)
 }

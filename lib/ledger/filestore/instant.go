@@ -2,7 +2,9 @@ package filestore
 
 import (
 	"errors"
+
 	"fmt"
+	"golang.org/x/sys/unix"
 	"os"
 	"strings"
 	"time"
@@ -23,7 +25,7 @@ func instantKey(t time.Time) string {
 // A claimed or running holder whose owner is dead is recovered first.
 // Called with the lock held; jobDir is job's directory.
 func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace time.Duration) error {
-	b, err := readSmall(jobDir, instantKey(instant), 256)
+	b, err := readSlot(jobDir, instantKey(instant))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -44,8 +46,8 @@ func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace t
 		}
 	}
 	if err != nil {
-		// A garbled slot: fall back to every execution of the job.
-		holders, err = jobIDsIn(jobDir)
+		// A garbled slot: fall back to every claim of the job.
+		holders, err = s.claimsOf(jobDir, job)
 		if err != nil {
 			return err
 		}
@@ -65,7 +67,7 @@ func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace t
 			continue
 		}
 		if !r.Status.Terminal() {
-			r, _, err = s.recoverOne(r, grace)
+			r, _, err = s.recoverID(id, grace)
 			if err != nil {
 				return err
 			}
@@ -75,4 +77,41 @@ func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace t
 		}
 	}
 	return nil
+}
+
+// readSlot reads the slot name in the job directory jd: a symbolic link
+// whose target is "ID" or "ID STATUS" (a tombstone), or the same as a small
+// file (the format before job logs). A missing slot is os.ErrNotExist.
+func readSlot(jd dirh, name string) ([]byte, error) {
+	buf := make([]byte, 128)
+	n, err := unix.Readlinkat(jd.FD, name, buf)
+	switch err {
+	case nil:
+		return buf[:n], nil
+	case unix.EINVAL:
+		return readSmall(jd, name, 256)
+	case unix.ENOENT:
+		return nil, &os.PathError{Op: "readlink", Path: jd.Show(name), Err: os.ErrNotExist}
+	}
+	return nil, &os.PathError{Op: "readlink", Path: jd.Show(name), Err: err}
+}
+
+// claimsOf returns the ids of every claim in job's log (jd its directory).
+func (s *Store) claimsOf(jd dirh, job string) ([]string, error) {
+	l, err := openLog(jd, job, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer l.close()
+	var ids []string
+	_, err = l.scan(l.first, func(e entry) error {
+		if e.kind == kindClaim {
+			ids = append(ids, e.id)
+		}
+		return nil
+	})
+	return ids, err
 }

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
@@ -20,17 +19,13 @@ func Names(dir string, activeOnly bool) (jobs, ids []string) {
 	jobs = listNames(filepath.Join(dir, "jobs"), func(n string) (string, bool) {
 		return n, ledger.ValidJob(n) == nil
 	})
-	if activeOnly {
-		// active/ID.JOB, less the finished executions whose markers wait
-		// to be settled into their job's summary.
-		ids = listNames(filepath.Join(dir, "active"), func(n string) (string, bool) {
-			id, _, ok := strings.Cut(n, ".")
-			return id, ok && ledger.ValidID(id) == nil && !finishedHint(dir, id)
-		})
-	} else {
-		ids = listNames(filepath.Join(dir, "exec"), func(n string) (string, bool) {
-			return n, ledger.ValidID(n) == nil
-		})
+	keep := func(n string) (string, bool) { return n, ledger.ValidID(n) == nil }
+	// active/ID while an execution may still be claimed or running,
+	// exec/ID once it is terminal.
+	ids = listNames(filepath.Join(dir, "active"), keep)
+	if !activeOnly {
+		ids = append(ids, listNames(filepath.Join(dir, "exec"), keep)...)
+		sort.Strings(ids)
 	}
 	return jobs, ids
 }
@@ -52,15 +47,4 @@ func listNames(dir string, keep func(string) (string, bool)) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// finishedHint reports whether execution id's record, read without any
-// check, says it is terminal.
-func finishedHint(dir, id string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "exec", id))
-	if err != nil || len(b) > ledger.MaxRecordSize {
-		return false
-	}
-	r, err := ledger.Decode(b, id)
-	return err == nil && r.Status.Terminal()
 }

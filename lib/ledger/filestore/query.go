@@ -2,106 +2,27 @@ package filestore
 
 import (
 	"errors"
-	"fmt"
-	"os"
+	"sort"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// readTries is how many times a record that does not decode is read
-// before it is called corrupt.
-const readTries = 4
-
-// readRecord reads exec/ID. A missing record is ledger.ErrNotFound; one that does
-// not parse is ledger.ErrCorrupt, naming its file.
-//
-// A reader without the lock that opened exec/ID just before a writer
-// exchanged it with the spare holds the spare's inode, which the next
-// update of any record rewrites in place: it may read another record, or
-// a mix. ledger.Decode's checks (the id first) catch that, and the record is read
-// again (its name now holds a complete version); only a record that stays
-// undecodable is corrupt.
-func (s *Store) readRecord(id string) (ledger.Record, error) {
-	var err error
-	for try := 0; try < readTries; try++ {
-		var b []byte
-		b, err = readSmall(s.exec, id, ledger.MaxRecordSize)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return ledger.Record{}, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
-			}
-			if errors.Is(err, ledger.ErrCorrupt) {
-				return ledger.Record{}, err
-			}
-			return ledger.Record{}, fmt.Errorf("reading %s: %w", s.exec.Show(id), err)
-		}
-		var r ledger.Record
-		if r, err = ledger.Decode(b, id); err == nil {
-			return r, nil
-		}
-	}
-	return ledger.Record{}, fmt.Errorf("%s: %w", s.exec.Show(id), err)
+// execRef is where Each finds one execution: its claim frame and its
+// newest frame in its job's log (jobs[job]). It is all Each holds per
+// execution: some 60 bytes.
+type execRef struct {
+	id                string
+	job               int32
+	claimOff, lastOff int64
 }
 
-// Get returns the execution id.
-func (s *Store) Get(id string) (ledger.Record, error) {
-	if err := ledger.ValidID(id); err != nil {
-		return ledger.Record{}, err
-	}
-	return s.readRecord(id)
-}
-
-// Latest returns job's newest execution (the last one claimed). It reads
-// the job's _latest pointer and at most two records; only a pointer left
-// garbled or dangling by a crash or an interrupted prune costs a read of the
-// job's directory.
-func (s *Store) Latest(job string) (ledger.Record, error) {
-	if err := ledger.ValidJob(job); err != nil {
-		return ledger.Record{}, err
-	}
-	try := func(id string) (ledger.Record, bool, error) {
-		r, err := s.readRecord(id)
-		if errors.Is(err, ledger.ErrNotFound) {
-			return ledger.Record{}, false, nil
-		}
-		if err != nil {
-			return ledger.Record{}, false, err
-		}
-		return r, r.Job == job, nil
-	}
-	head, prev, ok, err := s.pointer(job)
-	if err != nil {
-		return ledger.Record{}, err
-	}
-	if ok {
-		r, found, err := try(head)
-		if found || err != nil {
-			return r, err
-		}
-		if prev != "" {
-			if r, found, err = try(prev); found || err != nil {
-				return r, err
-			}
-		}
-	}
-	ids, err := s.jobIDs(job)
-	if err != nil {
-		return ledger.Record{}, err
-	}
-	for i := len(ids) - 1; i >= 0; i-- {
-		r, found, err := try(ids[i])
-		if found || err != nil {
-			return r, err
-		}
-	}
-	return ledger.Record{}, ledger.Kindf(ledger.ErrNotFound, "job %s has no execution", job)
-}
-
-// Each calls fn with each execution matching f, oldest first, reading
-// one record at a time: what it holds besides is the names of the
-// directory it walks (exec/, the job's, or active/). Records that cannot
-// be read are passed over and reported together after the others
-// (wrapping ledger.ErrCorrupt).
+// Each calls fn with each execution matching f, oldest first (by id,
+// which is claim time), one at a time. It walks each job's log once to
+// find where every execution's claim and newest version are, then reads
+// them in order: it holds those offsets, never the records. Claimed or
+// running executions are found from active/ alone. Records that cannot be
+// read are passed over and reported together after the others (wrapping
+// ledger.ErrCorrupt).
 func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 	if f.Job != "" {
 		if err := ledger.ValidJob(f.Job); err != nil {
@@ -112,30 +33,54 @@ func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 		_, err := ledger.ParseStatus(string(f.Status))
 		return err
 	}
+	if err := s.needMigrated(); err != nil {
+		return err
+	}
 	if f.Status == ledger.Claimed || f.Status == ledger.Running {
 		return s.eachActive(f, fn)
 	}
-	var ids []string
-	var err error
-	if f.Job != "" {
-		ids, err = s.jobIDs(f.Job)
-	} else {
-		ids, err = s.execIDs()
-	}
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, id := range ids {
-		r, err := s.readRecord(id)
-		if errors.Is(err, ledger.ErrNotFound) {
-			continue
+	jobs := []string{f.Job}
+	if f.Job == "" {
+		var err error
+		if jobs, err = s.jobNames(); err != nil {
+			return err
 		}
+	}
+	logs := make([]*jobLog, len(jobs))
+	defer func() {
+		for _, l := range logs {
+			if l != nil {
+				l.close()
+			}
+		}
+	}()
+	var refs []execRef
+	var errs []error
+	for i, job := range jobs {
+		jd, l, ok, err := s.openJob(job)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if (f.Job == "" || r.Job == f.Job) && (f.Status == "" || r.Status == f.Status) {
+		if !ok {
+			continue
+		}
+		closeDir(jd)
+		logs[i] = l
+		if refs, err = l.refs(refs, int32(i)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(jobs) > 1 {
+		sort.Slice(refs, func(a, b int) bool { return refs[a].id < refs[b].id })
+	}
+	for _, ref := range refs {
+		r, err := logs[ref.job].version(ref)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if f.Status == "" || r.Status == f.Status {
 			if err := fn(r); err != nil {
 				return err
 			}
@@ -144,9 +89,48 @@ func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 	return errors.Join(errs...)
 }
 
+// refs appends to refs where each execution of l is (job: l's index in
+// the caller's list), in claim order.
+func (l *jobLog) refs(refs []execRef, job int32) ([]execRef, error) {
+	from := len(refs)
+	_, err := l.scan(l.first, func(e entry) error {
+		switch e.kind {
+		case kindClaim:
+			refs = append(refs, execRef{id: e.id, job: job, claimOff: e.off, lastOff: e.off})
+		case kindUpdate:
+			mine := refs[from:]
+			i := sort.Search(len(mine), func(i int) bool { return mine[i].claimOff >= e.ref })
+			if i < len(mine) && mine[i].claimOff == e.ref && mine[i].id == e.id {
+				mine[i].lastOff = e.off
+			}
+		}
+		return nil
+	})
+	return refs, err
+}
+
+// version reads the version of an execution that ref names.
+func (l *jobLog) version(ref execRef) (ledger.Record, error) {
+	loc := &located{log: l, claimOff: -1}
+	e, err := l.readAt(ref.lastOff)
+	if err == nil && e.id != ref.id {
+		err = errFrame
+	}
+	if err == nil {
+		err = loc.take(e)
+	}
+	if err != nil {
+		if errors.Is(err, errFrame) {
+			return ledger.Record{}, l.corrupt(ref.lastOff, err)
+		}
+		return ledger.Record{}, err
+	}
+	return loc.rec, nil
+}
+
 // eachActive is Each for a status that is not terminal: every such
-// execution has an active marker (made before its record), so only
-// active/ is read, whatever the store holds.
+// execution has its link in active/ (made before its claim frame), so
+// only active/ is read, whatever the store holds.
 func (s *Store) eachActive(f ledger.Filter, fn func(ledger.Record) error) error {
 	var errs []error
 	var fnErr error
@@ -169,4 +153,11 @@ func (s *Store) eachActive(f ledger.Filter, fn func(ledger.Record) error) error 
 		return fnErr
 	}
 	return errors.Join(append(errs, err)...)
+}
+
+// closeDir closes a directory the caller opened.
+func closeDir(d dirh) {
+	if d.FD >= 0 {
+		closeFD(d.FD)
+	}
 }

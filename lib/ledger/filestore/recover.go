@@ -2,6 +2,8 @@ package filestore
 
 import (
 	"errors"
+
+	"golang.org/x/sys/unix"
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
@@ -31,36 +33,20 @@ func (s *Store) Recover(grace time.Duration) ([]ledger.Record, error) {
 		return nil, err
 	}
 	defer unlock()
-	var out, done []ledger.Record
+	var out []ledger.Record
 	var errs []error
 	err = s.scanActive(func(id, job string) error {
-		r, err := s.readRecord(id)
-		if errors.Is(err, ledger.ErrNotFound) {
-			s.dropActive(id, job)
-			return nil
-		}
-		if err != nil {
+		r, changed, err := s.recoverID(id, grace)
+		switch {
+		case errors.Is(err, ledger.ErrNotFound):
+		case err != nil:
 			errs = append(errs, err)
-			return nil
-		}
-		before := r.Status
-		r, _, err = s.recoverOne(r, grace)
-		if err != nil {
-			errs = append(errs, err)
-			return nil
-		}
-		if r.Status != before {
+		case changed:
 			out = append(out, r)
-		}
-		if r.Status.Terminal() && r.Job == job {
-			done = append(done, r)
 		}
 		return nil
 	})
 	if err != nil {
-		errs = append(errs, err)
-	}
-	if err := s.settleAll(done); err != nil {
 		errs = append(errs, err)
 	}
 	return out, errors.Join(errs...)
@@ -82,36 +68,47 @@ func (s *Store) RecoverOne(id string) (ledger.Record, error) {
 		return ledger.Record{}, err
 	}
 	defer unlock()
-	r, err := s.readRecord(id)
-	if err != nil {
-		return ledger.Record{}, err
-	}
-	r, _, err = s.recoverOne(r, 0)
+	r, _, err := s.recoverID(id, 0)
 	if err != nil && !errors.Is(err, ledger.ErrRefused) {
 		return ledger.Record{}, err
-	}
-	if r.Status.Terminal() {
-		s.maybeSettle(r.Job)
 	}
 	return r, nil
 }
 
-// recoverOne judges one record with the lock held. If its owner is dead it
-// is rewritten as abandoned or unknown and returned; otherwise it is
-// returned unchanged with a phrase saying why it was left alone
+// recoverID judges execution id with the lock held: if its owner is
+// dead it becomes abandoned or unknown (changed). A terminal one whose
+// link is still in active/ has it moved; a link that names no record (a
+// claim that died before its frame) is removed, and ErrNotFound returned.
+func (s *Store) recoverID(id string, grace time.Duration) (r ledger.Record, changed bool, err error) {
+	r, _, changed, err = s.judge(id, grace)
+	return r, changed, err
+}
+
+// judge is recoverID that also says why a live execution was left alone
 // ("its owner 12@34 on h is alive").
-func (s *Store) recoverOne(r ledger.Record, grace time.Duration) (ledger.Record, string, error) {
+func (s *Store) judge(id string, grace time.Duration) (ledger.Record, string, bool, error) {
+	loc, err := s.locate(id, true)
+	if errors.Is(err, ledger.ErrNotFound) {
+		unix.Unlinkat(s.active.FD, id, 0)
+	}
+	if err != nil {
+		return ledger.Record{}, "", false, err
+	}
+	defer loc.close()
+	r := loc.rec
 	if r.Status.Terminal() {
-		// A finished execution not settled yet: the caller settles it.
-		return r, "", nil
+		if loc.active {
+			s.relink(id, hintOf(loc.log.gen, loc.off, loc.job), true)
+		}
+		return r, "", false, nil
 	}
 	next, why := ledger.JudgeRecord(r, grace, s.clock(), nil)
 	if next.Status == r.Status {
-		return r, why, nil
+		return r, why, false, nil
 	}
-	r = next
-	if err := s.writeRecord(r); err != nil {
-		return ledger.Record{}, "", err
+	if err := s.writeVersion(loc, next); err != nil {
+		return ledger.Record{}, "", false, err
 	}
-	return r, "", nil
+	s.maybeSettle(loc)
+	return next, "", true, nil
 }

@@ -20,15 +20,8 @@ const (
 	execDir    = "exec"
 	jobsDir    = "jobs"
 	activeDir  = "active"
-	latestName = "_latest"
 	handoffDir = "handoff"
 	tmpPrefix  = durable.TempPrefix
-	// spareName is the spare file of exec/ and of each jobs/JOB/: the next
-	// version of a record (or of _latest) is written into it in place and
-	// exchanged with exec/ID (see durable.Replacer). It starts with
-	// tmpPrefix, so every reader skips it and prune deletes it like any
-	// leftover.
-	spareName = durable.SpareName
 )
 
 // Store is an open ledger directory. It holds the store's directory and
@@ -51,13 +44,8 @@ type Store struct {
 	lockWait time.Duration
 	warn     func(msg string)
 
-	// rep replaces records and _latest pointers through their directory's
-	// spare; tests replace its Exchange to exercise the fallback.
-	rep durable.Replacer
-
-	// unmigrated is set for a store of the version before summaries that
-	// could not be migrated (read-only): summaries are then counted from
-	// the records.
+	// unmigrated is set for a store of the format before job logs that
+	// could not be migrated (read-only): only Get can read it.
 	unmigrated bool
 	// readOnly is set by OpenExisting: nothing is created or migrated.
 	readOnly bool
@@ -109,10 +97,6 @@ func LockWarn(fn func(msg string)) Option {
 // points of the write paths that separate two durable steps.
 var crashPoint func(name string)
 
-// readHook, when set (by the rotation test only), is called by readSmall
-// between opening a file of the store and reading it.
-var readHook func(name string)
-
 // readNamesHook, when set (by TestNoScan only), sees every directory the
 // store lists, so a test can prove which operations never list the
 // directories that grow with the number of executions.
@@ -138,7 +122,6 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	closed := dirh{FD: -1}
 	s := &Store{dir: filepath.Clean(dir), now: time.Now, lockWait: DefaultLockTimeout,
 		root: closed, exec: closed, jobs: closed, active: closed}
-	s.rep.Reached = reached
 	for _, o := range opts {
 		o(s)
 	}
@@ -218,7 +201,7 @@ func (s *Store) check() error {
 		}
 		*sub.h = h
 	}
-	return s.migrateSummaries()
+	return s.migrateLogs()
 }
 
 // Close releases the store's directory. The Store must not be used after.
@@ -271,8 +254,8 @@ func (s *Store) init() error {
 			return fmt.Errorf("creating store %s: %w", s.dir, err)
 		}
 	}
-	// A new store keeps summaries from the start (see migrateSummaries).
-	if err := createEmpty(s.root, summariesMark); err != nil {
+	// A new store is of job logs from the start (see migrate.go).
+	if err := createEmpty(s.root, logsMark); err != nil {
 		return fmt.Errorf("creating store %s: %w", s.dir, err)
 	}
 	if err := s.root.Sync(); err != nil {
@@ -305,7 +288,7 @@ func dirEmptyOrOurs(d dirh) (bool, error) {
 	}
 	for _, n := range names {
 		// lock too: a concurrent initialiser may have just finished.
-		if n != execDir && n != jobsDir && n != activeDir && n != lockName && n != summariesMark {
+		if n != execDir && n != jobsDir && n != activeDir && n != lockName && n != logsMark && n != summariesMark {
 			return false, nil
 		}
 	}
@@ -397,23 +380,6 @@ func createEmpty(d dirh, name string) error {
 	return unix.Close(fd)
 }
 
-// linkMarker makes the index marker name in d a hard link to src (the
-// job's membership marker, an empty file 0600), so that a claim's two
-// markers cost one inode and no data block. A marker that already exists
-// is fine; where src cannot take another link (EMLINK, EPERM, EXDEV: some
-// file systems) an empty marker is created instead. Nothing ever reads a
-// marker's content.
-func linkMarker(src durable.Pending, d dirh, name string) error {
-	err := unix.Linkat(src.Dir.FD, src.Temp, d.FD, name, 0)
-	switch err {
-	case nil, unix.EEXIST:
-		return nil
-	case unix.EMLINK, unix.EPERM, unix.EXDEV, unix.EOPNOTSUPP:
-		return createEmpty(d, name)
-	}
-	return &os.LinkError{Op: "link", Old: src.Dir.Show(src.Temp), New: d.Show(name), Err: err}
-}
-
 // readSmall reads the small regular file name in d without following a
 // symlink and without blocking on a FIFO. A missing file is
 // os.ErrNotExist.
@@ -433,9 +399,6 @@ func readSmallIno(d dirh, name string, limit int) ([]byte, uint64, error) {
 		return nil, 0, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	if readHook != nil {
-		readHook(name)
-	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, 0, &os.PathError{Op: "stat", Path: path, Err: err}

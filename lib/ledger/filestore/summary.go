@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"hash/crc32"
 	"sort"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
@@ -36,6 +37,9 @@ func (s *Store) Summaries(jobs ...string) ([]ledger.Summary, error) {
 		jobs = append([]string(nil), jobs...)
 		sort.Strings(jobs)
 		jobs = dedupSorted(jobs)
+	}
+	if err := s.needMigrated(); err != nil {
+		return nil, err
 	}
 	live, err := s.liveByJob()
 	if err != nil {
@@ -75,84 +79,69 @@ func newerFinish(r, than ledger.Record) bool {
 	return r.ID > than.ID
 }
 
-// A job's summary is kept in jobs/JOB/_summary, rewritten (durably,
-// through the job directory's spare, like _latest) when executions that
-// became terminal are settled, after their records were made durable:
+// A job's summary is what its log says: the header's (the counts and the
+// last finished and last completed records of what prune removed) plus
+// every execution that became terminal in the log. jobs/JOB/_summary
+// caches it as counted up to an offset of a generation of the log:
 //
-//	tether-summary 1
+//	at GEN END
+//	tether-summary 2
 //	runs STATUS N ...          executions that became terminal, by status
-//	counted ID ...             the last few counted (newest last)
 //	finished RECORD            the one that became terminal last
 //	success RECORD             the Completed one that finished last
+//	crc CRC                    CRC-32C of the lines above
 //
-// The records are copies (the stored form, one line each), so that prune
-// loses neither them nor the counts. A finish writes its record only and
-// leaves the execution's active marker, now naming a terminal record that
-// "counted" does not list; readers count such records in what they
-// return. They are settled — counted into the summary, and then their
-// markers dropped — by whoever next goes through the job's markers under
-// the lock (recover, claim --exclusive/--every, prune), or by a finish
-// that leaves the job more than settleAfter markers. A writer killed
-// between the summary and the markers leaves markers of records that
-// "counted" lists (it keeps at least the last batch), which are dropped
-// without counting them again.
-// Latest comes from _latest and Live from active/, which are kept as
-// before, so claims do not write the summary.
-//
-// A store made before summaries existed has no summary file and no
-// "summaries" file at its root: Open (migrate) writes every job's
-// summary from the records it holds, under the lock, and then creates
-// that file; a crash before it redoes the migration.
+// so that a reader counts only the frames after END: a finish rewrites
+// the cache (to a temporary name, renamed; never flushed) once the
+// frames after it pass settleBytes. The cache is only a cache: one that
+// is missing, damaged, of another generation or past the log's end is
+// recounted from the header. The header's summary (the same lines from
+// "tether-summary 2" on) is written by prune, into the log's next
+// generation, with the records it removes counted into it; so prune loses
+// no count, and no record copy.
 const (
-	summaryName   = "_summary"
-	summaryMagic  = "tether-summary 1"
-	summariesMark = "summaries"
-	// maxCounted bounds the ids "counted" keeps: more than the finishes
-	// whose active markers can still be left behind.
-	maxCounted     = 32
+	summaryName    = "_summary"
+	summaryMagic   = "tether-summary 2"
 	maxSummarySize = 4*ledger.MaxRecordSize + 4096
+	// settleBytes is how much of a job's log a reader of its summary
+	// may have to count past the cache: some 50 finishes.
+	settleBytes = 16 << 10
 )
 
 // jobSummary is the stored part of a summary.
 type jobSummary struct {
 	runs     map[ledger.Status]uint64
-	counted  []string
 	finished ledger.Record
 	success  ledger.Record
 }
 
-func (js *jobSummary) hasCounted(id string) bool {
-	for _, c := range js.counted {
-		if c == id {
-			return true
-		}
-	}
-	return false
-}
-
-// count adds terminal record r, unless already counted.
-func (js *jobSummary) count(r ledger.Record) bool {
-	if js.hasCounted(r.ID) {
-		return false
-	}
+// count adds terminal record r.
+func (js *jobSummary) count(r ledger.Record) {
 	if js.runs == nil {
 		js.runs = map[ledger.Status]uint64{}
 	}
 	js.runs[r.Status]++
-	js.counted = append(js.counted, r.ID)
 	if newerFinish(r, js.finished) {
 		js.finished = r
 	}
 	if r.Status == ledger.Completed && newerFinish(r, js.success) {
 		js.success = r
 	}
-	return true
 }
 
-// trimCounted keeps the newest keep ids of counted.
-func (js *jobSummary) trimCounted(keep int) {
-	if len(js.counted) > keep {
-		js.counted = js.counted[len(js.counted)-keep:]
+// add adds o's counts and records to js.
+func (js *jobSummary) add(o jobSummary) {
+	for st, n := range o.runs {
+		if js.runs == nil {
+			js.runs = map[ledger.Status]uint64{}
+		}
+		js.runs[st] += n
+	}
+	if o.finished.ID != "" && newerFinish(o.finished, js.finished) {
+		js.finished = o.finished
+	}
+	if o.success.ID != "" && newerFinish(o.success, js.success) {
+		js.success = o.success
 	}
 }
 
@@ -163,10 +152,6 @@ func (js *jobSummary) Encode() []byte {
 		if n := js.runs[st]; n > 0 {
 			fmt.Fprintf(&b, " %s %d", st, n)
 		}
-	}
-	b.WriteString("\ncounted")
-	for _, id := range js.counted {
-		b.WriteString(" " + id)
 	}
 	b.WriteString("\n")
 	if js.finished.ID != "" {
@@ -183,32 +168,15 @@ func (js *jobSummary) Encode() []byte {
 func decodeSummary(b []byte, job string) (jobSummary, error) {
 	var js jobSummary
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	if len(lines) < 3 || lines[0] != summaryMagic {
+	if len(lines) < 2 || lines[0] != summaryMagic {
 		return js, fmt.Errorf("%w: not a job summary", ledger.ErrCorrupt)
 	}
-	f := strings.Fields(lines[1])
-	if len(f) == 0 || f[0] != "runs" || len(f)%2 != 1 {
-		return js, fmt.Errorf("%w: summary: bad runs line", ledger.ErrCorrupt)
+	runs, err := decodeRuns(lines[1])
+	if err != nil {
+		return js, err
 	}
-	js.runs = map[ledger.Status]uint64{}
-	for i := 1; i < len(f); i += 2 {
-		n, err := strconv.ParseUint(f[i+1], 10, 64)
-		if err != nil || !ledger.Status(f[i]).Terminal() {
-			return js, fmt.Errorf("%w: summary: bad count %s %s", ledger.ErrCorrupt, f[i], f[i+1])
-		}
-		js.runs[ledger.Status(f[i])] = n
-	}
-	f = strings.Fields(lines[2])
-	if len(f) == 0 || f[0] != "counted" {
-		return js, fmt.Errorf("%w: summary: bad counted line", ledger.ErrCorrupt)
-	}
-	for _, id := range f[1:] {
-		if ledger.ValidID(id) != nil {
-			return js, fmt.Errorf("%w: summary: bad id %q", ledger.ErrCorrupt, id)
-		}
-	}
-	js.counted = f[1:]
-	for _, l := range lines[3:] {
+	js.runs = runs
+	for _, l := range lines[2:] {
 		k, v, _ := strings.Cut(l, " ")
 		r, err := ledger.Decode([]byte(v), "")
 		if err != nil {
@@ -229,26 +197,134 @@ func decodeSummary(b []byte, job string) (jobSummary, error) {
 	return js, nil
 }
 
-// readSummary reads the summary in the job directory jd (none: zero).
-func readSummary(jd dirh, job string) (jobSummary, error) {
-	b, err := readSmall(jd, summaryName, maxSummarySize)
-	if errors.Is(err, os.ErrNotExist) {
-		return jobSummary{}, nil
+// decodeRuns reads a summary's "runs STATUS N ..." line.
+func decodeRuns(line string) (map[ledger.Status]uint64, error) {
+	f := strings.Fields(line)
+	if len(f) == 0 || f[0] != "runs" || len(f)%2 != 1 {
+		return nil, fmt.Errorf("%w: summary: bad runs line", ledger.ErrCorrupt)
 	}
-	if err != nil {
-		return jobSummary{}, err
+	runs := map[ledger.Status]uint64{}
+	for i := 1; i < len(f); i += 2 {
+		n, err := strconv.ParseUint(f[i+1], 10, 64)
+		if err != nil || !ledger.Status(f[i]).Terminal() {
+			return nil, fmt.Errorf("%w: summary: bad count %s %s", ledger.ErrCorrupt, f[i], f[i+1])
+		}
+		runs[ledger.Status(f[i])] = n
 	}
-	js, err := decodeSummary(b, job)
-	if err != nil {
-		return jobSummary{}, fmt.Errorf("%s: %w", jd.Show(summaryName), err)
-	}
-	return js, nil
+	return runs, nil
 }
 
-// liveByJob returns the live records of every job, oldest first, from the
-// active markers (terminal ones, left by a writer killed before it
-// settled them, are returned too: the caller counts them if the summary
-// does not).
+// encodeCache is the cache of js, counted up to end of generation gen.
+func encodeCache(js jobSummary, gen, end int64) []byte {
+	b := fmt.Appendf(nil, "at %d %d\n", gen, end)
+	b = append(b, js.Encode()...)
+	return fmt.Appendf(b, "crc %08x\n", crc32.Checksum(b, castagnoli))
+}
+
+// readCache reads job's cached summary in its directory jd; ok is false
+// when there is none that can be trusted.
+func readCache(jd dirh, job string) (js jobSummary, gen, end int64, ok bool) {
+	b, err := readSmall(jd, summaryName, maxSummarySize)
+	if err != nil {
+		return js, 0, 0, false
+	}
+	body, sum, found := bytes.Cut(b, []byte("crc "))
+	if !found || strings.TrimSpace(string(sum)) != fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli)) {
+		return js, 0, 0, false
+	}
+	at, rest, _ := bytes.Cut(body, []byte("\n"))
+	if _, err := fmt.Sscanf(string(at), "at %d %d", &gen, &end); err != nil {
+		return js, 0, 0, false
+	}
+	if js, err = decodeSummary(rest, job); err != nil {
+		return js, 0, 0, false
+	}
+	return js, gen, end, true
+}
+
+// counted returns job's summary as its log l says, the cache in jd used
+// where it can be, and the offset it is counted up to.
+func counted(jd dirh, l *jobLog, job string) (jobSummary, int64, error) {
+	js, gen, end, ok := readCache(jd, job)
+	if !ok || gen != l.gen || end < l.first || end > l.size() {
+		js, end = jobSummary{}, l.first
+		js.add(l.base)
+	}
+	end, err := l.scan(end, func(e entry) error {
+		r, err := l.terminalAt(e)
+		if err != nil || r.ID == "" {
+			return err
+		}
+		js.count(r)
+		return nil
+	})
+	return js, end, err
+}
+
+// terminalAt returns the version frame e makes when it is terminal (the
+// moment its execution became terminal: no frame of it follows), else a
+// zero record.
+func (l *jobLog) terminalAt(e entry) (ledger.Record, error) {
+	if e.kind == kindHeader || (e.kind == kindUpdate && !terminalDelta(e.data)) {
+		return ledger.Record{}, nil
+	}
+	r, err := l.version(execRef{id: e.id, claimOff: e.ref, lastOff: e.off})
+	if err != nil || !r.Status.Terminal() {
+		return ledger.Record{}, err
+	}
+	return r, nil
+}
+
+// terminalDelta reports whether a delta may make its record terminal (it
+// sets a status other than claimed or running): a cheap test before the
+// delta is applied.
+func terminalDelta(d []byte) bool {
+	i := bytes.Index(d, []byte(`"status":"`))
+	if i < 0 {
+		return false
+	}
+	v := d[i+len(`"status":"`):]
+	return !bytes.HasPrefix(v, []byte(`claimed"`)) && !bytes.HasPrefix(v, []byte(`running"`))
+}
+
+// size is l's size now.
+func (l *jobLog) size() int64 {
+	var st unix.Stat_t
+	if err := unix.Fstat(l.fd, &st); err != nil {
+		return l.end
+	}
+	return st.Size
+}
+
+// maybeSettle rewrites the cached summary of loc's job when the frames
+// past it pass settleBytes. Called with the lock held, after a finish;
+// failing, it leaves the cache as it was.
+func (s *Store) maybeSettle(loc *located) {
+	_, gen, end, ok := readCache(loc.jd, loc.job)
+	if ok && gen == loc.log.gen && loc.log.end-end <= settleBytes {
+		return
+	}
+	s.settle(loc.jd, loc.log, loc.job)
+}
+
+// settle rewrites job's cached summary (jd its directory, l its log).
+func (s *Store) settle(jd dirh, l *jobLog, job string) (jobSummary, error) {
+	js, end, err := counted(jd, l, job)
+	if err != nil {
+		return js, err
+	}
+	reached("settle")
+	return js, cacheSummary(jd, js, l.gen, end)
+}
+
+// cacheSummary caches js as job's summary counted up to end of generation
+// gen of its log (jd its directory): renamed into place, not flushed.
+func cacheSummary(jd dirh, js jobSummary, gen, end int64) error {
+	return durable.Write(jd, summaryName, encodeCache(js, gen, end), false)
+}
+
+// liveByJob returns the live records of every job, oldest first, from
+// active/.
 func (s *Store) liveByJob() (map[string][]ledger.Record, error) {
 	out := map[string][]ledger.Record{}
 	err := s.scanActive(func(id, job string) error {
@@ -259,7 +335,7 @@ func (s *Store) liveByJob() (map[string][]ledger.Record, error) {
 		if err != nil {
 			return err
 		}
-		if r.Job == job {
+		if r.Job == job && !r.Status.Terminal() {
 			out[job] = append(out[job], r)
 		}
 		return nil
@@ -267,33 +343,19 @@ func (s *Store) liveByJob() (map[string][]ledger.Record, error) {
 	return out, err
 }
 
-// summary returns job's summary: its stored part, Latest, and active
+// summary returns job's summary: what its log counts, Latest, and its live
 // records (as liveByJob found them).
-func (s *Store) summary(job string, active []ledger.Record) (ledger.Summary, error) {
-	sum := ledger.Summary{Job: job}
-	jd, err := openSubdir(s.jobs, job)
-	if errors.Is(err, os.ErrNotExist) {
-		return sum, nil
-	}
-	if err != nil {
+func (s *Store) summary(job string, live []ledger.Record) (ledger.Summary, error) {
+	sum := ledger.Summary{Job: job, Live: len(live)}
+	jd, l, ok, err := s.openJob(job)
+	if err != nil || !ok {
 		return sum, err
 	}
-	defer unix.Close(jd.FD)
-	var js jobSummary
-	if s.unmigrated {
-		js, err = s.countHeld(job)
-	} else {
-		js, err = readSummary(jd, job)
-	}
+	defer closeDir(jd)
+	defer l.close()
+	js, _, err := counted(jd, l, job)
 	if err != nil {
 		return sum, err
-	}
-	for _, r := range active {
-		if r.Status.Terminal() {
-			js.count(r)
-		} else {
-			sum.Live++
-		}
 	}
 	sum.LastFinished, sum.LastSuccess = js.finished, js.success
 	for st, n := range js.runs {

@@ -1,7 +1,6 @@
 package filestore
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 
@@ -16,76 +15,34 @@ import (
 // replace), in UTC: the time every transition records.
 func (s *Store) clock() time.Time { return s.now().UTC() }
 
-// writeRecord durably replaces exec/ID with r.
-func (s *Store) writeRecord(r ledger.Record) error {
-	if err := r.Validate(); err != nil {
-		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
-	}
-	if err := s.rep.Replace(s.exec, r.ID, r.Encode()); err != nil {
-		return fmt.Errorf("writing record %s: %w", r.ID, err)
-	}
-	return nil
-}
-
-// update runs one compare-and-swap transition on record id: fn checks the
-// current state and edits r, or returns a refusal.
-//
-// The new version is computed optimistically before the lock is taken
-// (read, decode, transform, encode). Under the lock the record is read
-// again; if it is byte-for-byte what the computation was based on, the new
-// version is written (through the spare, which also fsyncs exec/). Otherwise (a
-// concurrent writer, a refusal) the transition is redone under the lock.
+// update runs one compare-and-swap transition on record id under the
+// store's lock: fn checks the current state and edits r, or returns a
+// refusal; the new version is appended to the job's log (writeVersion).
 func (s *Store) update(op, id string, fn func(r *ledger.Record, now time.Time) error) (ledger.Record, error) {
 	if err := ledger.ValidID(id); err != nil {
 		return ledger.Record{}, err
 	}
-	before, next, data, ok := s.prepare(id, fn)
 	unlock, err := s.lock()
 	if err != nil {
 		return ledger.Record{}, err
 	}
 	defer unlock()
-	if ok {
-		cur, err := readSmall(s.exec, id, ledger.MaxRecordSize)
-		if err == nil && bytes.Equal(cur, before) {
-			if err := s.rep.Replace(s.exec, id, data); err != nil {
-				return ledger.Record{}, fmt.Errorf("writing record %s: %w", id, err)
-			}
-			if next.Status.Terminal() {
-				s.maybeSettle(next.Job)
-			}
-			return next, nil
-		}
-	}
-	r, err := s.readRecord(id)
+	loc, err := s.locate(id, true)
 	if err != nil {
 		return ledger.Record{}, fmt.Errorf("cannot %s %s: %w", op, id, err)
 	}
+	defer loc.close()
+	r := loc.rec
 	if err := fn(&r, s.clock()); err != nil {
 		return r, fmt.Errorf("cannot %s %s: %w", op, id, err)
 	}
-	if err := s.writeRecord(r); err != nil {
+	if err := s.writeVersion(loc, r); err != nil {
 		return ledger.Record{}, err
 	}
 	if r.Status.Terminal() {
-		s.maybeSettle(r.Job)
+		s.maybeSettle(loc)
 	}
 	return r, nil
-}
-
-// prepare reads record id without the lock and computes its transformed
-// version. ok is false if anything fails or fn refuses; the caller then
-// does the work under the lock.
-func (s *Store) prepare(id string, fn func(r *ledger.Record, now time.Time) error) (before []byte, next ledger.Record, data []byte, ok bool) {
-	before, err := readSmall(s.exec, id, ledger.MaxRecordSize)
-	if err != nil {
-		return nil, next, nil, false
-	}
-	next, err = ledger.Decode(before, id)
-	if err != nil || fn(&next, s.clock()) != nil || next.Validate() != nil {
-		return nil, next, nil, false
-	}
-	return before, next, next.Encode(), true
 }
 
 // Fence marks a claimed execution as handed off (claimed → claimed+fenced),
@@ -169,15 +126,17 @@ func (s *Store) Beat(id string, o ledger.BeatOptions) (ledger.Record, error) {
 		return ledger.Record{}, err
 	}
 	defer unlock()
-	r, err := s.readRecord(id)
+	loc, err := s.locate(id, true)
 	if err != nil {
 		return ledger.Record{}, fmt.Errorf("cannot beat %s: %w", id, err)
 	}
+	defer loc.close()
+	r := loc.rec
 	if r.Status.Terminal() {
 		return r, fmt.Errorf("cannot beat %s: %w", id, t.Apply(&r, s.clock()))
 	}
 	if o.IfLatest {
-		newest, err := s.newestOf(r.Job)
+		newest, _, err := s.newestIn(loc.log)
 		if err != nil {
 			return ledger.Record{}, fmt.Errorf("cannot beat %s: %w", id, err)
 		}
@@ -186,7 +145,7 @@ func (s *Store) Beat(id string, o ledger.BeatOptions) (ledger.Record, error) {
 		}
 	}
 	t.Apply(&r, s.clock())
-	if err := s.writeRecord(r); err != nil {
+	if err := s.writeVersion(loc, r); err != nil {
 		return ledger.Record{}, err
 	}
 	return r, nil

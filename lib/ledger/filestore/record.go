@@ -1,0 +1,311 @@
+package filestore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
+
+// An execution is found by its link, a symbolic link named by its id
+// whose target ("GEN:OFF:JOB", hintOf) says which job's log holds it and
+// where its newest version was: active/ID while it may still be claimed or
+// running, exec/ID once it is terminal. Nothing ever follows a link: it is
+// read (readlinkat) and its target parsed. A link is a hint, verified
+// against the log: a frame at OFF of another generation or execution makes
+// the reader walk the whole log, a newer version after OFF is found by
+// reading on to the end (terminal versions are final, so a terminal
+// record's link is exact).
+
+// located is an execution as found in its job's log.
+type located struct {
+	rec   ledger.Record // its newest version
+	claim ledger.Record // the version deltas are written against
+	job   string
+	// claimOff is its claim frame's offset, off its newest frame's.
+	claimOff, off int64
+	active        bool // its link is in active/
+	// jd and log are its job's directory and log, open; with write, the
+	// log is open for appending. close releases them.
+	jd  dirh
+	log *jobLog
+}
+
+func (l *located) close() {
+	if l.log != nil {
+		l.log.close()
+	}
+	if l.jd.FD >= 0 {
+		unix.Close(l.jd.FD)
+	}
+}
+
+// readLink returns the target of execution id's link and whether it is in
+// active/. A link that is not a symbolic link is ErrCorrupt; none is
+// ErrNotFound.
+func (s *Store) readLink(id string) (target string, active bool, err error) {
+	buf := make([]byte, 256)
+	for _, d := range []dirh{s.active, s.exec} {
+		n, err := unix.Readlinkat(d.FD, id, buf)
+		switch err {
+		case nil:
+			if n == len(buf) {
+				return "", false, fmt.Errorf("%w: %s: link too long", ledger.ErrCorrupt, d.Show(id))
+			}
+			return string(buf[:n]), d.FD == s.active.FD, nil
+		case unix.ENOENT:
+			// A link only moves from active/ to exec/: looked for in that
+			// order, a record that moves meanwhile is found.
+			continue
+		case unix.EINVAL:
+			if d.FD == s.exec.FD {
+				return "", false, errLegacy
+			}
+			return "", false, fmt.Errorf("%w: %s is not a symbolic link", ledger.ErrCorrupt, d.Show(id))
+		default:
+			return "", false, &os.PathError{Op: "readlink", Path: d.Show(id), Err: err}
+		}
+	}
+	return "", false, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+}
+
+// errLegacy is exec/ID as a regular file: a record of the format before
+// job logs, in a store not migrated yet (see migrate.go).
+var errLegacy = errors.New("a record of the format before job logs")
+
+// parseHint reads a link's target.
+func parseHint(t string) (gen, off int64, job string, ok bool) {
+	g, rest, ok1 := strings.Cut(t, ":")
+	o, job, ok2 := strings.Cut(rest, ":")
+	if !ok1 || !ok2 || ledger.ValidJob(job) != nil {
+		return 0, 0, "", false
+	}
+	gen, err1 := strconv.ParseInt(g, 10, 64)
+	off, err2 := strconv.ParseInt(o, 10, 64)
+	if err1 != nil || err2 != nil || off < 0 {
+		return 0, 0, "", false
+	}
+	return gen, off, job, true
+}
+
+// setLink points execution id's link in d at target: a new link renamed
+// over the old one, so a reader finds the old or the new. Not flushed:
+// see "Crash safety".
+func setLink(d dirh, name, target string) error {
+	tmp := tmpPrefix + name
+	err := unix.Symlinkat(target, d.FD, tmp)
+	if err == unix.EEXIST {
+		unix.Unlinkat(d.FD, tmp, 0)
+		err = unix.Symlinkat(target, d.FD, tmp)
+	}
+	if err != nil {
+		return &os.PathError{Op: "symlink", Path: d.Show(tmp), Err: err}
+	}
+	if err := unix.Renameat(d.FD, tmp, d.FD, name); err != nil {
+		unix.Unlinkat(d.FD, tmp, 0)
+		return &os.PathError{Op: "rename", Path: d.Show(tmp), Err: err}
+	}
+	return nil
+}
+
+// readRecord returns execution id's newest version.
+func (s *Store) readRecord(id string) (ledger.Record, error) {
+	loc, err := s.locate(id, false)
+	if err != nil {
+		return ledger.Record{}, err
+	}
+	loc.close()
+	return loc.rec, nil
+}
+
+// locate finds execution id (write: its log open for appending, under the
+// lock). The caller closes what it returns.
+func (s *Store) locate(id string, write bool) (*located, error) {
+	target, active, err := s.readLink(id)
+	if errors.Is(err, errLegacy) {
+		return s.locateLegacy(id, write)
+	}
+	if err != nil {
+		return nil, err
+	}
+	gen, off, job, ok := parseHint(target)
+	if !ok {
+		d := s.exec
+		if active {
+			d = s.active
+		}
+		return nil, fmt.Errorf("%w: %s: bad link %q", ledger.ErrCorrupt, d.Show(id), target)
+	}
+	jd, err := openSubdir(s.jobs, job)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	loc := &located{job: job, active: active, jd: jd}
+	if loc.log, err = openLog(jd, job, write); err != nil {
+		loc.close()
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+		}
+		return nil, err
+	}
+	if err := loc.find(id, gen, off); err != nil {
+		loc.close()
+		return nil, err
+	}
+	return loc, nil
+}
+
+// find reads execution id's versions from loc's log: from the frame at off
+// (when of generation gen and of id) on, or else the whole log.
+func (loc *located) find(id string, gen, off int64) error {
+	l := loc.log
+	var e entry
+	err := errFrame
+	if gen == l.gen && off >= l.first {
+		if e, err = l.readAt(off); err == nil && (e.id != id || e.kind == kindHeader) {
+			err = errFrame
+		}
+	}
+	if err == nil {
+		err = loc.take(e)
+	}
+	if err == nil && !loc.rec.Status.Terminal() {
+		_, err = l.scan(e.end, func(e entry) error {
+			if e.id == id && e.kind == kindUpdate && e.ref == loc.claimOff {
+				return loc.take(e)
+			}
+			return nil
+		})
+	}
+	if errors.Is(err, errFrame) {
+		// The hint is stale: the whole log, then.
+		loc.claimOff, loc.rec = -1, ledger.Record{}
+		_, err = l.scan(l.first, func(e entry) error {
+			if e.id == id && (e.kind == kindClaim || e.ref == loc.claimOff) {
+				return loc.take(e)
+			}
+			return nil
+		})
+		if err == nil && loc.claimOff < 0 {
+			// A link made by a claim that died before its frame.
+			return fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+		}
+	}
+	return err
+}
+
+// take makes e, a frame of loc's execution, its newest version.
+func (loc *located) take(e entry) error {
+	l := loc.log
+	switch e.kind {
+	case kindClaim:
+		r, err := ledger.Decode(e.data, e.id)
+		if err != nil {
+			return fmt.Errorf("%s at offset %d: %w", l.path, e.off, err)
+		}
+		loc.claim, loc.rec, loc.claimOff, loc.off = r, r, e.off, e.off
+		return nil
+	case kindUpdate:
+		if loc.claimOff != e.ref {
+			data := append([]byte(nil), e.data...)
+			c, err := l.readAt(e.ref)
+			if err != nil || c.kind != kindClaim || c.id != e.id {
+				return errFrame
+			}
+			if err := loc.take(c); err != nil {
+				return err
+			}
+			e.data = data
+		}
+		r, err := ledger.ApplyDelta(loc.claim, e.data)
+		if err != nil {
+			return fmt.Errorf("%s at offset %d: %w", l.path, e.off, err)
+		}
+		loc.rec, loc.off = r, e.off
+		return nil
+	}
+	return errFrame
+}
+
+// locateLegacy reads exec/ID written as a whole file by the format before
+// job logs: only a store that could not be migrated (read-only) holds one.
+func (s *Store) locateLegacy(id string, write bool) (*located, error) {
+	if write {
+		return nil, fmt.Errorf("%w: %s is a record of an older format in a store not migrated", ledger.ErrCorrupt, s.exec.Show(id))
+	}
+	b, err := readSmall(s.exec, id, ledger.MaxRecordSize)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+		}
+		return nil, err
+	}
+	r, err := ledger.Decode(b, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.exec.Show(id), err)
+	}
+	return &located{rec: r, claim: r, job: r.Job, jd: dirh{FD: -1}}, nil
+}
+
+// writeVersion appends next, the new version of loc's execution, to its
+// job's log and points its link at it (moved to exec/ when next is
+// terminal). Called with the lock held, loc located for writing.
+func (s *Store) writeVersion(loc *located, next ledger.Record) error {
+	if err := next.Validate(); err != nil {
+		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
+	}
+	off, err := loc.log.append(kindUpdate, next.ID, loc.claimOff, next.EncodeDelta(loc.claim))
+	if err != nil {
+		return fmt.Errorf("writing record %s: %w", next.ID, err)
+	}
+	reached("appended")
+	loc.rec, loc.off = next, off
+	s.relink(next.ID, hintOf(loc.log.gen, off, loc.job), next.Status.Terminal())
+	return nil
+}
+
+// relink points execution id's link at target: in active/ while it is
+// live, in exec/ once terminal (made there first, then removed from
+// active/). Best effort: a stale link costs a longer read, never a wrong
+// one.
+func (s *Store) relink(id, target string, terminal bool) {
+	if !terminal {
+		setLink(s.active, id, target)
+		return
+	}
+	if setLink(s.exec, id, target) == nil {
+		reached("linked")
+		unix.Unlinkat(s.active.FD, id, 0)
+	}
+}
+
+// syncDirs flushes the given directories at once.
+func syncDirs(ds ...dirh) error {
+	errs := make(chan error, len(ds))
+	for _, d := range ds[1:] {
+		go func() { errs <- d.Sync() }()
+	}
+	err := ds[0].Sync()
+	for range ds[1:] {
+		err = errors.Join(err, <-errs)
+	}
+	return err
+}
+
+// stored reports whether execution id has a link.
+func (s *Store) stored(id string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(s.active.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil ||
+		unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// closeFD closes a descriptor whose close cannot fail usefully.
+func closeFD(fd int) { unix.Close(fd) }
