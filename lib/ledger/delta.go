@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/tether-sh/tether/lib/internal/shortcut"
 )
 
 // A delta is a later version of a record written as the keys of its
@@ -56,6 +58,12 @@ func fieldJSON(v any) []byte {
 // not such an object, names a key the stored form lacks or the id, or
 // makes an illegal record is ErrCorrupt.
 func ApplyDelta(base Record, delta []byte) (Record, error) {
+	if shortcut.Take(shortcut.CanonicalCodec) {
+		j := base.toJSON()
+		if readDeltaCanonical(delta, &j) {
+			return fromJSON(j, base.ID)
+		}
+	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(delta, &keys); err != nil {
 		return Record{}, fmt.Errorf("%w: delta: %v", ErrCorrupt, err)
@@ -83,4 +91,27 @@ func resetField(p any) {
 	case **childJSON:
 		*q = nil
 	}
+}
+
+// readDeltaCanonical sets in j the keys of delta when it is exactly
+// EncodeDelta's canonical form (keys in table order, no id); false
+// otherwise, j then half set.
+func readDeltaCanonical(delta []byte, j *recordJSON) bool {
+	shortcut.Ran(shortcut.CanonicalCodec)
+	r := &canonicalReader{b: delta, ok: true}
+	sep := byte('{')
+	for _, f := range recordFields[1:] {
+		if !r.hasKey(sep, f.key) {
+			continue
+		}
+		sep = ','
+		v := f.val(j)
+		resetField(v)
+		readValue(r, v)
+	}
+	if sep == '{' {
+		r.lit("{")
+	}
+	r.lit("}")
+	return r.ok && len(r.b) == 0
 }

@@ -77,7 +77,9 @@
 //     stop at a frame that is not valid when nothing valid follows it (a
 //     torn tail, or a frame being appended); the next writer truncates it
 //     (validEnd) before it appends. A frame that is not valid with a valid
-//     one after it is damage: readers report it (ledger.ErrCorrupt), and
+//     one after it is damage: readers report it (ledger.ErrCorrupt), for
+//     a live execution claimed before it too (a newer version of it may be
+//     what was damaged), writers refuse to change such an execution, and
 //     prune refuses to rewrite that log. A failed pwrite or fdatasync (a
 //     full disk, an I/O error) cuts the log back to where it was and
 //     reports the error: the transition did not happen. (A reader may have

@@ -42,20 +42,6 @@ func (s *Store) scanActive(fn func(id, job string) error) error {
 	return nil
 }
 
-// dropActive removes the link in active/ of an execution that a reader
-// under the lock found terminal, once it is in exec/. No fsync: a link
-// resurrected by a crash is moved again by the next such reader.
-func (s *Store) dropActive(r ledger.Record) {
-	loc, err := s.locate(r.ID, false)
-	if err != nil {
-		return
-	}
-	defer loc.close()
-	if loc.active && loc.rec.Status.Terminal() {
-		s.relink(r.ID, hintOf(loc.log.gen, loc.off, loc.job), true)
-	}
-}
-
 // readNames returns the names in d, sorted.
 func readNames(d dirh) ([]string, error) {
 	if readNamesHook != nil {

@@ -100,8 +100,9 @@ func (s *Store) migrate() error {
 		}
 		reached("migrate-job")
 	}
+	var live []string
 	for _, job := range jobs {
-		if err := s.linkJob(job); err != nil {
+		if live, err = s.linkJob(job, live); err != nil {
 			return err
 		}
 	}
@@ -109,6 +110,13 @@ func (s *Store) migrate() error {
 		return err
 	}
 	reached("migrate-linked")
+	for _, id := range live {
+		// The old file of a live execution, now linked from active/.
+		var st unix.Stat_t
+		if unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			unix.Unlinkat(s.exec.FD, id, 0)
+		}
+	}
 	if names, err := readNames(s.active); err == nil {
 		for _, n := range names {
 			if strings.Contains(n, ".") && !strings.HasPrefix(n, tmpPrefix) {
@@ -205,32 +213,34 @@ func (s *Store) migrateJob(job string, hadSummaries bool, marked map[string]bool
 	return nil
 }
 
-// linkJob makes the link of every execution in job's log.
-func (s *Store) linkJob(job string) error {
+// linkJob makes the link of every execution in job's log, and appends the
+// ids of the live ones to live.
+func (s *Store) linkJob(job string, live []string) ([]string, error) {
 	jd, l, ok, err := s.openJob(job)
 	if err != nil || !ok {
-		return err
+		return live, err
 	}
 	defer closeDir(jd)
 	defer l.close()
 	refs, err := l.refs(nil, 0)
 	if err != nil {
-		return err
+		return live, err
 	}
 	for _, ref := range refs {
 		r, err := l.version(ref)
 		if err != nil {
-			return err
+			return live, err
 		}
-		d := s.active
-		if r.Status.Terminal() {
-			d = s.exec
+		d := s.exec
+		if !r.Status.Terminal() {
+			d = s.active
+			live = append(live, ref.id)
 		}
 		if err := setLink(d, ref.id, hintOf(l.gen, ref.lastOff, job)); err != nil {
-			return err
+			return live, err
 		}
 	}
-	return nil
+	return live, nil
 }
 
 // readSummaryV1 reads a summary of the format before job logs: the
