@@ -222,7 +222,7 @@ func (s *Store) linkJob(job string, live []string) ([]string, error) {
 	}
 	defer closeDir(jd)
 	defer l.close()
-	refs, err := l.refs(nil, 0)
+	refs, err := l.refs(nil)
 	if err != nil {
 		return live, err
 	}
@@ -234,9 +234,9 @@ func (s *Store) linkJob(job string, live []string) ([]string, error) {
 		d := s.exec
 		if !r.Status.Terminal() {
 			d = s.active
-			live = append(live, ref.id)
+			live = append(live, r.ID)
 		}
-		if err := setLink(d, ref.id, hintOf(l.gen, ref.lastOff, job)); err != nil {
+		if err := setLink(d, r.ID, hintOf(l.gen, ref.lastOff, job)); err != nil {
 			return live, err
 		}
 	}

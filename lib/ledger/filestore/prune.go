@@ -111,7 +111,7 @@ func (p *pruner) job(job string) error {
 		return fmt.Errorf("pruning %s: %w", job, err)
 	}
 	defer l.close()
-	refs, err := l.refs(nil, 0)
+	refs, err := l.refs(nil)
 	if err != nil {
 		return fmt.Errorf("pruning %s: %w", job, err)
 	}
@@ -169,37 +169,25 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	if err != nil {
 		return fmt.Errorf("pruning %s: %w", job, err)
 	}
+	id := func(ref execRef) (string, error) {
+		e, err := l.readAt(ref.lastOff)
+		if err != nil {
+			return "", fmt.Errorf("pruning %s: %w", job, l.corrupt(ref.lastOff, err))
+		}
+		return e.id, nil
+	}
 	// 1. Tombstones, durable before any record disappears.
+	if err := bury(jd, job, refs, fates, id); err != nil {
+		return err
+	}
 	base := total
 	base.runs = map[ledger.Status]uint64{}
 	for st, n := range total.runs {
 		base.runs[st] = n
 	}
-	tombstones := false
-	for i, f := range fates {
-		if !f.drop {
-			if f.status.Terminal() && base.runs[f.status] > 0 {
-				base.runs[f.status]--
-			}
-			continue
-		}
-		if f.instant == 0 || !ledger.BlocksInstant(f.status) {
-			continue
-		}
-		key := instantKey(time.Unix(0, f.instant))
-		if b, err := readSlot(jd, key); err == nil {
-			if fs := strings.Fields(string(b)); len(fs) > 0 && fs[0] != refs[i].id {
-				continue // the slot names another execution
-			}
-		}
-		if err := setLink(jd, key, refs[i].id+" "+string(f.status)); err != nil {
-			return fmt.Errorf("pruning %s: %w", refs[i].id, err)
-		}
-		tombstones = true
-	}
-	if tombstones {
-		if err := jd.Sync(); err != nil {
-			return fmt.Errorf("pruning %s: %w", job, err)
+	for _, f := range fates {
+		if !f.drop && f.status.Terminal() && base.runs[f.status] > 0 {
+			base.runs[f.status]-- // counted by its frame in the next log
 		}
 	}
 	// 2. The next generation, renamed over the log.
@@ -207,7 +195,12 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	if err != nil {
 		return fmt.Errorf("pruning %s: %w", job, err)
 	}
-	offs := make([]int64, 0, len(refs))
+	type kept struct {
+		id       string
+		off      int64
+		terminal bool
+	}
+	var keep []kept
 	for i, ref := range refs {
 		if fates[i].drop {
 			continue
@@ -217,7 +210,7 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 			w.abort()
 			return fmt.Errorf("pruning %s: %w", job, err)
 		}
-		offs = append(offs, w.add(kindClaim, ref.id, 0, r.Encode()))
+		keep = append(keep, kept{r.ID, w.add(kindClaim, r.ID, 0, r.Encode()), r.Status.Terminal()})
 	}
 	nl, err := w.commit()
 	if err != nil {
@@ -230,29 +223,71 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	}
 	// 3. Links, outputs, slots and the cache: none needs to be durable
 	// (a stale link makes a reader walk the log, and finds nothing there).
-	var gone []string
-	k := 0
+	for _, k := range keep {
+		s.relink(k.id, hintOf(nl.gen, k.off, job), k.terminal)
+	}
+	gone := make([]string, 0, min(len(refs), pruneOutputBatch))
 	for i, ref := range refs {
 		f := fates[i]
 		if !f.drop {
-			s.relink(ref.id, hintOf(nl.gen, offs[k], job), f.status.Terminal())
-			k++
 			continue
 		}
-		gone = append(gone, ref.id)
-		unix.Unlinkat(s.exec.FD, ref.id, 0)
-		unix.Unlinkat(s.active.FD, ref.id, 0)
+		dropped, err := id(ref)
+		if err != nil {
+			continue // the old log, read whole a moment ago
+		}
+		unix.Unlinkat(s.exec.FD, dropped, 0)
 		if f.instant != 0 && !ledger.BlocksInstant(f.status) {
 			key := instantKey(time.Unix(0, f.instant))
-			if b, err := readSlot(jd, key); err == nil && strings.TrimSpace(string(b)) == ref.id {
+			if b, err := readSlot(jd, key); err == nil && strings.TrimSpace(string(b)) == dropped {
 				unix.Unlinkat(jd.FD, key, 0)
 			}
+		}
+		if gone = append(gone, dropped); len(gone) == cap(gone) {
+			s.pruneOutputs(gone, false)
+			gone = gone[:0]
 		}
 	}
 	s.pruneOutputs(gone, false)
 	cacheSummary(jd, total, nl.gen, nl.end)
 	return nil
 }
+
+// bury turns the slot of each dropped completed or unknown execution
+// into a tombstone, durably (id reads an execution's id). Called with the
+// lock held.
+func bury(jd dirh, job string, refs []execRef, fates []fate, id func(execRef) (string, error)) error {
+	tombstones := false
+	for i, f := range fates {
+		if !f.drop || f.instant == 0 || !ledger.BlocksInstant(f.status) {
+			continue
+		}
+		dropped, err := id(refs[i])
+		if err != nil {
+			return err
+		}
+		key := instantKey(time.Unix(0, f.instant))
+		if b, err := readSlot(jd, key); err == nil {
+			if fs := strings.Fields(string(b)); len(fs) > 0 && fs[0] != dropped {
+				continue // the slot names another execution
+			}
+		}
+		if err := setLink(jd, key, dropped+" "+string(f.status)); err != nil {
+			return fmt.Errorf("pruning %s: %w", dropped, err)
+		}
+		tombstones = true
+	}
+	if tombstones {
+		if err := jd.Sync(); err != nil {
+			return fmt.Errorf("pruning %s: %w", job, err)
+		}
+	}
+	return nil
+}
+
+// pruneOutputBatch is how many dropped executions' outputs Prune removes
+// at a time: what it holds of their ids.
+const pruneOutputBatch = 4096
 
 // pruneLeftovers deletes d's temporary files, reading its names in
 // batches.

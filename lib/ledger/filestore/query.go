@@ -1,28 +1,27 @@
 package filestore
 
 import (
+	"container/heap"
 	"errors"
 	"sort"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// execRef is where Each finds one execution: its claim frame and its
-// newest frame in its job's log (jobs[job]). It is all Each holds per
-// execution: some 60 bytes.
+// execRef is where an execution is in its job's log: its claim frame
+// and its newest frame. It is all Each and Prune hold per execution: 16
+// bytes.
 type execRef struct {
-	id                string
-	job               int32
 	claimOff, lastOff int64
 }
 
 // Each calls fn with each execution matching f, oldest first (by id,
 // which is claim time), one at a time. It walks each job's log once to
 // find where every execution's claim and newest version are, then reads
-// them in order: it holds those offsets, never the records. Claimed or
-// running executions are found from active/ alone. Records that cannot be
-// read are passed over and reported together after the others (wrapping
-// ledger.ErrCorrupt).
+// them in order, merging the jobs by id: it holds those offsets and one
+// record per job, never the rest. Claimed or running executions are found
+// from active/ alone. Records that cannot be read are passed over and
+// reported together after the others (wrapping ledger.ErrCorrupt).
 func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 	if f.Job != "" {
 		if err := ledger.ValidJob(f.Job); err != nil {
@@ -46,39 +45,28 @@ func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 			return err
 		}
 	}
-	logs := make([]*jobLog, len(jobs))
-	defer func() {
-		for _, l := range logs {
-			if l != nil {
-				l.close()
-			}
-		}
-	}()
-	var refs []execRef
-	var errs []error
-	for i, job := range jobs {
+	var m merge
+	defer m.close()
+	for _, job := range jobs {
 		jd, l, ok, err := s.openJob(job)
 		if err != nil {
-			errs = append(errs, err)
+			m.errs = append(m.errs, err)
 			continue
 		}
 		if !ok {
 			continue
 		}
 		closeDir(jd)
-		logs[i] = l
-		if refs, err = l.refs(refs, int32(i)); err != nil {
-			errs = append(errs, err)
+		w := &walk{l: l}
+		if w.refs, err = l.refs(nil); err != nil {
+			m.errs = append(m.errs, err)
 		}
+		m.add(w)
 	}
-	if len(jobs) > 1 {
-		sort.Slice(refs, func(a, b int) bool { return refs[a].id < refs[b].id })
-	}
-	for _, ref := range refs {
-		r, err := logs[ref.job].version(ref)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	for {
+		r, ok := m.next()
+		if !ok {
+			break
 		}
 		if f.Status == "" || r.Status == f.Status {
 			if err := fn(r); err != nil {
@@ -86,21 +74,89 @@ func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(m.errs...)
 }
 
-// refs appends to refs where each execution of l is (job: l's index in
-// the caller's list), in claim order.
-func (l *jobLog) refs(refs []execRef, job int32) ([]execRef, error) {
+// walk is one job's executions in claim order, as Each reads them.
+type walk struct {
+	l    *jobLog
+	refs []execRef
+	i    int
+	head ledger.Record // refs[i-1]'s, the next to pass on
+}
+
+// advance reads the walk's next record into head; false at its end.
+func (w *walk) advance(errs *[]error) bool {
+	for w.i < len(w.refs) {
+		r, err := w.l.version(w.refs[w.i])
+		w.i++
+		if err != nil {
+			*errs = append(*errs, err)
+			continue
+		}
+		w.head = r
+		return true
+	}
+	return false
+}
+
+// merge passes on the records of several walks in id order.
+type merge struct {
+	walks []*walk // a heap by head id
+	all   []*walk
+	errs  []error
+}
+
+func (m *merge) add(w *walk) {
+	m.all = append(m.all, w)
+	if w.advance(&m.errs) {
+		m.walks = append(m.walks, w)
+		heap.Fix(m, len(m.walks)-1)
+	}
+}
+
+// next returns the oldest record of all walks.
+func (m *merge) next() (ledger.Record, bool) {
+	if len(m.walks) == 0 {
+		return ledger.Record{}, false
+	}
+	w := m.walks[0]
+	r := w.head
+	if w.advance(&m.errs) {
+		heap.Fix(m, 0)
+	} else {
+		heap.Pop(m)
+	}
+	return r, true
+}
+
+func (m *merge) close() {
+	for _, w := range m.all {
+		w.l.close()
+	}
+}
+
+func (m *merge) Len() int           { return len(m.walks) }
+func (m *merge) Less(a, b int) bool { return m.walks[a].head.ID < m.walks[b].head.ID }
+func (m *merge) Swap(a, b int)      { m.walks[a], m.walks[b] = m.walks[b], m.walks[a] }
+func (m *merge) Push(x any)         { m.walks = append(m.walks, x.(*walk)) }
+func (m *merge) Pop() any {
+	w := m.walks[len(m.walks)-1]
+	m.walks = m.walks[:len(m.walks)-1]
+	return w
+}
+
+// refs appends to refs where each execution of l is, in claim order.
+func (l *jobLog) refs(refs []execRef) ([]execRef, error) {
 	from := len(refs)
 	_, err := l.scan(l.first, func(e entry) error {
 		switch e.kind {
 		case kindClaim:
-			refs = append(refs, execRef{id: e.id, job: job, claimOff: e.off, lastOff: e.off})
+			refs = append(refs, execRef{claimOff: e.off, lastOff: e.off})
 		case kindUpdate:
 			mine := refs[from:]
 			i := sort.Search(len(mine), func(i int) bool { return mine[i].claimOff >= e.ref })
-			if i < len(mine) && mine[i].claimOff == e.ref && mine[i].id == e.id {
+			if i < len(mine) && mine[i].claimOff == e.ref {
 				mine[i].lastOff = e.off
 			}
 		}
@@ -113,7 +169,7 @@ func (l *jobLog) refs(refs []execRef, job int32) ([]execRef, error) {
 func (l *jobLog) version(ref execRef) (ledger.Record, error) {
 	loc := &located{log: l, claimOff: -1}
 	e, err := l.readAt(ref.lastOff)
-	if err == nil && e.id != ref.id {
+	if err == nil && e.kind == kindUpdate && e.ref != ref.claimOff {
 		err = errFrame
 	}
 	if err == nil {

@@ -268,7 +268,7 @@ func (l *jobLog) terminalAt(e entry) (ledger.Record, error) {
 	if e.kind == kindHeader || (e.kind == kindUpdate && !terminalDelta(e.data)) {
 		return ledger.Record{}, nil
 	}
-	r, err := l.version(execRef{id: e.id, claimOff: e.ref, lastOff: e.off})
+	r, err := l.version(execRef{claimOff: e.ref, lastOff: e.off})
 	if err != nil || !r.Status.Terminal() {
 		return ledger.Record{}, err
 	}
