@@ -18,11 +18,10 @@
 # (a) and (b) also run bench/ledger/floor: the same files, links, renames and
 # flushes as ledger's claim/start/finish from a minimal Go program (no
 # parsing, no JSON, no checks), bare and with the initialisation of every
-# package ledger links (kong's...): what a Go ledger keeping lib/ledger/filestore's
-# write protocol cannot beat here. They also run floor with
-# FLOOR_PROTOCOL=log: the cycle of the log design sketched for issue #19
-# (one framed append and fdatasync per transition, indexes unflushed;
-# bench/ledger/floor/log.go), to weigh that design before building it.
+# package ledger links (kong's...): the protocol before job logs, for
+# comparison. They also run floor with FLOOR_PROTOCOL=log: the cycle of
+# lib/ledger/filestore's job logs (bench/ledger/floor/log.go): what a Go
+# ledger keeping that write protocol cannot beat here.
 #
 # Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG;
 #        CYCLES_ONLY=1 stops after (a) and (b) and reports those)

@@ -2,16 +2,16 @@
 
 package main
 
-// With FLOOR_PROTOCOL=log, floor runs the cycle of the log design that
-// stop 32's note sketches for issue #19 instead of today's protocol: each
-// job's records are versions appended to jobs/JOB/log as CRC-framed
-// entries, one fdatasync per transition; exec/ID is a symbolic link
-// "JOB@OFFSET" naming the job and the claim's entry, and active/ID.JOB
-// marks an unfinished execution. Neither index is flushed: in that design
-// they are rebuilt from the logs by the first writer after a reboot. The
-// log's own directory entries are flushed once, when the job's log is
-// created. Like the rest of floor it trusts its input and checks nothing
-// a real store would: it measures what the protocol's system calls cost.
+// With FLOOR_PROTOCOL=log, floor runs the cycle of lib/ledger/filestore's
+// job logs instead of the protocol before them: each job's records are
+// versions appended to jobs/JOB/_log as CRC-framed entries, one fdatasync
+// per transition; active/ID is a symbolic link "JOB@OFFSET", made and
+// flushed (fsync of active/) before the claim's entry, re-pointed after
+// each later one (a new link renamed over it, not flushed) and moved to
+// exec/ID when the execution ends. The log's own directory entries are
+// flushed once, when the job's log is created. Like the rest of floor it
+// trusts its input and checks nothing a real store would: it measures
+// what the protocol's system calls cost.
 
 import (
 	"encoding/binary"
@@ -37,10 +37,10 @@ func frame(payload []byte) []byte {
 // appendEntry appends rec to job's log, durably, and returns its offset.
 func appendEntry(dir, job string, rec []byte) (int64, error) {
 	jobDir := dir + "/jobs/" + job
-	fd, err := unix.Open(jobDir+"/log", unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(jobDir+"/_log", unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0)
 	created := false
 	if err == unix.ENOENT {
-		fd, err = unix.Open(jobDir+"/log", unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+		fd, err = unix.Open(jobDir+"/_log", unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
 		created = true
 	}
 	if err != nil {
@@ -85,32 +85,34 @@ func logClaim(dir, job string) error {
 	}
 	defer unix.Close(l)
 	id := strconv.FormatInt(time.Now().UnixNano(), 36) + "-floor"
-	off, err := appendEntry(dir, job, record(id, job, "claimed"))
-	if err != nil {
+	var st unix.Stat_t
+	size := int64(0)
+	if unix.Stat(dir+"/jobs/"+job+"/_log", &st) == nil {
+		size = st.Size
+	}
+	if err := unix.Symlink(job+"@"+strconv.FormatInt(size, 10), dir+"/active/"+id); err != nil {
 		return err
 	}
-	if err := unix.Symlink(job+"@"+strconv.FormatInt(off, 10), dir+"/exec/"+id); err != nil {
+	if err := fsyncDir(dir + "/active"); err != nil {
 		return err
 	}
-	mfd, err := unix.Open(dir+"/active/"+id+"."+job, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
-	if err != nil {
+	if _, err := appendEntry(dir, job, record(id, job, "claimed")); err != nil {
 		return err
 	}
-	unix.Close(mfd)
 	_, err = os.Stdout.WriteString(id + "\n")
 	return err
 }
 
 func logUpdate(dir, id, status string) error {
-	target, err := os.Readlink(dir + "/exec/" + id)
-	if err != nil {
-		return err
-	}
 	l, err := lock(dir)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(l)
+	target, err := os.Readlink(dir + "/active/" + id)
+	if err != nil {
+		return err
+	}
 	job, at, _ := strings.Cut(target, "@")
 	off, err := strconv.ParseInt(at, 10, 64)
 	if err != nil {
@@ -118,7 +120,7 @@ func logUpdate(dir, id, status string) error {
 	}
 	// The version the transition compares against: the claim's entry
 	// (a real store reads on from there to the newest).
-	fd, err := unix.Open(dir+"/jobs/"+job+"/log", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(dir+"/jobs/"+job+"/_log", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
@@ -128,11 +130,25 @@ func logUpdate(dir, id, status string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := appendEntry(dir, job, record(id, job, status)); err != nil {
+	at2, err := appendEntry(dir, job, record(id, job, status))
+	if err != nil {
 		return err
 	}
-	if status == "completed" {
-		unix.Unlink(dir + "/active/" + id + "." + job)
+	link := job + "@" + strconv.FormatInt(at2, 10)
+	if status != "completed" {
+		return relink(dir+"/active", id, link)
 	}
-	return nil
+	if err := relink(dir+"/exec", id, link); err != nil {
+		return err
+	}
+	return unix.Unlink(dir + "/active/" + id)
+}
+
+// relink points the link name in d at target: a new link renamed over it.
+func relink(d, name, target string) error {
+	unix.Unlink(d + "/.tmp." + name)
+	if err := unix.Symlink(target, d+"/.tmp."+name); err != nil {
+		return err
+	}
+	return unix.Rename(d+"/.tmp."+name, d+"/"+name)
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
@@ -93,4 +95,66 @@ func TestLogTail(t *testing.T) {
 	if got, _ := os.ReadFile(p); !bytes.Equal(got, want) {
 		t.Errorf("a refused write changed the damaged log")
 	}
+}
+
+// TestStaleLinks puts the links in the states a crash or a power cut can
+// leave them in: each still finds the newest version, and the next
+// recover puts them right.
+func TestStaleLinks(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	live := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	claimLink, _ := os.Readlink(s.path(activeDir, live.ID))
+	must(t)(s.Start(live.ID, nil))
+	done := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	doneLink, _ := os.Readlink(s.path(activeDir, done.ID))
+	must(t)(s.Finish(done.ID, ledger.Failed, nil, "x"))
+	put := func(dir, id, target string) {
+		t.Helper()
+		os.Remove(s.path(dir, id))
+		if err := os.Symlink(target, s.path(dir, id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, id string, want ledger.Status) {
+		t.Helper()
+		if r, err := s.Get(id); err != nil || r.Status != want {
+			t.Errorf("%s: Get = %v, %v; want %s", what, r.Status, err, want)
+		}
+	}
+	// A live execution's link still at its claim.
+	put(activeDir, live.ID, claimLink)
+	check("link at the claim", live.ID, ledger.Running)
+	// Of another generation, or an offset in the middle of a frame.
+	put(activeDir, live.ID, "7"+claimLink)
+	check("link of another generation", live.ID, ledger.Running)
+	put(activeDir, live.ID, "1:3:j")
+	check("link into a frame", live.ID, ledger.Running)
+	// A finished one whose link never moved to exec/, or is in both.
+	put(activeDir, done.ID, doneLink)
+	check("finished, linked in active/ and exec/", done.ID, ledger.Failed)
+	os.Remove(s.path(execDir, done.ID))
+	check("finished, linked in active/ only", done.ID, ledger.Failed)
+	if got, _ := ledger.List(s, ledger.Filter{Status: ledger.Claimed}); len(got) != 0 {
+		t.Errorf("List(claimed) with a finished one in active/ = %v; want none", got)
+	}
+	// A link to a claim that died before its frame.
+	ghost := "0dnc29zzzzzzz-zzzzzz"
+	put(activeDir, ghost, "1:999999:j")
+	if _, err := s.Get(ghost); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("Get(a link to no frame) = %v; want ErrNotFound", err)
+	}
+	if _, err := s.Recover(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{s.path(activeDir, done.ID), s.path(activeDir, ghost)} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("after Recover, %s: %v; want it gone", p, err)
+		}
+	}
+	if target, err := os.Readlink(s.path(execDir, done.ID)); err != nil || !strings.HasSuffix(target, ":j") {
+		t.Errorf("after Recover, exec/%s = %q, %v; want its link", done.ID, target, err)
+	}
+	check("after Recover", live.ID, ledger.Running)
+	check("after Recover", done.ID, ledger.Failed)
 }

@@ -297,7 +297,7 @@ func (l *jobLog) size() int64 {
 }
 
 // maybeSettle rewrites the cached summary of loc's job when the frames
-// past it pass settleBytes. Called with the lock held, after a finish;
+// past it pass settleBytes. Called with the lock held, after a write;
 // failing, it leaves the cache as it was.
 func (s *Store) maybeSettle(loc *located) {
 	_, gen, end, ok := readCache(loc.jd, loc.job)

@@ -39,9 +39,7 @@ func (s *Store) update(op, id string, fn func(r *ledger.Record, now time.Time) e
 	if err := s.writeVersion(loc, r); err != nil {
 		return ledger.Record{}, err
 	}
-	if r.Status.Terminal() {
-		s.maybeSettle(loc)
-	}
+	s.maybeSettle(loc)
 	return r, nil
 }
 
@@ -148,5 +146,6 @@ func (s *Store) Beat(id string, o ledger.BeatOptions) (ledger.Record, error) {
 	if err := s.writeVersion(loc, r); err != nil {
 		return ledger.Record{}, err
 	}
+	s.maybeSettle(loc)
 	return r, nil
 }
