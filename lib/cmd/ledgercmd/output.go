@@ -2,7 +2,6 @@ package ledgercmd
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -31,16 +30,13 @@ func (inv *invocation) printRecords(recs []ledger.Record, field string) error {
 type printer struct {
 	w     *bufio.Writer
 	field string
-	enc   *json.Encoder // --json
+	json  bool // --json
 	table table
 }
 
 func (inv *invocation) newPrinter(field string) *printer {
 	p := &printer{w: bufio.NewWriter(inv.tool.Stdout), field: field}
-	if field == "" && inv.g.JSON {
-		p.enc = json.NewEncoder(p.w)
-		p.enc.SetEscapeHTML(false)
-	}
+	p.json = field == "" && inv.g.JSON
 	return p
 }
 
@@ -54,8 +50,15 @@ func (p *printer) add(r ledger.Record) error {
 		}
 		_, err = fmt.Fprintln(p.w, v)
 		return err
-	case p.enc != nil:
-		return p.enc.Encode(r)
+	case p.json:
+		// As json.Encoder writes it, without its second pass over the
+		// bytes: MarshalJSON's are compact already.
+		b, err := r.MarshalJSON()
+		if err == nil {
+			p.w.Write(b)
+			err = p.w.WriteByte('\n')
+		}
+		return err
 	default:
 		p.table.add(r)
 		return nil
@@ -64,7 +67,7 @@ func (p *printer) add(r ledger.Record) error {
 
 // flush writes the table, if any, and what is buffered.
 func (p *printer) flush() error {
-	if p.field == "" && p.enc == nil {
+	if p.field == "" && !p.json {
 		p.table.write(p.w)
 	}
 	return p.w.Flush()

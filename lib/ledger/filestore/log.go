@@ -126,6 +126,12 @@ type jobLog struct {
 	first, end int64
 	base       jobSummary // the header's: what prune removed
 	buf        []byte
+	// ahead, set by walks that only read (Each, Prune's old log), keeps
+	// what readAt read in win, from winOff: the next frames they ask for
+	// are mostly just after the last.
+	ahead  bool
+	win    []byte
+	winOff int64
 }
 
 // openLog opens job's log in its directory jd: for appending (write, under
@@ -231,6 +237,9 @@ func (l *jobLog) pread(b []byte, off int64) (int, error) {
 
 // readAt reads the frame at off (errFrame when there is none).
 func (l *jobLog) readAt(off int64) (entry, error) {
+	if l.ahead {
+		return l.readAhead(off)
+	}
 	if cap(l.buf) < 4096 {
 		l.buf = make([]byte, 4096)
 	}
@@ -250,6 +259,35 @@ func (l *jobLog) readAt(off int64) (entry, error) {
 		l.buf = make([]byte, need)
 		b = l.buf
 	}
+}
+
+// readAhead is readAt through the window: a frame the window holds whole
+// is read from it, else the window is read afresh from off.
+func (l *jobLog) readAhead(off int64) (entry, error) {
+	if off >= l.winOff && off < l.winOff+int64(len(l.win)) {
+		e, need, err := parseFrame(l.win[off-l.winOff:], off)
+		if err != nil || need == 0 {
+			return e, err
+		}
+	}
+	if cap(l.win) < logReadSize {
+		l.win = make([]byte, logReadSize)
+	}
+	n, err := l.pread(l.win[:cap(l.win)], off)
+	if err != nil {
+		return entry{}, err
+	}
+	l.win, l.winOff = l.win[:n], off
+	e, need, err := parseFrame(l.win, off)
+	if err != nil || need == 0 {
+		return e, err
+	}
+	if n < cap(l.win) {
+		return entry{}, errFrame // the file ends before the frame does
+	}
+	l.ahead = false // a frame larger than the window: read it alone
+	defer func() { l.ahead = true }()
+	return l.readAt(off)
 }
 
 // scan calls fn with each frame from off on, in order, up to the end of

@@ -111,6 +111,7 @@ func (p *pruner) job(job string) error {
 		return fmt.Errorf("pruning %s: %w", job, err)
 	}
 	defer l.close()
+	l.ahead = true // the old log: nothing is appended to it
 	refs, err := l.refs(nil)
 	if err != nil {
 		return fmt.Errorf("pruning %s: %w", job, err)

@@ -57,6 +57,7 @@ func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 			continue
 		}
 		closeDir(jd)
+		l.ahead = true
 		w := &walk{l: l}
 		if w.refs, err = l.refs(nil); err != nil {
 			m.errs = append(m.errs, err)
