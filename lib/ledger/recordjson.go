@@ -127,7 +127,8 @@ type lateJSON struct {
 }
 
 // Encode returns the stored form of r (what Decode reads back): the
-// file store's record file, one line of canonical JSON.
+// payload of a claim frame in the file store's job logs, one line of
+// canonical JSON.
 func (r Record) Encode() []byte {
 	j := r.toJSON()
 	j.V = recordFormat
