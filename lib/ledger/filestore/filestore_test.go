@@ -172,7 +172,8 @@ func TestNoScan(t *testing.T) {
 			listed = append(listed, dir)
 		}
 	}
-	defer func() { readNamesHook = nil }()
+	walkHook = readNamesHook
+	defer func() { readNamesHook, walkHook = nil, nil }()
 	r := mustClaim(t, s, "j", ledger.ClaimOptions{Instant: time.Unix(1714557600, 0), Exclusive: true})
 	must(t)(s.Start(r.ID, nil))
 	must(t)(s.SetChild(r.ID, proc.ID{PID: os.Getpid()}))

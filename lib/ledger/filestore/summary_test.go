@@ -172,9 +172,9 @@ func TestMigrateLogs(t *testing.T) {
 	}
 }
 
-// TestSummariesCost: Summaries, Every and List of a live status read a bounded number of files
-// however many executions a job has: no listing of exec/ or a job's
-// directory.
+// TestSummariesCost: Summaries, Every and List of a live status read a
+// bounded number of files however many executions a job has: no listing
+// of exec/ or a job's directory, no walk of a job's whole log.
 func TestSummariesCost(t *testing.T) {
 	s := newStore(t)
 	code := 0
@@ -187,7 +187,8 @@ func TestSummariesCost(t *testing.T) {
 	must(t)(s.Start(live.ID, nil))
 	var listed []string
 	readNamesHook = func(dir string) { listed = append(listed, dir) }
-	defer func() { readNamesHook = nil }()
+	walkHook = readNamesHook
+	defer func() { readNamesHook, walkHook = nil, nil }()
 	if _, err := s.Summaries("j"); err != nil {
 		t.Fatal(err)
 	}
@@ -229,5 +230,42 @@ func TestDamagedSummary(t *testing.T) {
 	got, err := s.Summaries("j")
 	if err != nil || got[0].Runs[ledger.Failed] != 4 {
 		t.Fatalf("Summaries after the rewrite = %+v, %v; want 4 failed", got, err)
+	}
+}
+
+// TestUnmigratedReader: a store of the format before job logs that its
+// reader may not migrate (a member of the owner's group) answers Get from
+// its record files, and says, for what it cannot answer, that its owner
+// must write it once. Needs root, to give the store to another user.
+func TestUnmigratedReader(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the store to another user")
+	}
+	dir := filepath.Join(t.TempDir(), "ledger")
+	recs := oldStore(t, dir, true)
+	if out, err := exec.Command("sh", "-c", "chown -R 65534:0 "+dir+" && chmod -R g+rX "+dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v %s", err, out)
+	}
+	s, err := OpenExisting(dir)
+	if err != nil {
+		t.Fatalf("OpenExisting(old store of another user) = %v", err)
+	}
+	defer s.Close()
+	for _, r := range recs {
+		if g, err := s.Get(r.ID); err != nil || !reflect.DeepEqual(g, r) {
+			t.Errorf("Get(%s) = %+v, %v; want %+v", r.ID, g, err, r)
+		}
+	}
+	_, errList := ledger.List(s, ledger.Filter{})
+	_, errLatest := s.Latest("a")
+	_, errSums := s.Summaries()
+	for what, err := range map[string]error{"List": errList, "Latest": errLatest, "Summaries": errSums} {
+		if !errors.Is(err, ledger.ErrUnsafeStore) || !strings.Contains(err.Error(), "older tether") {
+			t.Errorf("%s of an unmigrated store = %v; want ErrUnsafeStore saying the owner must write it", what, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, logsMark)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a reader migrated the store: stat(logs) = %v", err)
 	}
 }
