@@ -57,7 +57,9 @@ func (s *Store) migrateLogs() error {
 	if err := unix.Fstatat(s.root.FD, logsMark, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 		return nil
 	}
-	if s.readOnly && (os.Getuid() != os.Geteuid() || s.foreign) || s.foreign {
+	if os.Getuid() != os.Geteuid() || s.foreign {
+		// Root reading another user's store as that user (ReadAsOwner),
+		// or a reader in the owner's group (checkReader), writes nothing.
 		s.unmigrated = true
 		return nil
 	}
@@ -189,12 +191,7 @@ func (s *Store) migrateJob(job string, hadSummaries bool, marked map[string]bool
 			total.count(r) // not counted by the old summary yet
 		}
 	}
-	base := total
-	base.runs = map[ledger.Status]uint64{}
-	for st, n := range total.runs {
-		base.runs[st] = n - min(n, held.runs[st])
-	}
-	w, err := newLogWriter(jd, job, 1, base)
+	w, err := newLogWriter(jd, job, 1, total.less(held.runs))
 	if err != nil {
 		return err
 	}

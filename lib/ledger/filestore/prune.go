@@ -24,8 +24,8 @@ import (
 // to decide it (the newest o.Keep terminal ones stay, and every live one),
 // and then writes the log's next generation: its header counts what goes
 // (so the job's summary loses nothing), then each execution that stays,
-// as one claim frame of its newest version. It holds some 90 bytes per
-// execution, never the records. fn gets each record that goes oldest
+// as one claim frame of its newest version. It holds 64 bytes per
+// execution (where it is, and its fate), never the records. fn gets each record that goes oldest
 // first, as read, before anything is deleted.
 func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int, error) {
 	if o.Keep < 0 || o.OlderThan < 0 {
@@ -181,16 +181,13 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	if err := bury(jd, job, refs, fates, id); err != nil {
 		return err
 	}
-	base := total
-	base.runs = map[ledger.Status]uint64{}
-	for st, n := range total.runs {
-		base.runs[st] = n
-	}
+	stays := map[ledger.Status]uint64{} // counted by their frames in the next log
 	for _, f := range fates {
-		if !f.drop && f.status.Terminal() && base.runs[f.status] > 0 {
-			base.runs[f.status]-- // counted by its frame in the next log
+		if !f.drop && f.status.Terminal() {
+			stays[f.status]++
 		}
 	}
+	base := total.less(stays)
 	// 2. The next generation, renamed over the log.
 	w, err := newLogWriter(jd, job, l.gen+1, base)
 	if err != nil {

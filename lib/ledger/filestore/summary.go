@@ -145,6 +145,19 @@ func (js *jobSummary) add(o jobSummary) {
 	}
 }
 
+// less is js without the executions held counts by status: what a log's
+// header keeps when those executions are frames of the log (prune's next
+// generation, a migrated job). No count goes below zero; the record copies
+// stay.
+func (js jobSummary) less(held map[ledger.Status]uint64) jobSummary {
+	runs := map[ledger.Status]uint64{}
+	for st, n := range js.runs {
+		runs[st] = n - min(n, held[st])
+	}
+	js.runs = runs
+	return js
+}
+
 func (js *jobSummary) Encode() []byte {
 	var b bytes.Buffer
 	b.WriteString(summaryMagic + "\nruns")
