@@ -231,6 +231,11 @@ func TestHardLinkSnapshot(t *testing.T) {
 	r := mustClaim(t, s, "j", ledger.ClaimOptions{Instant: time.Unix(1714560000, 0)})
 	must(t)(s.Start(r.ID, nil))
 	must(t)(s.Finish(r.ID, ledger.Completed, nil, ""))
+	// A prune writes the log's next generation and the summary through
+	// their temporary names.
+	if n, err := s.Prune(ledger.PruneOptions{Job: "j", Keep: 1}, nil); err != nil || n == 0 {
+		t.Fatalf("Prune(j, keep 1) = %d, %v; want some pruned", n, err)
+	}
 	fi, err := os.Stat(outside)
 	if b, _ := os.ReadFile(outside); err != nil || string(b) != "keep me\n" || fi.Mode().Perm() != 0o644 {
 		t.Errorf("outside file after updates: %q, %v; want %q 0644 untouched", b, fi.Mode(), "keep me\n")
