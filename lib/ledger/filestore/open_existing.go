@@ -20,11 +20,12 @@ import (
 // the owner may read a store whose directory grants a group of theirs read
 // and search (chmod -R g+rX). Such a reader never takes the store's lock,
 // which is 0600 and the owner's alone (anyone who can open it can stop
-// every writer): it reads without it, which is safe because every record,
-// summary and index marker is written to a temporary name and renamed into
-// place, so each file read is whole, old or new. What it reads is a
-// snapshot file by file, not a transaction: a job's summary may be one
-// finish older or newer than its latest record, never torn. Any write
+// every writer): it reads without it, which is safe because a job's log
+// is only appended to and a reader takes whole frames only (a frame being
+// appended is not yet one), and every other file is written to a
+// temporary name and renamed into place. What it reads is not a
+// transaction: a job's summary may be one finish older or newer than its
+// latest record, never torn. Any write
 // through it is refused (ledger.ErrUnsafeStore). (Root reads another user's store
 // as that user instead: ReadAsOwner.)
 func OpenExisting(dir string, opts ...Option) (*Store, error) {
