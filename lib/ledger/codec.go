@@ -99,7 +99,8 @@ func (r *canonicalReader) strp() *string {
 }
 
 // digits returns the JSON integer that comes next: -?(0|[1-9][0-9]*).
-func (r *canonicalReader) digits(signed bool) string {
+// Its bytes are r's.
+func (r *canonicalReader) digits(signed bool) []byte {
 	n := 0
 	if signed && len(r.b) > 0 && r.b[0] == '-' {
 		n++
@@ -110,15 +111,15 @@ func (r *canonicalReader) digits(signed bool) string {
 	}
 	if !r.ok || n == start || (r.b[start] == '0' && n > start+1) {
 		r.ok = false
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	d := r.b[:n]
 	r.b = r.b[n:]
-	return s
+	return d
 }
 
 func (r *canonicalReader) int() int {
-	n, err := strconv.ParseInt(r.digits(true), 10, strconv.IntSize)
+	n, err := strconv.ParseInt(string(r.digits(true)), 10, strconv.IntSize)
 	if err != nil {
 		r.ok = false
 	}
@@ -129,7 +130,7 @@ func (r *canonicalReader) u64p() *uint64 {
 	if r.null() {
 		return nil
 	}
-	n, err := strconv.ParseUint(r.digits(false), 10, 64)
+	n, err := strconv.ParseUint(string(r.digits(false)), 10, 64)
 	if err != nil {
 		r.ok = false
 	}

@@ -19,26 +19,28 @@ type field[T any] struct {
 	// optional: records written before the key existed lack it; the
 	// canonical reader takes its absence, as encoding/json does.
 	optional bool
-	val      func(*T) any
+	// time: the value is a time, as FormatTime writes it.
+	time bool
+	val  func(*T) any
 }
 
 var recordFields = []field[recordJSON]{
 	field[recordJSON]{key: "id", val: func(j *recordJSON) any { return &j.ID }},
 	field[recordJSON]{key: "job", val: func(j *recordJSON) any { return &j.Job }},
 	field[recordJSON]{key: "source", val: func(j *recordJSON) any { return &j.Source }},
-	field[recordJSON]{key: "instant", val: func(j *recordJSON) any { return &j.Instant }},
+	field[recordJSON]{key: "instant", time: true, val: func(j *recordJSON) any { return &j.Instant }},
 	field[recordJSON]{key: "status", val: func(j *recordJSON) any { return &j.Status }},
 	field[recordJSON]{key: "fenced", val: func(j *recordJSON) any { return &j.Fenced }},
-	field[recordJSON]{key: "fenced_at", val: func(j *recordJSON) any { return &j.FencedAt }},
+	field[recordJSON]{key: "fenced_at", time: true, val: func(j *recordJSON) any { return &j.FencedAt }},
 	field[recordJSON]{key: "owner", val: func(j *recordJSON) any { return &j.Owner }},
 	field[recordJSON]{key: "child", val: func(j *recordJSON) any { return &j.Child }},
-	field[recordJSON]{key: "claimed_at", val: func(j *recordJSON) any { return &j.ClaimedAt }},
-	field[recordJSON]{key: "started_at", val: func(j *recordJSON) any { return &j.StartedAt }},
-	field[recordJSON]{key: "finished_at", val: func(j *recordJSON) any { return &j.FinishedAt }},
+	field[recordJSON]{key: "claimed_at", time: true, val: func(j *recordJSON) any { return &j.ClaimedAt }},
+	field[recordJSON]{key: "started_at", time: true, val: func(j *recordJSON) any { return &j.StartedAt }},
+	field[recordJSON]{key: "finished_at", time: true, val: func(j *recordJSON) any { return &j.FinishedAt }},
 	field[recordJSON]{key: "exit_code", val: func(j *recordJSON) any { return &j.ExitCode }},
 	field[recordJSON]{key: "error", val: func(j *recordJSON) any { return &j.Error }},
 	// Records written before beats have neither.
-	field[recordJSON]{key: "beat_at", optional: true, val: func(j *recordJSON) any { return &j.BeatAt }},
+	field[recordJSON]{key: "beat_at", optional: true, time: true, val: func(j *recordJSON) any { return &j.BeatAt }},
 	field[recordJSON]{key: "note", optional: true, val: func(j *recordJSON) any { return &j.Note }},
 }
 

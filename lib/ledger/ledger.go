@@ -160,6 +160,14 @@ type Ledger interface {
 	Close() error
 }
 
+// JSONEacher is a Ledger that can pass on what Each would as the objects
+// MarshalJSON prints, without building each Record: an optional speed-up
+// of `ledger list --json`, which it must not change by a byte. fn's bytes
+// are valid only during the call; otherwise as Each.
+type JSONEacher interface {
+	EachJSON(f Filter, fn func(b []byte) error) error
+}
+
 // Summary is one job's state as `ledger status`, `check` and `metrics`
 // read it. A store keeps it per job, so that reading it costs a bounded
 // number of reads however many executions are stored.

@@ -48,3 +48,12 @@ func (s asOwner) Close() error {
 	}
 	return err
 }
+
+// jsonEacher is st's ledger.JSONEacher, if the store it opens has one.
+func jsonEacher(st ledger.Ledger) (ledger.JSONEacher, bool) {
+	if o, ok := st.(asOwner); ok {
+		st = o.Ledger
+	}
+	je, ok := st.(ledger.JSONEacher)
+	return je, ok
+}

@@ -66,6 +66,12 @@ func (p *printer) add(r ledger.Record) error {
 }
 
 // flush writes the table, if any, and what is buffered.
+// addJSON prints b, a record as MarshalJSON writes it (--json).
+func (p *printer) addJSON(b []byte) error {
+	p.w.Write(b)
+	return p.w.WriteByte('\n')
+}
+
 func (p *printer) flush() error {
 	if p.field == "" && !p.json {
 		p.table.write(p.w)

@@ -1,6 +1,10 @@
 package ledgercmd
 
-import "github.com/tether-sh/tether/lib/ledger"
+import (
+	"bufio"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
 
 type showCmd struct {
 	ID    string `arg:"" predictor:"execution" help:"Execution id."`
@@ -77,7 +81,13 @@ func (c *listCmd) Run(inv *invocation) error {
 	}
 	// Print what could be read, then report what could not (exit 3).
 	p := inv.newPrinter(c.Field)
-	err = st.Each(f, p.add)
+	// A list may be long: write it in larger pieces than one record's.
+	p.w = bufio.NewWriterSize(inv.tool.Stdout, 64<<10)
+	if je, ok := jsonEacher(st); ok && p.json {
+		err = je.EachJSON(f, p.addJSON)
+	} else {
+		err = st.Each(f, p.add)
+	}
 	if perr := p.flush(); perr != nil && err == nil {
 		err = perr
 	}

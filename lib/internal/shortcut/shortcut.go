@@ -9,7 +9,11 @@
 //     model is built (lib/cli);
 //   - canonical-codec (CanonicalCodec): records encoded and read back
 //     without encoding/json's reflection when they are in canonical form
-//     (lib/ledger).
+//     (lib/ledger);
+//   - stored-json (StoredJSON): a stored claim and delta printed as
+//     MarshalJSON's object without decoding them, when they are in the
+//     canonical codec's form (lib/ledger.AppendStoredJSON, used by the
+//     file store's list --json).
 //
 // TETHER_NO_SHORTCUTS in the environment turns them off: a comma-separated
 // list of names (TETHER_NO_SHORTCUTS=fast-parse,lone-version) turns off
@@ -54,11 +58,12 @@ const (
 	FastParse Name = iota
 	LoneVersion
 	CanonicalCodec
+	StoredJSON
 	numNames
 )
 
 // names are the accelerators' names, as Env lists them.
-var names = [numNames]string{"fast-parse", "lone-version", "canonical-codec"}
+var names = [numNames]string{"fast-parse", "lone-version", "canonical-codec", "stored-json"}
 
 // String returns n's name, as Env lists it.
 func (n Name) String() string { return names[n] }

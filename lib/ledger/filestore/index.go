@@ -90,7 +90,7 @@ func (s *Store) newestIn(l *jobLog) (string, int64, error) {
 			break
 		}
 		if e.kind == kindClaim {
-			return e.id, e.off, nil
+			return string(e.id), e.off, nil
 		}
 		end = e.off
 	}
@@ -100,7 +100,7 @@ func (s *Store) newestIn(l *jobLog) (string, int64, error) {
 	newest, at := "", int64(0)
 	_, err := l.scan(l.first, func(e entry) error {
 		if e.kind == kindClaim {
-			newest, at = e.id, e.off
+			newest, at = string(e.id), e.off
 		}
 		return nil
 	})

@@ -109,7 +109,7 @@ func (s *Store) claimsOf(jd dirh, job string) ([]string, error) {
 	var ids []string
 	_, err = l.scan(l.first, func(e entry) error {
 		if e.kind == kindClaim {
-			ids = append(ids, e.id)
+			ids = append(ids, string(e.id))
 		}
 		return nil
 	})

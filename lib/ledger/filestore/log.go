@@ -59,9 +59,9 @@ var errFrame = errors.New("no valid frame")
 type entry struct {
 	off, end int64 // where the frame starts and where the next one does
 	kind     byte
-	id       string
+	id       []byte // valid, as data, until the next read of the log
 	ref      int64  // 'U': the offset of the claim's frame; 'H': the generation
-	data     []byte // the payload; valid until the next read of the log
+	data     []byte // the payload
 }
 
 // frame encodes one frame.
@@ -106,7 +106,7 @@ func parseFrame(b []byte, off int64) (e entry, need int, err error) {
 	if bodyHead+k > n {
 		return e, 0, errFrame
 	}
-	e = entry{off: off, end: off + int64(size), kind: body[0], id: string(body[2 : 2+k]),
+	e = entry{off: off, end: off + int64(size), kind: body[0], id: body[2 : 2+k],
 		ref: int64(binary.LittleEndian.Uint64(body[2+k:])), data: body[bodyHead+k:]}
 	switch e.kind {
 	case kindHeader, kindClaim, kindUpdate:
@@ -127,11 +127,12 @@ type jobLog struct {
 	base       jobSummary // the header's: what prune removed
 	buf        []byte
 	// ahead, set by walks that only read (Each, Prune's old log), keeps
-	// what readAt read in win, from winOff: the next frames they ask for
-	// are mostly just after the last.
-	ahead  bool
+	// what readAt read in win, from winOff, up to ahead bytes: the next
+	// frames they ask for are mostly just after the last.
+	ahead  int
 	win    []byte
 	winOff int64
+	claim  []byte // versionJSON's copy of a claim
 }
 
 // openLog opens job's log in its directory jd: for appending (write, under
@@ -237,7 +238,7 @@ func (l *jobLog) pread(b []byte, off int64) (int, error) {
 
 // readAt reads the frame at off (errFrame when there is none).
 func (l *jobLog) readAt(off int64) (entry, error) {
-	if l.ahead {
+	if l.ahead > 0 {
 		return l.readAhead(off)
 	}
 	if cap(l.buf) < 4096 {
@@ -270,8 +271,8 @@ func (l *jobLog) readAhead(off int64) (entry, error) {
 			return e, err
 		}
 	}
-	if cap(l.win) < logReadSize {
-		l.win = make([]byte, logReadSize)
+	if cap(l.win) < l.ahead {
+		l.win = make([]byte, l.ahead)
 	}
 	n, err := l.pread(l.win[:cap(l.win)], off)
 	if err != nil {
@@ -285,8 +286,9 @@ func (l *jobLog) readAhead(off int64) (entry, error) {
 	if n < cap(l.win) {
 		return entry{}, errFrame // the file ends before the frame does
 	}
-	l.ahead = false // a frame larger than the window: read it alone
-	defer func() { l.ahead = true }()
+	// A frame larger than the window: read it alone.
+	defer func(ahead int) { l.ahead = ahead }(l.ahead)
+	l.ahead = 0
 	return l.readAt(off)
 }
 

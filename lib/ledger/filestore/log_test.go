@@ -19,7 +19,7 @@ func TestParseFrame(t *testing.T) {
 	t.Parallel()
 	good := frame(kindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"running"}`))
 	e, need, err := parseFrame(good, 77)
-	if err != nil || need != 0 || e.kind != kindUpdate || e.id != "0dnc2i3jq42ro-9q0u4a" || e.ref != 1234 ||
+	if err != nil || need != 0 || e.kind != kindUpdate || string(e.id) != "0dnc2i3jq42ro-9q0u4a" || e.ref != 1234 ||
 		string(e.data) != `{"status":"running"}` || e.off != 77 || e.end != 77+int64(len(good)) {
 		t.Fatalf("parseFrame(good) = %+v, %d, %v", e, need, err)
 	}

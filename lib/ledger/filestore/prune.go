@@ -111,7 +111,7 @@ func (p *pruner) job(job string) error {
 		return fmt.Errorf("pruning %s: %w", job, err)
 	}
 	defer l.close()
-	l.ahead = true // the old log: nothing is appended to it
+	l.ahead = logReadSize // the old log: nothing is appended to it
 	refs, err := l.refs(nil)
 	if err != nil {
 		return fmt.Errorf("pruning %s: %w", job, err)
@@ -175,7 +175,7 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 		if err != nil {
 			return "", fmt.Errorf("pruning %s: %w", job, l.corrupt(ref.lastOff, err))
 		}
-		return e.id, nil
+		return string(e.id), nil
 	}
 	// 1. Tombstones, durable before any record disappears.
 	if err := bury(jd, job, refs, fates, id); err != nil {

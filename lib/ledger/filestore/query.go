@@ -23,6 +23,27 @@ type execRef struct {
 // from active/ alone. Records that cannot be read are passed over and
 // reported together after the others (wrapping ledger.ErrCorrupt).
 func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
+	return s.each(f, false, fn, func(w *walk) error { return fn(w.rec) })
+}
+
+// EachJSON is Each passing on each record as the object MarshalJSON
+// prints (ledger.JSONEacher), built from its claim and newest delta by
+// ledger.AppendStoredJSON when it can vouch for them, else from the
+// record decoded. b is valid only during the call.
+func (s *Store) EachJSON(f ledger.Filter, fn func(b []byte) error) error {
+	viaRecord := func(r ledger.Record) error {
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		return fn(b)
+	}
+	return s.each(f, true, viaRecord, func(w *walk) error { return fn(w.json) })
+}
+
+// each is Each, and EachJSON when asJSON (the walks then fill json, not
+// rec). active takes a record of active/, pass the head of a walk.
+func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) error, pass func(*walk) error) error {
 	if f.Job != "" {
 		if err := ledger.ValidJob(f.Job); err != nil {
 			return err
@@ -36,7 +57,7 @@ func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 		return err
 	}
 	if f.Status == ledger.Claimed || f.Status == ledger.Running {
-		return s.eachActive(f, fn)
+		return s.eachActive(f, active)
 	}
 	jobs := []string{f.Job}
 	if f.Job == "" {
@@ -57,25 +78,31 @@ func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 			continue
 		}
 		closeDir(jd)
-		l.ahead = true
-		w := &walk{l: l}
+		l.ahead = window(len(jobs), l.end)
+		w := &walk{l: l, asJSON: asJSON}
 		if w.refs, err = l.refs(nil); err != nil {
 			m.errs = append(m.errs, err)
 		}
 		m.add(w)
 	}
-	for {
-		r, ok := m.next()
-		if !ok {
-			break
-		}
-		if f.Status == "" || r.Status == f.Status {
-			if err := fn(r); err != nil {
+	for len(m.walks) > 0 {
+		w := m.walks[0]
+		if f.Status == "" || w.status == f.Status {
+			if err := pass(w); err != nil {
 				return err
 			}
 		}
+		m.step()
 	}
 	return errors.Join(m.errs...)
+}
+
+// window is the read-ahead of one of jobs walks of a log of size bytes:
+// Each holds one per job at a time, so together they stay within 8 MiB
+// (4 KiB each, at least) however many jobs there are.
+func window(jobs int, size int64) int {
+	w := int64(min(max(8<<20/jobs, 4<<10), logReadSize))
+	return int(min(w, max(size, 4<<10)))
 }
 
 // walk is one job's executions in claim order, as Each reads them.
@@ -83,25 +110,36 @@ type walk struct {
 	l    *jobLog
 	refs []execRef
 	i    int
-	head ledger.Record // refs[i-1]'s, the next to pass on
+	// The head, refs[i-1]'s version, the next to pass on: its id and
+	// status, and the record (rec) or, asJSON, MarshalJSON's object.
+	asJSON bool
+	id     string
+	status ledger.Status
+	rec    ledger.Record
+	json   []byte
 }
 
-// advance reads the walk's next record into head; false at its end.
+// advance reads the walk's next version into its head; false at its end.
 func (w *walk) advance(errs *[]error) bool {
 	for w.i < len(w.refs) {
-		r, err := w.l.version(w.refs[w.i])
+		ref := w.refs[w.i]
 		w.i++
+		var err error
+		if w.asJSON {
+			w.json, w.id, w.status, err = w.l.versionJSON(ref, w.json[:0])
+		} else if w.rec, err = w.l.version(ref); err == nil {
+			w.id, w.status = w.rec.ID, w.rec.Status
+		}
 		if err != nil {
 			*errs = append(*errs, err)
 			continue
 		}
-		w.head = r
 		return true
 	}
 	return false
 }
 
-// merge passes on the records of several walks in id order.
+// merge passes on the heads of several walks in id order.
 type merge struct {
 	walks []*walk // a heap by head id
 	all   []*walk
@@ -116,19 +154,14 @@ func (m *merge) add(w *walk) {
 	}
 }
 
-// next returns the oldest record of all walks.
-func (m *merge) next() (ledger.Record, bool) {
-	if len(m.walks) == 0 {
-		return ledger.Record{}, false
-	}
-	w := m.walks[0]
-	r := w.head
-	if w.advance(&m.errs) {
+// step advances the walk whose head is the oldest, walks[0], once its
+// head is passed on.
+func (m *merge) step() {
+	if m.walks[0].advance(&m.errs) {
 		heap.Fix(m, 0)
 	} else {
 		heap.Pop(m)
 	}
-	return r, true
 }
 
 func (m *merge) close() {
@@ -138,7 +171,7 @@ func (m *merge) close() {
 }
 
 func (m *merge) Len() int           { return len(m.walks) }
-func (m *merge) Less(a, b int) bool { return m.walks[a].head.ID < m.walks[b].head.ID }
+func (m *merge) Less(a, b int) bool { return m.walks[a].id < m.walks[b].id }
 func (m *merge) Swap(a, b int)      { m.walks[a], m.walks[b] = m.walks[b], m.walks[a] }
 func (m *merge) Push(x any)         { m.walks = append(m.walks, x.(*walk)) }
 func (m *merge) Pop() any {
@@ -183,6 +216,37 @@ func (l *jobLog) version(ref execRef) (ledger.Record, error) {
 		return ledger.Record{}, err
 	}
 	return loc.rec, nil
+}
+
+// versionJSON appends to dst the version ref names as MarshalJSON's
+// object, and returns its id and status. It reads the claim first: the
+// walk goes in claim order, so the read-ahead window moves on, never
+// back, and the newest version is mostly a little after its claim.
+func (l *jobLog) versionJSON(ref execRef, dst []byte) (b []byte, id string, st ledger.Status, err error) {
+	c, err := l.readAt(ref.claimOff)
+	if err == nil && c.kind == kindClaim {
+		id = string(c.id)
+		ok := false
+		if ref.lastOff == ref.claimOff {
+			b, st, ok = ledger.AppendStoredJSON(dst, c.data, nil, id)
+		} else {
+			// Reading the delta may move the window the claim is in.
+			l.claim = append(l.claim[:0], c.data...)
+			e, err := l.readAt(ref.lastOff)
+			if err == nil && e.kind == kindUpdate && e.ref == ref.claimOff && string(e.id) == id {
+				b, st, ok = ledger.AppendStoredJSON(dst, l.claim, e.data, id)
+			}
+		}
+		if ok {
+			return b, id, st, nil
+		}
+	}
+	r, err := l.version(ref)
+	if err != nil {
+		return dst, "", "", err
+	}
+	j, err := r.MarshalJSON()
+	return append(dst, j...), r.ID, r.Status, err
 }
 
 // eachActive is Each for a status that is not terminal: every such

@@ -170,7 +170,7 @@ func (loc *located) find(id string, gen, off int64) error {
 	var e entry
 	err := errFrame
 	if gen == l.gen && off >= l.first {
-		if e, err = l.readAt(off); err == nil && (e.id != id || e.kind == kindHeader) {
+		if e, err = l.readAt(off); err == nil && (string(e.id) != id || e.kind == kindHeader) {
 			err = errFrame
 		}
 	}
@@ -179,7 +179,7 @@ func (loc *located) find(id string, gen, off int64) error {
 	}
 	if err == nil && !loc.rec.Status.Terminal() {
 		_, err = l.scan(e.end, func(e entry) error {
-			if e.id == id && e.kind == kindUpdate && e.ref == loc.claimOff {
+			if string(e.id) == id && e.kind == kindUpdate && e.ref == loc.claimOff {
 				return loc.take(e)
 			}
 			return nil
@@ -189,7 +189,7 @@ func (loc *located) find(id string, gen, off int64) error {
 		// The hint is stale: the whole log, then.
 		loc.claimOff, loc.rec = -1, ledger.Record{}
 		_, err = l.scan(l.first, func(e entry) error {
-			if e.id == id && (e.kind == kindClaim || e.ref == loc.claimOff) {
+			if string(e.id) == id && (e.kind == kindClaim || e.ref == loc.claimOff) {
 				return loc.take(e)
 			}
 			return nil
@@ -207,7 +207,7 @@ func (loc *located) take(e entry) error {
 	l := loc.log
 	switch e.kind {
 	case kindClaim:
-		r, err := ledger.Decode(e.data, e.id)
+		r, err := ledger.Decode(e.data, string(e.id))
 		if err != nil {
 			return fmt.Errorf("%s at offset %d: %w", l.path, e.off, err)
 		}
@@ -215,9 +215,10 @@ func (loc *located) take(e entry) error {
 		return nil
 	case kindUpdate:
 		if loc.claimOff != e.ref {
-			data := append([]byte(nil), e.data...)
+			// Reading the claim may move the window e is in.
+			data, id := append([]byte(nil), e.data...), string(e.id)
 			c, err := l.readAt(e.ref)
-			if err != nil || c.kind != kindClaim || c.id != e.id {
+			if err != nil || c.kind != kindClaim || string(c.id) != id {
 				return errFrame
 			}
 			if err := loc.take(c); err != nil {

@@ -1,0 +1,387 @@
+package ledger
+
+import (
+	"time"
+
+	"github.com/tether-sh/tether/lib/internal/shortcut"
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// Listing a store of appended versions prints each execution as its claim
+// (Encode's bytes) with its newest delta (EncodeDelta's) applied. Through
+// Record that is a decode of both, every time parsed, then every time
+// formatted back for MarshalJSON: four fifths of `ledger list --json`'s
+// CPU. AppendStoredJSON does the same from the bytes when they are in the
+// form MarshalJSON writes back unchanged, as the canonical codec writes
+// them (codec.go): values are copied, and only what Validate looks at is
+// built. FuzzStoredJSON requires it to agree with the general path.
+
+// AppendStoredJSON appends to dst the object MarshalJSON prints for the
+// record of execution id stored as claim (Encode's form) with delta
+// (EncodeDelta's form against it, nil for none) applied, in a store that
+// keeps neither lease_until nor late, and returns its status. ok is false
+// when it cannot vouch for the bytes: a value in another form than the
+// canonical codec writes, a record Validate refuses, or the shortcut
+// (stored-json) off. The caller then decodes the record (Decode,
+// ApplyDelta), which says what is wrong with it.
+func AppendStoredJSON(dst, claim, delta []byte, id string) (b []byte, st Status, ok bool) {
+	if !shortcut.Take(shortcut.StoredJSON) {
+		return dst, "", false
+	}
+	shortcut.Ran(shortcut.StoredJSON)
+	var sp storedSpans
+	if n := len(claim); n > 0 && claim[n-1] == '\n' {
+		claim = claim[:n-1]
+	}
+	if len(claim) > MaxRecordSize || len(delta) > MaxRecordSize {
+		return dst, "", false
+	}
+	r := &canonicalReader{b: claim, ok: true}
+	r.lit(`{"v":1`)
+	sp.read(r, ',', false)
+	if !r.ok || len(r.b) != 0 || len(sp.v[0]) != len(id)+2 || string(sp.v[0][1:len(id)+1]) != id {
+		return dst, "", false
+	}
+	// The claim alone is a legal record, as Decode requires, and so is
+	// the version the delta makes of it, as ApplyDelta does.
+	rec := Record{ID: id}
+	if !sp.fill(&rec) || rec.Validate() != nil {
+		return dst, "", false
+	}
+	var dp storedSpans
+	if delta != nil {
+		r = &canonicalReader{b: delta, ok: true}
+		dp.read(r, '{', true)
+		if !r.ok || len(r.b) != 0 || !dp.fill(&rec) || rec.Validate() != nil {
+			return dst, "", false
+		}
+	}
+	b = dst
+	for i, f := range recordFields {
+		sep := byte(',')
+		if i == 0 {
+			sep = '{'
+		}
+		b = appendKey(b, sep, f.key)
+		switch {
+		case dp.v[i] != nil:
+			b = append(b, dp.v[i]...)
+		case sp.v[i] != nil:
+			b = append(b, sp.v[i]...)
+		default:
+			b = append(b, "null"...)
+		}
+	}
+	return append(b, `,"lease_until":null,"late":null}`...), rec.Status, true
+}
+
+// spanKinds is what the tables' val point into to tell span a field's
+// kind: never written.
+var spanKinds struct {
+	record recordJSON
+	owner  ownerJSON
+	child  childJSON
+}
+
+// storedSpans holds, per key of recordFields, the bytes of its value (nil:
+// absent, an optional key of an older record, which MarshalJSON prints as
+// null).
+type storedSpans struct {
+	v [16][]byte
+}
+
+// read reads the object's keys in table order (the id only in a claim:
+// a delta never sets it) up to its closing brace, each value checked by
+// span, and keeps their bytes. A claim's keys are all there but the
+// optional ones; a delta's are any of them, "{}" when none.
+func (sp *storedSpans) read(r *canonicalReader, sep byte, delta bool) {
+	if len(recordFields) > len(sp.v) {
+		r.ok = false
+		return
+	}
+	for i, f := range recordFields {
+		if delta && i == 0 {
+			continue
+		}
+		if !r.hasKey(sep, f.key) {
+			if !delta && !f.optional {
+				r.ok = false
+				return
+			}
+			continue
+		}
+		sep = ','
+		start := r.b
+		span(r, f.val(&spanKinds.record), f.time)
+		if !r.ok {
+			return
+		}
+		sp.v[i] = start[:len(start)-len(r.b)]
+	}
+	if sep == '{' {
+		r.lit("{")
+	}
+	r.lit("}")
+}
+
+// span consumes one value of the kind v points at (as readValue takes it)
+// when MarshalJSON would write it back byte for byte: a plain string
+// (non-empty where empty reads as null), a canonical time, an integer
+// that fits, a non-zero uint64, an owner or child with every key and a
+// PID. Anything else turns r.ok false.
+func span(r *canonicalReader, v any, isTime bool) {
+	switch v.(type) {
+	case *string, *Status:
+		spanString(r, false)
+	case **string:
+		if r.null() {
+			return
+		}
+		if s := spanString(r, true); isTime && !canonicalTime(s) {
+			r.ok = false
+		}
+	case *bool:
+		if !r.has("true") {
+			r.lit("false")
+		}
+	case *int:
+		spanInt(r, 9)
+	case **int:
+		if !r.null() {
+			spanInt(r, 9)
+		}
+	case **uint64:
+		if !r.null() && spanInt(r, 18) <= 0 {
+			r.ok = false
+		}
+	case **ownerJSON:
+		if !r.null() {
+			spanObject(r, ownerFields, &spanKinds.owner)
+		}
+	case **childJSON:
+		if !r.null() {
+			spanObject(r, childFields, &spanKinds.child)
+		}
+	default:
+		r.ok = false
+	}
+}
+
+// spanObject consumes an owner or child object with every key of fs.
+func spanObject[T any](r *canonicalReader, fs []field[T], kinds *T) {
+	for i, f := range fs {
+		sep := byte(',')
+		if i == 0 {
+			sep = '{'
+		}
+		if !r.hasKey(sep, f.key) {
+			r.ok = false
+			return
+		}
+		span(r, f.val(kinds), false)
+	}
+	r.lit("}")
+}
+
+// spanString consumes a plain string (non-empty if nonEmpty) and returns
+// its bytes between the quotes.
+func spanString(r *canonicalReader, nonEmpty bool) []byte {
+	r.lit(`"`)
+	if !r.ok {
+		return nil
+	}
+	for i, c := range r.b {
+		if plainBytes[c>>6]&(1<<(c&63)) != 0 {
+			continue
+		}
+		if c == '"' {
+			s := r.b[:i]
+			r.b = r.b[i+1:]
+			if nonEmpty && i == 0 {
+				r.ok = false
+			}
+			return s
+		}
+		break
+	}
+	r.ok = false
+	return nil
+}
+
+// plainBytes is the set of bytes plain takes, a bit per byte: printable
+// ASCII (0x20 to 0x7e) but '"', '&', '<', '>' and '\\'.
+var plainBytes = [4]uint64{
+	0xffffffff00000000 &^ (1<<('"'-0) | 1<<('&'-0) | 1<<('<'-0) | 1<<('>'-0)),
+	0x7fffffffffffffff &^ (1 << ('\\' - 64)),
+}
+
+// spanInt consumes an integer of at most max digits (9 fits any int, 18
+// any int64) and returns it; "-0", which reads back as 0, is refused.
+func spanInt(r *canonicalReader, max int) int64 {
+	d := r.digits(true)
+	neg := r.ok && d[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	if !r.ok || len(d) > max || (neg && string(d) == "0") {
+		r.ok = false
+		return 0
+	}
+	n := int64(0)
+	for i := 0; i < len(d); i++ {
+		n = n*10 + int64(d[i]-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
+
+// fill sets in r, from each value the spans hold, what Validate reads
+// of it (null: the zero value): every time it only asks whether it is
+// set, but the instant, whose range it checks. It is false for what
+// MarshalJSON would not write back as it is.
+func (sp *storedSpans) fill(r *Record) bool {
+	set := time.Unix(1, 0)
+	for i, f := range recordFields {
+		v := sp.v[i]
+		if v == nil {
+			continue
+		}
+		null := string(v) == "null"
+		str := func() string {
+			if null {
+				return ""
+			}
+			return string(v[1 : len(v)-1])
+		}
+		tm := func() time.Time {
+			if null {
+				return time.Time{}
+			}
+			return set
+		}
+		switch f.key {
+		case "job":
+			r.Job = str()
+		case "status":
+			r.Status = Status(str())
+		case "fenced":
+			r.Fenced = v[0] == 't'
+		case "instant":
+			r.Instant = time.Time{}
+			if !null {
+				t, err := time.Parse(time.RFC3339Nano, str())
+				if err != nil {
+					return false
+				}
+				r.Instant = t
+			}
+		case "fenced_at":
+			r.FencedAt = tm()
+		case "claimed_at":
+			r.ClaimedAt = tm()
+		case "started_at":
+			r.StartedAt = tm()
+		case "finished_at":
+			r.FinishedAt = tm()
+		case "beat_at":
+			r.BeatAt = tm()
+		case "source":
+			r.Source = str()
+		case "error":
+			r.Error = str()
+		case "note":
+			r.Note = str()
+		case "exit_code":
+			r.ExitCode = nil
+			if !null {
+				c := int(spanInt(&canonicalReader{b: v, ok: true}, 9))
+				r.ExitCode = &c
+			}
+		case "owner":
+			r.Owner = Owner{}
+			// MarshalJSON writes an owner or child of PID 0 as null.
+			if !null {
+				if r.Owner = storedOwner(v, ownerFields); r.Owner.PID == 0 {
+					return false
+				}
+			}
+		case "child":
+			r.Child = proc.ID{}
+			if !null {
+				c := storedOwner(v, childFields)
+				if r.Child = (proc.ID{PID: c.PID, Start: c.Start}); c.PID == 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// storedOwner reads from an owner's or child's span, which span
+// checked, what Validate looks at.
+func storedOwner[T any](v []byte, fs []field[T]) (o Owner) {
+	r := &canonicalReader{b: v, ok: true}
+	for i, f := range fs {
+		sep := byte(',')
+		if i == 0 {
+			sep = '{'
+		}
+		if !r.hasKey(sep, f.key) || r.null() {
+			continue
+		}
+		switch f.key {
+		case "host":
+			o.Host = string(spanString(r, false))
+		case "boot_id":
+			o.BootID = string(spanString(r, false))
+		case "pid":
+			o.PID = int(spanInt(r, 9))
+		case "pidns":
+			o.PIDNS = uint64(spanInt(r, 18))
+		case "start":
+			o.Start = uint64(spanInt(r, 18))
+		}
+	}
+	return o
+}
+
+// daysIn is the length of each month of a year that is not leap.
+var daysIn = [12]byte{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+
+// canonicalTime reports whether s is a time as FormatTime writes it
+// (RFC 3339 in UTC, the fraction without trailing zeros), a valid date
+// and not the zero time: what reads back and formats as itself.
+func canonicalTime(s []byte) bool {
+	// 2006-01-02T15:04:05[.999999999]Z
+	if len(s) < 20 || s[len(s)-1] != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return false
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range s[i : i+n] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	hour, minute, sec := num(11, 2), num(14, 2), num(17, 2)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return false
+	}
+	leap := year%4 == 0 && (year%100 != 0 || year%400 == 0)
+	if day > int(daysIn[month-1]) && !(month == 2 && day == 29 && leap) {
+		return false
+	}
+	if frac := s[19 : len(s)-1]; len(frac) > 0 {
+		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 || frac[len(frac)-1] == '0' || num(20, len(frac)-1) < 0 {
+			return false
+		}
+	}
+	return string(s) != "0001-01-01T00:00:00Z"
+}
