@@ -35,8 +35,13 @@ const (
 	fleetHosts = 4
 	fleetLoops = 8
 	fleetSlots = 12
-	// fleetLease is every lease of the fleet: short, to keep the test fast.
-	fleetLease = 2 * time.Second
+	// fleetLease is every lease of the fleet: short, to keep the test
+	// fast, but long enough that a renewal, which has a third of it less
+	// the grace (1.17 s) to connect and renew, succeeds on a loaded
+	// 2-core machine. With 2 s (0.5 s to connect) a host under
+	// TestLedgerPostgresFleetHostDies lost its lease while alive, as it
+	// should when its database cannot be reached in time.
+	fleetLease = 4 * time.Second
 	// fleetLimit bounds every wait of the fleet on a loaded machine.
 	fleetLimit = 2 * time.Minute
 )
