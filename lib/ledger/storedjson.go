@@ -14,7 +14,8 @@ import (
 // CPU. AppendStoredJSON does the same from the bytes when they are in the
 // form MarshalJSON writes back unchanged, as the canonical codec writes
 // them (codec.go): values are copied, and only what Validate looks at is
-// built. FuzzStoredJSON requires it to agree with the general path.
+// built; StoredFate reads so what a prune decides by. FuzzStoredJSON
+// requires both to agree with the general path.
 
 // AppendStoredJSON appends to dst the object MarshalJSON prints for the
 // record of execution id stored as claim (Encode's form) with delta
@@ -22,39 +23,12 @@ import (
 // keeps neither lease_until nor late, and returns its status. ok is false
 // when it cannot vouch for the bytes: a value in another form than the
 // canonical codec writes, a record Validate refuses, or the shortcut
-// (stored-json) off. The caller then decodes the record (Decode,
+// (stored-bytes) off. The caller then decodes the record (Decode,
 // ApplyDelta), which says what is wrong with it.
 func AppendStoredJSON(dst, claim, delta []byte, id string) (b []byte, st Status, ok bool) {
-	if !shortcut.Take(shortcut.StoredJSON) {
+	var s stored
+	if !s.read(claim, delta, id) {
 		return dst, "", false
-	}
-	shortcut.Ran(shortcut.StoredJSON)
-	var sp storedSpans
-	if n := len(claim); n > 0 && claim[n-1] == '\n' {
-		claim = claim[:n-1]
-	}
-	if len(claim) > MaxRecordSize || len(delta) > MaxRecordSize {
-		return dst, "", false
-	}
-	r := &canonicalReader{b: claim, ok: true}
-	r.lit(`{"v":1`)
-	sp.read(r, ',', false)
-	if !r.ok || len(r.b) != 0 || len(sp.v[0]) != len(id)+2 || string(sp.v[0][1:len(id)+1]) != id {
-		return dst, "", false
-	}
-	// The claim alone is a legal record, as Decode requires, and so is
-	// the version the delta makes of it, as ApplyDelta does.
-	rec := Record{ID: id}
-	if !sp.fill(&rec) || rec.Validate() != nil {
-		return dst, "", false
-	}
-	var dp storedSpans
-	if delta != nil {
-		r = &canonicalReader{b: delta, ok: true}
-		dp.read(r, '{', true)
-		if !r.ok || len(r.b) != 0 || !dp.fill(&rec) || rec.Validate() != nil {
-			return dst, "", false
-		}
 	}
 	b = dst
 	for i, f := range recordFields {
@@ -63,16 +37,86 @@ func AppendStoredJSON(dst, claim, delta []byte, id string) (b []byte, st Status,
 			sep = '{'
 		}
 		b = appendKey(b, sep, f.key)
-		switch {
-		case dp.v[i] != nil:
-			b = append(b, dp.v[i]...)
-		case sp.v[i] != nil:
-			b = append(b, sp.v[i]...)
-		default:
+		if v := s.value(i); v != nil {
+			b = append(b, v...)
+		} else {
 			b = append(b, "null"...)
 		}
 	}
-	return append(b, `,"lease_until":null,"late":null}`...), rec.Status, true
+	return append(b, `,"lease_until":null,"late":null}`...), s.rec.Status, true
+}
+
+// StoredFate reads from a stored claim and delta, as AppendStoredJSON
+// does, what a prune decides by: the status, when it finished and its
+// instant (zero when null). ok is false as AppendStoredJSON's.
+func StoredFate(claim, delta []byte, id string) (st Status, finished, instant time.Time, ok bool) {
+	var s stored
+	if !s.read(claim, delta, id) {
+		return "", time.Time{}, time.Time{}, false
+	}
+	for i, f := range recordFields {
+		if v := s.value(i); f.key == "finished_at" && v != nil && string(v) != "null" {
+			t, err := time.Parse(time.RFC3339Nano, string(v[1:len(v)-1]))
+			if err != nil {
+				return "", time.Time{}, time.Time{}, false
+			}
+			finished = t
+		}
+	}
+	return s.rec.Status, finished, s.rec.Instant, true
+}
+
+// stored is a claim and its delta, read from their bytes.
+type stored struct {
+	claim, delta storedSpans
+	// rec is what Validate reads of the version: every time only set or
+	// not, but the instant, whose range it checks.
+	rec Record
+}
+
+// read reads claim and delta of execution id, and checks them as
+// Decode and ApplyDelta would: false when it cannot vouch for them (see
+// AppendStoredJSON).
+func (s *stored) read(claim, delta []byte, id string) bool {
+	if !shortcut.Take(shortcut.StoredBytes) {
+		return false
+	}
+	shortcut.Ran(shortcut.StoredBytes)
+	if n := len(claim); n > 0 && claim[n-1] == '\n' {
+		claim = claim[:n-1]
+	}
+	if len(claim) > MaxRecordSize || len(delta) > MaxRecordSize {
+		return false
+	}
+	r := &canonicalReader{b: claim, ok: true}
+	r.lit(`{"v":1`)
+	s.claim.read(r, ',', false)
+	if v := s.claim.v[0]; !r.ok || len(r.b) != 0 || len(v) != len(id)+2 || string(v[1:len(id)+1]) != id {
+		return false
+	}
+	// The claim alone is a legal record, as Decode requires, and so is
+	// the version the delta makes of it, as ApplyDelta does.
+	s.rec = Record{ID: id}
+	if !s.claim.fill(&s.rec) || s.rec.Validate() != nil {
+		return false
+	}
+	if delta != nil {
+		r = &canonicalReader{b: delta, ok: true}
+		s.delta.read(r, '{', true)
+		if !r.ok || len(r.b) != 0 || !s.delta.fill(&s.rec) || s.rec.Validate() != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// value returns the bytes of field i's value in the version: the
+// delta's, else the claim's; nil when neither has the key.
+func (s *stored) value(i int) []byte {
+	if v := s.delta.v[i]; v != nil {
+		return v
+	}
+	return s.claim.v[i]
 }
 
 // spanKinds is what the tables' val point into to tell span a field's

@@ -9,18 +9,39 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-// viaRecord is what AppendStoredJSON stands for: the claim and delta
-// decoded, then printed.
-func viaRecord(claim, delta []byte, id string) (string, Status, error) {
+// decoded is the version a claim and delta stand for, decoded.
+func decoded(claim, delta []byte, id string) (Record, error) {
 	r, err := Decode(claim, id)
 	if err == nil && delta != nil {
 		r, err = ApplyDelta(r, delta)
 	}
+	return r, err
+}
+
+// viaRecord is what AppendStoredJSON stands for: the claim and delta
+// decoded, then printed.
+func viaRecord(claim, delta []byte, id string) (string, Status, error) {
+	r, err := decoded(claim, delta, id)
 	if err != nil {
 		return "", "", err
 	}
 	b, err := r.MarshalJSON()
 	return string(b), r.Status, err
+}
+
+// checkStoredFate fails t when StoredFate vouches for claim and delta but
+// reads otherwise than decoding them.
+func checkStoredFate(t *testing.T, claim, delta []byte, id string) (ok bool) {
+	t.Helper()
+	st, finished, instant, ok := StoredFate(claim, delta, id)
+	if !ok {
+		return false
+	}
+	r, err := decoded(claim, delta, id)
+	if err != nil || st != r.Status || !finished.Equal(r.FinishedAt) || !instant.Equal(r.Instant) {
+		t.Fatalf("StoredFate(%s, %s) = %s, %v, %v; decoded: %s, %v, %v, %v", claim, delta, st, finished, instant, r.Status, r.FinishedAt, r.Instant, err)
+	}
+	return true
 }
 
 // storedVersions are a claim and versions of it, in every state, as a
@@ -77,6 +98,9 @@ func TestAppendStoredJSON(t *testing.T) {
 			if ok && (string(got) != "x"+want || st != wantStatus) {
 				t.Errorf("AppendStoredJSON(%s, %s) = %s, %s; want x%s, %s", enc, delta, got, st, want, wantStatus)
 			}
+			if fateOK := checkStoredFate(t, enc, delta, claim.ID); fateOK != ok {
+				t.Errorf("StoredFate(%s, %s) ok = %v; want %v, as AppendStoredJSON's", enc, delta, fateOK, ok)
+			}
 		}
 	}
 }
@@ -124,15 +148,18 @@ func TestAppendStoredJSONDeclines(t *testing.T) {
 			delta = []byte(tc.delta)
 		}
 		got, st, ok := AppendStoredJSON([]byte("x"), []byte(tc.claim), delta, tc.id)
+		if _, _, _, fateOK := StoredFate([]byte(tc.claim), delta, tc.id); fateOK {
+			t.Errorf("%s: StoredFate ok; want false", tc.name)
+		}
 		if ok || string(got) != "x" || st != "" {
 			want, _, err := viaRecord([]byte(tc.claim), delta, tc.id)
 			t.Errorf("%s: AppendStoredJSON = %s, %q, %v; want x, \"\", false (the general path: %s, %v)", tc.name, got, st, ok, want, err)
 		}
 	}
 	// The shortcut's switch turns it off.
-	t.Setenv(shortcut.Env, "stored-json")
+	t.Setenv(shortcut.Env, "stored-bytes")
 	if _, _, ok := AppendStoredJSON(nil, []byte(enc), nil, id); ok {
-		t.Errorf("%s=stored-json: AppendStoredJSON ok; want it off", shortcut.Env)
+		t.Errorf("%s=stored-bytes: AppendStoredJSON ok; want it off", shortcut.Env)
 	}
 }
 
@@ -200,8 +227,8 @@ func FuzzCanonicalTime(f *testing.F) {
 	})
 }
 
-// FuzzStoredJSON: whatever claim and delta it vouches for, decoding them
-// reads and prints the same bytes and status.
+// FuzzStoredJSON: whatever claim and delta AppendStoredJSON or StoredFate
+// vouch for, decoding them reads and prints the same.
 func FuzzStoredJSON(f *testing.F) {
 	claim, versions := storedVersions()
 	for _, v := range versions {
@@ -209,6 +236,7 @@ func FuzzStoredJSON(f *testing.F) {
 	}
 	f.Add(claim.Encode(), []byte(`{"status":"failed","finished_at":"2026-12-04T15:22:38Z","exit_code":-0}`))
 	f.Fuzz(func(t *testing.T, c, d []byte) {
+		checkStoredFate(t, c, d, claim.ID)
 		got, st, ok := AppendStoredJSON(nil, c, d, claim.ID)
 		if !ok {
 			return

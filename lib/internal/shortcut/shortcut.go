@@ -10,10 +10,11 @@
 //   - canonical-codec (CanonicalCodec): records encoded and read back
 //     without encoding/json's reflection when they are in canonical form
 //     (lib/ledger);
-//   - stored-json (StoredJSON): a stored claim and delta printed as
-//     MarshalJSON's object without decoding them, when they are in the
-//     canonical codec's form (lib/ledger.AppendStoredJSON, used by the
-//     file store's list --json).
+//   - stored-bytes (StoredBytes): a stored claim and delta read from
+//     their bytes without decoding them, when they are in the canonical
+//     codec's form: printed as MarshalJSON's object (list --json) or read
+//     for what a prune decides by (lib/ledger.AppendStoredJSON and
+//     StoredFate, used by the file store).
 //
 // TETHER_NO_SHORTCUTS in the environment turns them off: a comma-separated
 // list of names (TETHER_NO_SHORTCUTS=fast-parse,lone-version) turns off
@@ -58,12 +59,12 @@ const (
 	FastParse Name = iota
 	LoneVersion
 	CanonicalCodec
-	StoredJSON
+	StoredBytes
 	numNames
 )
 
 // names are the accelerators' names, as Env lists them.
-var names = [numNames]string{"fast-parse", "lone-version", "canonical-codec", "stored-json"}
+var names = [numNames]string{"fast-parse", "lone-version", "canonical-codec", "stored-bytes"}
 
 // String returns n's name, as Env lists it.
 func (n Name) String() string { return names[n] }

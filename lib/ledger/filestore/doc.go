@@ -65,7 +65,12 @@
 // executions not yet finished; status, check and metrics read each job's
 // cached summary, the frames after it and active/. Only list of other
 // statuses and prune, whose output is proportional anyway, walk whole
-// logs; prune of one job walks that job's log only.
+// logs; prune of one job walks that job's log only. They walk each log
+// twice (where each execution's claim and newest version are, then those
+// in claim order, through a read-ahead window per job, 8 MiB in all), and
+// read a version in canonical form from its bytes (list --json's object,
+// prune's status and times: ledger.AppendStoredJSON, StoredFate) instead
+// of decoding it.
 //
 // # Crash safety
 //

@@ -118,18 +118,9 @@ func (p *pruner) job(job string) error {
 	}
 	fates := make([]fate, len(refs))
 	for i, ref := range refs {
-		r, err := l.version(ref)
-		if err != nil {
+		if fates[i], err = l.fate(ref); err != nil {
 			return fmt.Errorf("pruning %s: %w", job, err)
 		}
-		f := fate{status: r.Status}
-		if r.Status.Terminal() {
-			f.finished = r.FinishedAt.UnixNano()
-		}
-		if !r.Instant.IsZero() {
-			f.instant = r.Instant.UnixNano()
-		}
-		fates[i] = f
 	}
 	// The newest o.Keep terminal executions stay, and all after them.
 	cut := len(refs)

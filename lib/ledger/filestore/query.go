@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
@@ -219,27 +220,14 @@ func (l *jobLog) version(ref execRef) (ledger.Record, error) {
 }
 
 // versionJSON appends to dst the version ref names as MarshalJSON's
-// object, and returns its id and status. It reads the claim first: the
-// walk goes in claim order, so the read-ahead window moves on, never
-// back, and the newest version is mostly a little after its claim.
+// object, and returns its id and status.
 func (l *jobLog) versionJSON(ref execRef, dst []byte) (b []byte, id string, st ledger.Status, err error) {
-	c, err := l.readAt(ref.claimOff)
-	if err == nil && c.kind == kindClaim {
-		id = string(c.id)
-		ok := false
-		if ref.lastOff == ref.claimOff {
-			b, st, ok = ledger.AppendStoredJSON(dst, c.data, nil, id)
-		} else {
-			// Reading the delta may move the window the claim is in.
-			l.claim = append(l.claim[:0], c.data...)
-			e, err := l.readAt(ref.lastOff)
-			if err == nil && e.kind == kindUpdate && e.ref == ref.claimOff && string(e.id) == id {
-				b, st, ok = ledger.AppendStoredJSON(dst, l.claim, e.data, id)
-			}
-		}
-		if ok {
-			return b, id, st, nil
-		}
+	if l.fromBytes(ref, func(claim, delta []byte, i string) (ok bool) {
+		id = i
+		b, st, ok = ledger.AppendStoredJSON(dst, claim, delta, id)
+		return ok
+	}) {
+		return b, id, st, nil
 	}
 	r, err := l.version(ref)
 	if err != nil {
@@ -247,6 +235,56 @@ func (l *jobLog) versionJSON(ref execRef, dst []byte) (b []byte, id string, st l
 	}
 	j, err := r.MarshalJSON()
 	return append(dst, j...), r.ID, r.Status, err
+}
+
+// fate reads what Prune decides by of the version ref names.
+func (l *jobLog) fate(ref execRef) (fate, error) {
+	var f fate
+	var finished, instant time.Time
+	if !l.fromBytes(ref, func(claim, delta []byte, id string) (ok bool) {
+		f.status, finished, instant, ok = ledger.StoredFate(claim, delta, id)
+		return ok
+	}) {
+		r, err := l.version(ref)
+		if err != nil {
+			return f, err
+		}
+		f.status, finished, instant = r.Status, r.FinishedAt, r.Instant
+	}
+	if f.status.Terminal() {
+		f.finished = finished.UnixNano()
+	}
+	if !instant.IsZero() {
+		f.instant = instant.UnixNano()
+	}
+	return f, nil
+}
+
+// fromBytes calls read with the payloads of the claim and newest delta
+// ref names (delta nil when the claim is the newest version) and the
+// execution's id, to read the version from its stored bytes (the ledger
+// package's AppendStoredJSON, StoredFate). It is false when they are not
+// frames of one execution where ref says, or read declines them: the
+// caller then reads the version decoded (version), which reports what is
+// wrong. It reads the claim first: walks go in claim order, so the
+// read-ahead window moves on, never back, and the newest version is
+// mostly a little after its claim.
+func (l *jobLog) fromBytes(ref execRef, read func(claim, delta []byte, id string) bool) bool {
+	c, err := l.readAt(ref.claimOff)
+	if err != nil || c.kind != kindClaim {
+		return false
+	}
+	id := string(c.id)
+	if ref.lastOff == ref.claimOff {
+		return read(c.data, nil, id)
+	}
+	// Reading the delta may move the window the claim is in.
+	l.claim = append(l.claim[:0], c.data...)
+	e, err := l.readAt(ref.lastOff)
+	if err != nil || e.kind != kindUpdate || e.ref != ref.claimOff || string(e.id) != id {
+		return false
+	}
+	return read(l.claim, e.data, id)
 }
 
 // eachActive is Each for a status that is not terminal: every such
