@@ -31,10 +31,10 @@ func (s *Store) Renew(id string) (until time.Time, ok bool, err error) {
 
 // KeepLease renews execution id's lease until ctx is done or the
 // execution ended, every ledger.RenewEvery(lease, grace) after the last
-// renewal. Each try is bounded by that interval too (connecting and the
-// statement: the client's deadline and the server's statement_timeout),
-// and is made on a connection of its own, opened afresh after any
-// failure: never behind the store's connection, which a half-open socket
+// renewal. Each try is bounded by that interval too (the statement: the
+// client's deadline and the server's statement_timeout; a try that must
+// connect first may take until the lease is given up, below), and is
+// made on a connection of its own, opened afresh after any failure: never behind the store's connection, which a half-open socket
 // can hold for its whole statement timeout. A lease last renewed by a
 // statement sent at t runs on the server until t + lease at the earliest;
 // when no renewal has succeeded by t + lease - k.Stop, KeepLease calls
@@ -83,10 +83,18 @@ func (s *Store) KeepLease(ctx context.Context, id string, k ledger.Keep) {
 			return
 		}
 		sent := time.Now()
-		tryCtx, cancel := context.WithDeadline(ctx, minTime(sent.Add(every), fenceAt))
+		end := minTime(sent.Add(every), fenceAt)
+		if conn == nil {
+			// Connecting may take until the lease is given up: a cold
+			// connection (a server process started, authentication) on
+			// a loaded machine can take longer than the interval, and
+			// starting it again sooner does not make it faster.
+			end = fenceAt
+		}
+		tryCtx, cancel := context.WithDeadline(ctx, end)
 		var ok bool
 		var err error
-		conn, ok, err = s.renewOn(tryCtx, conn, id)
+		conn, ok, err = s.renewOn(tryCtx, conn, id, every)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -109,9 +117,10 @@ func (s *Store) KeepLease(ctx context.Context, id string, k ledger.Keep) {
 }
 
 // renewOn renews id's lease over conn, or over a new connection when conn
-// is nil, within ctx. A connection that failed is closed and nil is
+// is nil, within ctx; a new connection's statements time out on the
+// server after stmt. A connection that failed is closed and nil is
 // returned in its place, so that the next try opens a fresh one.
-func (s *Store) renewOn(ctx context.Context, conn *pgx.Conn, id string) (*pgx.Conn, bool, error) {
+func (s *Store) renewOn(ctx context.Context, conn *pgx.Conn, id string, stmt time.Duration) (*pgx.Conn, bool, error) {
 	if conn == nil {
 		s.mu.Lock()
 		cfg := s.cfg
@@ -123,7 +132,7 @@ func (s *Store) renewOn(ctx context.Context, conn *pgx.Conn, id string) (*pgx.Co
 		if d, ok := ctx.Deadline(); ok {
 			cfg.ConnectTimeout = max(time.Until(d), time.Millisecond)
 			// The server gives up on the statement by itself, too.
-			cfg.RuntimeParams["statement_timeout"] = fmt.Sprint(max(time.Until(d).Milliseconds(), 1))
+			cfg.RuntimeParams["statement_timeout"] = fmt.Sprint(max(min(time.Until(d), stmt).Milliseconds(), 1))
 		}
 		c, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
