@@ -36,9 +36,9 @@ const (
 	fleetLoops = 8
 	fleetSlots = 12
 	// fleetLease is every lease of the fleet: short, to keep the test
-	// fast, but long enough that a renewal, which has a third of it less
-	// the grace (1.17 s) to connect and renew, succeeds on a loaded
-	// 2-core machine. With 2 s (0.5 s to connect) a host under
+	// fast, but long enough that a renewal succeeds on a loaded 2-core
+	// machine. With 2 s (a renewal interval of (2 s - 0.5 s - 0.5 s)/3,
+	// 0.33 s, which bounded a try that had to connect too) a host under
 	// TestLedgerPostgresFleetHostDies lost its lease while alive, as it
 	// should when its database cannot be reached in time.
 	fleetLease = 4 * time.Second

@@ -18,8 +18,8 @@ import (
 // the database turn slow while its payload runs (every exchange through
 // its relay held 1.2 s) but keep working keeps its lease. Its first
 // renewal must connect, then renew: two round trips, some 4.8 s, longer
-// than the renewal interval (a third of the 12 s lease less the grace:
-// 3.9 s) but well within the lease (11.7 s). A try that connects has
+// than the renewal interval ((12 s - 0.3 s - 0.5 s)/3 = 3.7 s) but well
+// before the lease is given up (11.2 s after the last renewal). A try that connects has
 // until the lease must be given up, so the run is not stopped while its
 // database answers; when every try had the interval alone, it was (with
 // 0.7 s exchanges and a 6 s lease), as a cold connection on a loaded

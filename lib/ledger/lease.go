@@ -29,8 +29,9 @@ const FenceMargin = 500 * time.Millisecond
 func StopBudget(grace time.Duration) time.Duration { return grace + FenceMargin }
 
 // Lease math, as the manual states it: a runner renews every
-// RenewEvery(lease), each try bounded by that much too and made on a
-// fresh connection after a failure; when the lease was last renewed at t
+// RenewEvery(lease), each try bounded by that much too (one that must
+// connect first, by when the lease is given up) and made on a fresh
+// connection after a failure; when the lease was last renewed at t
 // (the moment its statement was sent), the runner stops its payload at
 // t + lease - StopBudget(grace) at the latest. location.CheckLease asks
 // that this leave at least half the lease for renewing, so that a lease

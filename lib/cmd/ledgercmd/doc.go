@@ -48,7 +48,8 @@
 // without its record; a password never shows.
 //
 // A runner fences itself: with --lease L and --grace G, it renews every
-// (L - G - 0.5s)/3, each try bounded by as much and made on a fresh
+// (L - G - 0.5s)/3, each try bounded by as much (one that must connect
+// first, by when the lease is given up, below) and made on a fresh
 // connection after a failure; when its lease was last renewed at t (the
 // moment the renewal was sent: the server's lease runs until t + L or
 // later), it stops CMD's process group (TERM, G, KILL) by t + L - G - 0.5s,

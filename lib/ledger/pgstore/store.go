@@ -65,7 +65,8 @@
 // # Faults
 //
 // A runner renews its lease on a connection of its own, each try bounded
-// (ledger.RenewEvery) and made on a fresh connection after a failure;
+// (ledger.RenewEvery; one that must connect first, by when the lease is
+// given up) and made on a fresh connection after a failure;
 // one that cannot renew in time stops its payload before the lease runs
 // out (see ledger.RenewEvery and location.CheckLease for the arithmetic). A claim is one
 // transaction, committed only by a COMMIT sent after the INSERT answered:
