@@ -73,8 +73,9 @@ func (r *run) close() {
 
 // waitLoop forwards the caught signals to the command's group until the
 // command ends, and stops the group boundedly once the deadline passes,
-// ctx is done or Stop delivers: the first of them, once. exited is false
-// when the command outlived even KILL.
+// ctx is done or Stop delivers: the first of them, once, unless the
+// command has ended on its own by then. exited is false when the command
+// outlived even KILL.
 func (r *run) waitLoop(ctx context.Context) (ws syscall.WaitStatus, exited bool) {
 	var deadline <-chan time.Time
 	if r.o.Deadline > 0 {
@@ -88,24 +89,29 @@ func (r *run) waitLoop(ctx context.Context) (ws syscall.WaitStatus, exited bool)
 	}
 	for {
 		sched := r.sched
+		ended := r.reap.childStatus
 		select {
-		case ws := <-r.reap.childStatus:
-			if r.tty != nil {
-				// Before the leftovers are stopped: they are not the
-				// command, and the terminal is the caller's again.
-				r.tty.takeBack()
-			}
-			return ws, true
+		case ws := <-ended:
+			return r.exited(ws), true
 		case s := <-r.sigs:
 			// The child is unreaped, so its PID, hence its group id, is
 			// still ours: the group cannot be a recycled one.
 			unix.Kill(-r.pid, s.(unix.Signal))
 			continue
 		case <-deadline:
+			if r.endedOnItsOwn() {
+				return r.exited(<-ended), true
+			}
 			r.res.DeadlineHit = true
 		case <-done:
+			if r.endedOnItsOwn() {
+				return r.exited(<-ended), true
+			}
 			r.res.Canceled = true
 		case sig := <-stopNow:
+			if r.endedOnItsOwn() {
+				return r.exited(<-ended), true
+			}
 			r.res.Stopped = true
 			sched = withFirst(sched, sig)
 		}
@@ -114,6 +120,30 @@ func (r *run) waitLoop(ctx context.Context) (ws syscall.WaitStatus, exited bool)
 			return 0, false
 		}
 	}
+}
+
+// exited is the command's status ws, once it has ended.
+func (r *run) exited(ws syscall.WaitStatus) syscall.WaitStatus {
+	if r.tty != nil {
+		// Before the leftovers are stopped: they are not the command, and
+		// the terminal is the caller's again.
+		r.tty.takeBack()
+	}
+	return ws
+}
+
+// endedOnItsOwn reports whether the command has exited already, its
+// status not yet passed on by the reaper (which takes a moment, and select
+// picks at random among ready cases): then it ran to its own end, nothing
+// is to be stopped, and its status, which comes, is what to wait for. A look that leaves
+// the zombie to the reaper (waitid WNOWAIT); ECHILD: the reaper has it.
+func (r *run) endedOnItsOwn() bool {
+	if len(r.reap.childStatus) > 0 {
+		return true
+	}
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, r.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
+	return err == nil && info.Signo == int32(unix.SIGCHLD) || err == unix.ECHILD
 }
 
 // withFirst returns sched starting with sig instead of its own first
