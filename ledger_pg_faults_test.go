@@ -31,6 +31,26 @@ import (
 // non-blocking flock for its whole life, so that a second payload alive at
 // the same time finds it taken (and says so) whatever the clocks.
 
+// relayedDB makes a fresh database on the shared server and a relay to
+// it, and returns the relay and the database's DSNs through the relay and
+// direct.
+func relayedDB(t *testing.T) (r *relay, viaRelay, direct string) {
+	srv := sharedPostgres(t)
+	db, err := srv.CreateDBName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdir, err := os.MkdirTemp("", "relay-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(rdir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(rdir) })
+	r = newRelay(t, rdir, filepath.Join(srv.SocketDir, ".s.PGSQL.5432"))
+	return r, "postgres:///" + db + "?host=" + rdir + "&user=" + pgtest.Superuser,
+		"postgres:///" + db + "?host=" + srv.SocketDir + "&user=" + pgtest.Superuser
+}
+
 // relay forwards connections from a unix socket (a host's "network") to
 // the server's socket, and can freeze, delay or cut them.
 type relay struct {
@@ -466,20 +486,8 @@ func jsonField(line, key string) string {
 func TestLedgerPostgresPartitionFences(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t)
-	srv := sharedPostgres(t)
-	db, err := srv.CreateDBName()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdir, err := os.MkdirTemp("", "relay-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(rdir, 0o755)
-	t.Cleanup(func() { os.RemoveAll(rdir) })
-	r := newRelay(t, rdir, filepath.Join(srv.SocketDir, ".s.PGSQL.5432"))
-	viaRelay := "postgres:///" + db + "?host=" + rdir + "&user=" + pgtest.Superuser + "&connect_timeout=1&statement_timeout=1500"
-	direct := "postgres:///" + db + "?host=" + srv.SocketDir + "&user=" + pgtest.Superuser
+	r, viaRelay, direct := relayedDB(t)
+	viaRelay += "&connect_timeout=1&statement_timeout=1500"
 	payload := func(who string) string {
 		return `flock -n -E 99 "$OUT/alive.lock" sh -c 'trap "date +%s.%N >\"$OUT/` + who + `.end\"; exit 143" TERM
 			date +%s.%N >"$OUT/` + who + `.start"; echo "$TETHER_EXECUTION" >"$OUT/` + who + `.id"; sleep 60 & wait'`

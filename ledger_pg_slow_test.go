@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-sh/tether/internal/pgtest"
 	"github.com/tether-sh/tether/internal/testutil"
 )
 
@@ -27,19 +26,7 @@ import (
 func TestLedgerPostgresSlowConnectKeepsLease(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t)
-	srv := sharedPostgres(t)
-	db, err := srv.CreateDBName()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdir, err := os.MkdirTemp("", "relay-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(rdir, 0o755)
-	t.Cleanup(func() { os.RemoveAll(rdir) })
-	r := newRelay(t, rdir, filepath.Join(srv.SocketDir, ".s.PGSQL.5432"))
-	slow := "postgres:///" + db + "?host=" + rdir + "&user=" + pgtest.Superuser
+	r, slow, _ := relayedDB(t)
 
 	// The payload outlives the lease: it needs the lease renewed.
 	h := f.host("slow", `ledger run slowjob --lease 12s --grace 300ms -- sh -c 'echo $TETHER_EXECUTION >"$OUT/slow.id"; sleep 14; touch "$OUT/slow.done"'; echo $? >"$OUT/slow.rc"`)
