@@ -9,12 +9,18 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-// TestDelta: a version written as a delta against its claim reads back
-// whole, names only what changed, and is small.
-func TestDelta(t *testing.T) {
+// version is a named version of sampleVersions' claim.
+type version struct {
+	name string
+	r    Record
+}
+
+// sampleVersions are a claim and versions of it, in every state, as a
+// store that appends deltas keeps them (the claim first).
+func sampleVersions() (claim Record, versions []version) {
 	at := time.Date(2026, 12, 4, 15, 22, 37, 609547411, time.UTC)
 	owner := Owner{Host: "vm", BootID: "cee98ba1-4154-4711-a7c7-6f2b0f1b19c5", PIDNS: 4026531836, PID: 1153, Start: 4100}
-	claim := Record{ID: "0dnc1ux353gcz-prda3c", Job: "j", Status: Claimed, Owner: owner, ClaimedAt: at, Instant: at.Truncate(time.Minute)}
+	claim = Record{ID: "0dnc1ux353gcz-prda3c", Job: "j", Source: "cron", Status: Claimed, Owner: owner, ClaimedAt: at, Instant: at.Truncate(time.Minute)}
 	code := 3
 	started := claim
 	started.Status, started.StartedAt = Running, at.Add(time.Millisecond)
@@ -27,39 +33,58 @@ func TestDelta(t *testing.T) {
 	finished := child
 	finished.Status, finished.FinishedAt, finished.ExitCode = Completed, at.Add(time.Second), &code
 	failed := claim
-	failed.Status, failed.FinishedAt, failed.Error = Failed, at.Add(time.Second), "quote \" and \u00e9"
+	failed.Status, failed.FinishedAt, failed.Error = Failed, at.Add(time.Second), "exit status 1"
+	escaped := failed
+	escaped.Error = "quote \" and \u00e9"
 	beat := started
-	beat.BeatAt, beat.Note = at.Add(time.Minute), "50% done\n"
-	for _, tc := range []struct {
-		name string
-		r    Record
+	beat.BeatAt, beat.Note = at.Add(time.Minute), "50% done"
+	beatLine := beat
+	beatLine.Note = "50% done\n"
+	abandoned := claim
+	abandoned.Status, abandoned.FinishedAt = Abandoned, at.Add(time.Hour)
+	return claim, []version{{"same", claim}, {"start", started}, {"child", child}, {"adopt", adopted},
+		{"finish", finished}, {"failed", failed}, {"escaped", escaped}, {"beat", beat}, {"beat line", beatLine},
+		{"abandoned", abandoned}}
+}
+
+// TestDelta: a version written as a delta against its claim reads back
+// whole, names only what changed, and is small.
+func TestDelta(t *testing.T) {
+	claim, versions := sampleVersions()
+	want := map[string]struct {
 		keys string
 		max  int
 	}{
-		{"same", claim, `{}`, 2},
-		{"start", started, `{"status":"running","started_at":"2026-12-04T15:22:37.610547411Z"}`, 80},
-		{"child", child, "", 120},
-		{"adopt", adopted, "", 300},
-		{"finish", finished, "", 160},
-		{"failed", failed, `{"status":"failed","finished_at":"2026-12-04T15:22:38.609547411Z","error":"quote \" and é"}`, 120},
-		{"beat", beat, "", 200},
-	} {
-		d := tc.r.EncodeDelta(claim)
+		"same":      {`{}`, 2},
+		"start":     {`{"status":"running","started_at":"2026-12-04T15:22:37.610547411Z"}`, 80},
+		"child":     {"", 120},
+		"adopt":     {"", 300},
+		"finish":    {"", 160},
+		"failed":    {`{"status":"failed","finished_at":"2026-12-04T15:22:38.609547411Z","error":"exit status 1"}`, 120},
+		"escaped":   {`{"status":"failed","finished_at":"2026-12-04T15:22:38.609547411Z","error":"quote \" and é"}`, 120},
+		"beat":      {"", 200},
+		"beat line": {"", 200},
+		"abandoned": {"", 120},
+	}
+	for _, v := range versions {
+		tc, ok := want[v.name]
+		if !ok {
+			t.Fatalf("no expectation for version %q", v.name)
+		}
+		d := v.r.EncodeDelta(claim)
 		if tc.keys != "" && string(d) != tc.keys {
-			t.Errorf("%s: EncodeDelta = %s; want %s", tc.name, d, tc.keys)
+			t.Errorf("%s: EncodeDelta = %s; want %s", v.name, d, tc.keys)
 		}
 		if len(d) > tc.max {
-			t.Errorf("%s: EncodeDelta = %d bytes (%s); want at most %d", tc.name, len(d), d, tc.max)
+			t.Errorf("%s: EncodeDelta = %d bytes (%s); want at most %d", v.name, len(d), d, tc.max)
 		}
 		got, err := ApplyDelta(claim, d)
-		if err != nil || !reflect.DeepEqual(got, tc.r) {
-			t.Errorf("%s: ApplyDelta(claim, %s) = %+v, %v; want %+v", tc.name, d, got, err, tc.r)
+		if err != nil || !reflect.DeepEqual(got, v.r) {
+			t.Errorf("%s: ApplyDelta(claim, %s) = %+v, %v; want %+v", v.name, d, got, err, v.r)
 		}
 	}
 }
 
-// TestApplyDeltaRefuses: what is not a delta of the stored form is
-// ErrCorrupt, and an illegal result too.
 func TestApplyDeltaRefuses(t *testing.T) {
 	base := Record{ID: "0dnc1ux353gcz-prda3c", Job: "j", Status: Claimed, Owner: Owner{Host: "h", PID: 1, Start: 2}, ClaimedAt: time.Unix(1, 0).UTC()}
 	for _, d := range []string{
