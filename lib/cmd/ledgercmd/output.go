@@ -14,7 +14,7 @@ import (
 // printRecords prints recs as --json lines, as one --field value per line,
 // or as an aligned table with a header.
 func (inv *invocation) printRecords(recs []ledger.Record, field string) error {
-	p := inv.newPrinter(field)
+	p := inv.newPrinter(field, false)
 	for _, r := range recs {
 		if err := p.add(r); err != nil {
 			return err
@@ -34,8 +34,14 @@ type printer struct {
 	table table
 }
 
-func (inv *invocation) newPrinter(field string) *printer {
-	p := &printer{w: bufio.NewWriter(inv.tool.Stdout), field: field}
+// newPrinter prints records with --field field, or as --json says; many
+// says they may be many (list, prune): written in 64 KiB pieces, not 4.
+func (inv *invocation) newPrinter(field string, many bool) *printer {
+	size := 4 << 10
+	if many {
+		size = 64 << 10
+	}
+	p := &printer{w: bufio.NewWriterSize(inv.tool.Stdout, size), field: field}
 	p.json = field == "" && inv.g.JSON
 	return p
 }

@@ -35,7 +35,7 @@ func (c *pruneCmd) Run(inv *invocation) error {
 		}
 		return err
 	}
-	p := inv.newPrinter("")
+	p := inv.newPrinter("", true)
 	_, err = st.Prune(o, p.add)
 	if perr := p.flush(); perr != nil && err == nil {
 		err = perr

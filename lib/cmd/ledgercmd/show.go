@@ -1,10 +1,6 @@
 package ledgercmd
 
-import (
-	"bufio"
-
-	"github.com/tether-sh/tether/lib/ledger"
-)
+import "github.com/tether-sh/tether/lib/ledger"
 
 type showCmd struct {
 	ID    string `arg:"" predictor:"execution" help:"Execution id."`
@@ -80,9 +76,7 @@ func (c *listCmd) Run(inv *invocation) error {
 		return err
 	}
 	// Print what could be read, then report what could not (exit 3).
-	p := inv.newPrinter(c.Field)
-	// A list may be long: write it in larger pieces than one record's.
-	p.w = bufio.NewWriterSize(inv.tool.Stdout, 64<<10)
+	p := inv.newPrinter(c.Field, true)
 	if je, ok := jsonEacher(st); ok && p.json {
 		err = je.EachJSON(f, p.addJSON)
 	} else {
