@@ -107,10 +107,15 @@ type Ledger interface {
 	Each(f Filter, fn func(Record) error) error
 	// Prune deletes the terminal executions o selects and returns how
 	// many; a pruned completed or unknown execution's (job, instant) stays
-	// taken. fn, if not nil, is called with each, as it was before the
+	// taken. With an error it returns how many went before it: a job that
+	// could not be pruned (a full disk) loses nothing and is not counted,
+	// and a database store's prune, one transaction, counts none. fn, if
+	// not nil, is called with each that went, as it was before the
 	// prune, job by job (jobs in name order) and oldest first within a
 	// job, in bounded memory however many there are (Pruned collects
-	// them). A failing fn is not called again; the prune goes on, and
+	// them): a file store once a job's deletion is done, a database store
+	// within its transaction (a commit that fails has passed executions
+	// that stay). A failing fn is not called again; the prune goes on, and
 	// fn's error is returned with the count. fn must not call the store.
 	Prune(o PruneOptions, fn func(Record) error) (int, error)
 

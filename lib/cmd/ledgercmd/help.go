@@ -82,9 +82,11 @@ func (*listCmd) Help() string {
 }
 
 func (*pruneCmd) Help() string {
-	return `Prints how many records it deleted (the records with --json). A pruned
-completed or unknown record still holds its instant: that slot is never
-claimable again.
+	return `Prints how many records it deleted (the records with --json). One
+that fails (3) counts only what it deleted before: a job whose records
+could not be rewritten (a full disk) keeps them all. A pruned completed
+or unknown record still holds its instant: that slot is never claimable
+again.
 
   ledger prune --keep 10
   ledger prune --older-than 720h`

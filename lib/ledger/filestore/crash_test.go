@@ -439,6 +439,20 @@ func fullStore(mnt string) error {
 		return err
 	}
 	me, _ := ledger.LocalOwner(proc.Self())
+	// Three finished executions of a job of their own, for a prune on the
+	// full store (named to sort after the others).
+	for i := 0; i < 3; i++ {
+		r, err := s.Claim("zdone", ledger.ClaimOptions{Owner: me})
+		if err == nil {
+			_, err = s.Start(r.ID, nil)
+		}
+		if err == nil {
+			_, err = s.Finish(r.ID, ledger.Completed, nil, "")
+		}
+		if err != nil {
+			return err
+		}
+	}
 	var ids []string
 	var fullErr error
 	for i := 0; i < 1000 && fullErr == nil; i++ {
@@ -476,6 +490,16 @@ func fullStore(mnt string) error {
 	if err := verify("full"); err != nil {
 		return err
 	}
+	// Prune cannot write zdone's next log: it deletes nothing, counts
+	// nothing and passes nothing on.
+	passed := 0
+	n, err := s.Prune(ledger.PruneOptions{Job: "zdone", Keep: 1}, func(ledger.Record) error { passed++; return nil })
+	if n != 0 || passed != 0 || !errors.Is(err, unix.ENOSPC) {
+		return fmt.Errorf("Prune of a full store = %d (%d passed), %v; want 0, none, ENOSPC", n, passed, err)
+	}
+	if done, err := ledger.List(s, ledger.Filter{Job: "zdone"}); err != nil || len(done) != 3 {
+		return fmt.Errorf("after a failed prune, zdone has %d records (%v); want its 3", len(done), err)
+	}
 	if _, err := s.Finish(ids[0], ledger.Completed, nil, strings.Repeat("x", 4000)); err == nil {
 		// Finish may fit; then it must be durable and legal.
 		if r, err := s.Get(ids[0]); err != nil || r.Status != ledger.Completed {
@@ -496,8 +520,8 @@ func fullStore(mnt string) error {
 		return fmt.Errorf("Open(read-only store) = %v", err)
 	}
 	sums, err := ro.Summaries()
-	if err != nil || len(sums) != 3 {
-		return fmt.Errorf("Summaries of a read-only store = %d, %v; want 3 jobs", len(sums), err)
+	if err != nil || len(sums) != 4 {
+		return fmt.Errorf("Summaries of a read-only store = %d, %v; want 4 jobs", len(sums), err)
 	}
 	if final, err := ro.Get(ids[0]); err == nil && final.Status.Terminal() && sums[0].Runs[final.Status] != 1 {
 		return fmt.Errorf("Summaries of a read-only store: job0 runs %v; want its %s execution counted", sums[0].Runs, final.Status)

@@ -60,6 +60,9 @@ type logWriter struct {
 	job string
 	off int64
 	err error
+	// renamed: commit put the new log in place (its error, if any, came
+	// after the rename).
+	renamed bool
 }
 
 // newLogWriter starts a log of job of generation gen whose header holds
@@ -112,6 +115,7 @@ func (w *logWriter) commit() (*jobLog, error) {
 	if err := w.p.Commit(); err != nil {
 		return nil, err
 	}
+	w.renamed = true
 	return openLog(w.jd, w.job, true)
 }
 

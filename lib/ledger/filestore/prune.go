@@ -14,7 +14,9 @@ import (
 
 // Prune deletes terminal records (never claimed or running ones) selected
 // by o, passes each to fn (if not nil) as it was before the prune, and
-// returns how many it deleted. The (job, instant) of a pruned completed or
+// returns how many it deleted: with an error, how many went before it (a
+// job whose log could not be rewritten loses nothing, and none of its
+// records reach fn). The (job, instant) of a pruned completed or
 // unknown execution stays taken: its slot becomes a tombstone first. Prune
 // also deletes files left behind by interrupted writes. A job whose log
 // cannot be read whole is not pruned; the error says why.
@@ -25,8 +27,9 @@ import (
 // and then writes the log's next generation: its header counts what goes
 // (so the job's summary loses nothing), then each execution that stays,
 // as one claim frame of its newest version. It holds 64 bytes per
-// execution (where it is, and its fate), never the records. fn gets each record that goes oldest
-// first, as read, before anything is deleted.
+// execution (where it is, and its fate), never the records. fn gets each
+// record that went, oldest first, once the next generation is in place:
+// read from the old log, which its descriptor keeps readable.
 func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int, error) {
 	if o.Keep < 0 || o.OlderThan < 0 {
 		return 0, ledger.BadInputf("--keep and --older-than must not be negative")
@@ -138,28 +141,52 @@ func (p *pruner) job(job string) error {
 		}
 		f.drop = true
 		dropped++
-		p.count++
-		if p.fn != nil && p.fnErr == nil {
-			r, err := l.version(refs[i])
-			if err != nil {
-				return fmt.Errorf("pruning %s: %w", job, err)
-			}
-			p.fnErr = p.fn(r) // as read: before the prune
-		}
 	}
-	if o.DryRun || dropped == 0 {
+	if dropped == 0 {
 		return nil
 	}
-	return s.compact(jd, l, job, refs, fates)
+	if !o.DryRun {
+		// A log not rewritten (a full disk) loses nothing: nothing of it
+		// is counted or passed on.
+		var gone bool
+		if gone, err = s.compact(jd, l, job, refs, fates); !gone {
+			return err
+		}
+	}
+	p.count += dropped
+	if perr := p.pass(job, l, refs, fates); err == nil {
+		err = perr
+	}
+	return err
+}
+
+// pass calls fn with each execution fates drops, as l holds it (the log
+// before the prune), until fn fails.
+func (p *pruner) pass(job string, l *jobLog, refs []execRef, fates []fate) error {
+	if p.fn == nil {
+		return nil
+	}
+	for i, ref := range refs {
+		if !fates[i].drop || p.fnErr != nil {
+			continue
+		}
+		r, err := l.version(ref)
+		if err != nil {
+			return fmt.Errorf("pruning %s: %w", job, err)
+		}
+		p.fnErr = p.fn(r)
+	}
+	return nil
 }
 
 // compact writes the next generation of job's log (l, in jd) without the
-// executions fates drops, then removes what named them. Called with the
-// lock held.
-func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []fate) error {
+// executions fates drops, then removes what named them, and reports
+// whether they are gone: the next generation renamed into place, even if
+// an error followed. Called with the lock held.
+func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []fate) (bool, error) {
 	total, _, err := counted(jd, l, job)
 	if err != nil {
-		return fmt.Errorf("pruning %s: %w", job, err)
+		return false, fmt.Errorf("pruning %s: %w", job, err)
 	}
 	id := func(ref execRef) (string, error) {
 		e, err := l.readAt(ref.lastOff)
@@ -170,7 +197,7 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	}
 	// 1. Tombstones, durable before any record disappears.
 	if err := bury(jd, job, refs, fates, id); err != nil {
-		return err
+		return false, err
 	}
 	stays := map[ledger.Status]uint64{} // counted by their frames in the next log
 	for _, f := range fates {
@@ -182,7 +209,7 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	// 2. The next generation, renamed over the log.
 	w, err := newLogWriter(jd, job, l.gen+1, base)
 	if err != nil {
-		return fmt.Errorf("pruning %s: %w", job, err)
+		return false, fmt.Errorf("pruning %s: %w", job, err)
 	}
 	type kept struct {
 		id       string
@@ -197,18 +224,18 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 		r, err := l.version(ref)
 		if err != nil {
 			w.abort()
-			return fmt.Errorf("pruning %s: %w", job, err)
+			return false, fmt.Errorf("pruning %s: %w", job, err)
 		}
 		keep = append(keep, kept{r.ID, w.add(kindClaim, r.ID, 0, r.Encode()), r.Status.Terminal()})
 	}
 	nl, err := w.commit()
 	if err != nil {
-		return fmt.Errorf("pruning %s: %w", job, err)
+		return w.renamed, fmt.Errorf("pruning %s: %w", job, err)
 	}
 	defer nl.close()
 	reached("prune-renamed")
 	if err := jd.Sync(); err != nil {
-		return fmt.Errorf("pruning %s: %w", job, err)
+		return true, fmt.Errorf("pruning %s: %w", job, err)
 	}
 	// 3. Links, outputs, slots and the cache: none needs to be durable
 	// (a stale link makes a reader walk the log, and finds nothing there).
@@ -239,7 +266,7 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	}
 	s.pruneOutputs(gone, false)
 	cacheSummary(jd, total, nl.gen, nl.end)
-	return nil
+	return true, nil
 }
 
 // bury turns the slot of each dropped completed or unknown execution

@@ -59,10 +59,10 @@ func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int,
 	if missingSchema(err) {
 		return 0, nil
 	}
-	if err == nil {
-		err = fnErr
+	if err != nil {
+		return 0, err // rolled back: nothing went
 	}
-	return n, err
+	return n, fnErr
 }
 
 // dropSelected prunes the executions whose ids sel selects and returns how
