@@ -300,7 +300,10 @@ func TestCLILostDatabase(t *testing.T) {
 	}
 	dir := t.TempDir()
 	started, proceed := filepath.Join(dir, "started"), filepath.Join(dir, "go")
-	c := ledgerCmd(url, "run", "job", "--lease", "2s", "--grace", "500ms", "--", "sh", "-c",
+	// The payload must end before the lease is given up, 7s after its
+	// last renewal: Stop (the server's death, then the removal of its
+	// files) took over a second under load, enough to give up a 2s lease.
+	c := ledgerCmd(url, "run", "job", "--lease", "8s", "--grace", "500ms", "--", "sh", "-c",
 		"touch "+started+"; while [ ! -e "+proceed+" ]; do sleep 0.05; done; exit 7")
 	var stderr bytes.Buffer
 	c.Stderr = &stderr
