@@ -495,14 +495,8 @@ func TestLedgerPostgresPartitionFences(t *testing.T) {
 		return `flock -n -E 99 "$OUT/alive.lock" sh -c 'trap "date +%s.%N >\"$OUT/` + who + `.end\"; exit 143" TERM
 			date +%s.%N >"$OUT/` + who + `.start"; echo "$TETHER_EXECUTION" >"$OUT/` + who + `.id"; sleep 60 & wait'`
 	}
-	a := f.host("pa", `ledger run excl --exclusive --lease 3s --grace 300ms -- `+payload("a")+`; echo $? >"$OUT/a.rc"`)
-	a.Env = append(a.Env, "TETHER_LEDGER="+viaRelay)
-	var aSaid bytes.Buffer
-	a.Stdout, a.Stderr = &aSaid, &aSaid
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	a, aSaid := f.start("pa", `ledger run excl --exclusive --lease 3s --grace 300ms -- `+payload("a")+`; echo $? >"$OUT/a.rc"`,
+		"TETHER_LEDGER="+viaRelay)
 	aID := testutil.WaitContent(t, filepath.Join(f.dir, "a.id"), fleetLimit)
 	r.freeze()
 	frozen := time.Now()

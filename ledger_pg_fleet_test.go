@@ -100,6 +100,29 @@ func (f *fleet) host(name, script string) *exec.Cmd {
 	return c
 }
 
+// start starts host name running script, with env added to its
+// environment, and returns it and what it says (stdout and stderr, logged
+// if the test fails). The host is killed and waited for when the test
+// ends.
+func (f *fleet) start(name, script string, env ...string) (*exec.Cmd, *bytes.Buffer) {
+	f.t.Helper()
+	c := f.host(name, script)
+	c.Env = append(c.Env, env...)
+	said := new(bytes.Buffer)
+	c.Stdout, c.Stderr = said, said
+	if err := c.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() {
+		c.Process.Kill()
+		c.Wait()
+		if f.t.Failed() && said.Len() > 0 {
+			f.t.Logf("%s said:\n%s", name, said.Bytes())
+		}
+	})
+	return c, said
+}
+
 // newBootID returns a random id in boot_id's form (a version 4 UUID).
 func newBootID(t *testing.T) string {
 	var b [16]byte
@@ -220,7 +243,7 @@ func TestLedgerPostgresFleetHostDies(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t)
 
-	doomed := f.host("doomed", `
+	doomed, _ := f.start("doomed", `
 ledger run crashjob --exclusive --lease $LEASE --grace 500ms -- sh -c 'echo $TETHER_EXECUTION >"$OUT/run.id"; exec sleep 3600' &
 id=$(ledger claim crashclaim --owner $$ --lease $LEASE) || exit 1
 echo $id >"$OUT/claim.id"
@@ -228,17 +251,6 @@ echo $id >"$OUT/claim.id"
 while ledger beat $id; do sleep 0.3; done
 echo "beat $id stopped" >&2
 sleep 3600`)
-	var said bytes.Buffer
-	doomed.Stdout, doomed.Stderr = &said, &said
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("doomed said:\n%s", said.Bytes())
-		}
-	})
-	if err := doomed.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { doomed.Process.Kill(); doomed.Wait() })
 	runID := testutil.WaitContent(t, filepath.Join(f.dir, "run.id"), fleetLimit)
 	claimID := testutil.WaitContent(t, filepath.Join(f.dir, "claim.id"), fleetLimit)
 

@@ -3,7 +3,6 @@
 package tether_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,9 +17,9 @@ import (
 // its relay held 1.2 s) but keep working keeps its lease. Its first
 // renewal must connect, then renew: two round trips, some 4.8 s, longer
 // than the renewal interval ((12 s - 0.3 s - 0.5 s)/3 = 3.7 s) but well
-// before the lease is given up (11.2 s after the last renewal). A try that connects has
-// until the lease must be given up, so the run is not stopped while its
-// database answers; when every try had the interval alone, it was (with
+// before the lease is given up (11.2 s after the last renewal). A try
+// that connects has until the lease must be given up, so the run is not
+// stopped while its database answers; when every try had the interval alone, it was (with
 // 0.7 s exchanges and a 6 s lease), as a cold connection on a loaded
 // 2-core machine was in TestLedgerPostgresFleetHostDies.
 func TestLedgerPostgresSlowConnectKeepsLease(t *testing.T) {
@@ -29,14 +28,8 @@ func TestLedgerPostgresSlowConnectKeepsLease(t *testing.T) {
 	r, slow, _ := relayedDB(t)
 
 	// The payload outlives the lease: it needs the lease renewed.
-	h := f.host("slow", `ledger run slowjob --lease 12s --grace 300ms -- sh -c 'echo $TETHER_EXECUTION >"$OUT/slow.id"; sleep 14; touch "$OUT/slow.done"'; echo $? >"$OUT/slow.rc"`)
-	h.Env = append(h.Env, "TETHER_LEDGER="+slow)
-	var said bytes.Buffer
-	h.Stdout, h.Stderr = &said, &said
-	if err := h.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Process.Kill(); h.Wait() })
+	h, said := f.start("slow", `ledger run slowjob --lease 12s --grace 300ms -- sh -c 'echo $TETHER_EXECUTION >"$OUT/slow.id"; sleep 14; touch "$OUT/slow.done"'; echo $? >"$OUT/slow.rc"`,
+		"TETHER_LEDGER="+slow)
 	// Slow while the payload runs: the renewals' connection, opened at
 	// the first renewal, is made through it; the finish is not.
 	id := testutil.WaitContent(t, filepath.Join(f.dir, "slow.id"), fleetLimit)
