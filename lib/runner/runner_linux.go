@@ -135,8 +135,9 @@ func (r *run) exited(ws syscall.WaitStatus) syscall.WaitStatus {
 // endedOnItsOwn reports whether the command has exited already, its
 // status not yet passed on by the reaper (which takes a moment, and select
 // picks at random among ready cases): then it ran to its own end, nothing
-// is to be stopped, and its status, which comes, is what to wait for. A look that leaves
-// the zombie to the reaper (waitid WNOWAIT); ECHILD: the reaper has it.
+// is to be stopped, and its status, which comes, is what to wait for. The
+// look leaves the zombie to the reaper (waitid WNOWAIT); ECHILD means the
+// reaper has it.
 func (r *run) endedOnItsOwn() bool {
 	if len(r.reap.childStatus) > 0 {
 		return true

@@ -167,7 +167,10 @@ func (p *pruner) pass(job string, l *jobLog, refs []execRef, fates []fate) error
 		return nil
 	}
 	for i, ref := range refs {
-		if !fates[i].drop || p.fnErr != nil {
+		if p.fnErr != nil {
+			break
+		}
+		if !fates[i].drop {
 			continue
 		}
 		r, err := l.version(ref)

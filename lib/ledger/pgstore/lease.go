@@ -34,8 +34,9 @@ func (s *Store) Renew(id string) (until time.Time, ok bool, err error) {
 // renewal. Each try is bounded by that interval too (the statement: the
 // client's deadline and the server's statement_timeout; a try that must
 // connect first may take until the lease is given up, below), and is
-// made on a connection of its own, opened afresh after any failure: never behind the store's connection, which a half-open socket
-// can hold for its whole statement timeout. A lease last renewed by a
+// made on a connection of its own, opened afresh after any failure: never
+// behind the store's connection, which a half-open socket can hold for
+// its whole statement timeout. A lease last renewed by a
 // statement sent at t runs on the server until t + lease at the earliest;
 // when no renewal has succeeded by t + lease - k.Stop, KeepLease calls
 // k.Lost (the runner then stops its payload, which is gone before the
