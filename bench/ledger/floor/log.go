@@ -5,10 +5,11 @@ package main
 // With FLOOR_PROTOCOL=log, floor runs the cycle of lib/ledger/filestore's
 // job logs instead of the protocol before them: each job's records are
 // versions appended to jobs/JOB/_log as CRC-framed entries, one fdatasync
-// per transition; active/ID is a symbolic link "JOB@OFFSET", made and
-// flushed (fsync of active/) before the claim's entry, re-pointed after
-// each later one (a new link renamed over it, not flushed) and moved to
-// exec/ID when the execution ends. The log's own directory entries are
+// per transition; active/ID is a symbolic link "JOB@OFFSET", made before
+// the claim's entry and not flushed (the store flushes it only in a boot
+// whose links it has not yet made whole: lib/ledger/filestore/linked.go),
+// re-pointed after each later one (a new link renamed over it, not
+// flushed) and moved to exec/ID when the execution ends. The log's own directory entries are
 // flushed once, when the job's log is created. Like the rest of floor it
 // trusts its input and checks nothing a real store would: it measures
 // what the protocol's system calls cost.
@@ -91,9 +92,6 @@ func logClaim(dir, job string) error {
 		size = st.Size
 	}
 	if err := unix.Symlink(job+"@"+strconv.FormatInt(size, 10), dir+"/active/"+id); err != nil {
-		return err
-	}
-	if err := fsyncDir(dir + "/active"); err != nil {
 		return err
 	}
 	if _, err := appendEntry(dir, job, record(id, job, "claimed")); err != nil {

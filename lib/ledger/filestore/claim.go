@@ -26,6 +26,14 @@ func (s *Store) freshID(id string) error {
 			return &os.PathError{Op: "stat", Path: d.Show(id), Err: err}
 		}
 	}
+	if !s.linksWhole() {
+		if in, err := s.inLogs(id); err != nil || in {
+			if err != nil {
+				return err
+			}
+			return ledger.BadInputf("execution %s exists already", id)
+		}
+	}
 	return nil
 }
 
@@ -106,10 +114,12 @@ func (s *Store) admitClaim(job string, jobDir dirh, o ledger.ClaimOptions) error
 // writeClaim writes r, the claim's first version, to the job's log (in
 // jobDir; newJob: the directory was just created), under the store's lock.
 //
-// Its link (active/ID) and its instant's slot are made durable first, the
-// frame last: the frame is the commit. A crash before it leaves a link to
-// nothing, which readers take as no record; every durable claim has a
-// durable link. See "Crash safety".
+// Its link (active/ID) and its instant's slot are made first, the frame
+// last: the frame is the commit. A crash before it leaves a link to
+// nothing, which readers take as no record. The slot is flushed before
+// the frame, and the link too unless the links are kept whole through the
+// boot (linksKept): every durable claim has a durable slot, and a link
+// that only a new boot can lose. See "Crash safety".
 func (s *Store) writeClaim(jobDir dirh, newJob bool, r ledger.Record, o ledger.ClaimOptions) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
@@ -130,7 +140,10 @@ func (s *Store) writeClaim(jobDir dirh, newJob bool, r ledger.Record, o ledger.C
 		unix.Unlinkat(s.active.FD, r.ID, 0)
 		return err
 	}
-	dirs := []dirh{s.active}
+	var dirs []dirh
+	if !s.linksKept() {
+		dirs = append(dirs, s.active)
+	}
 	if !o.Instant.IsZero() {
 		if err := setLink(jobDir, instantKey(o.Instant), r.ID); err != nil {
 			return abort(err)
@@ -138,8 +151,10 @@ func (s *Store) writeClaim(jobDir dirh, newJob bool, r ledger.Record, o ledger.C
 		dirs = append(dirs, jobDir)
 	}
 	reached("claim-linked")
-	if err := syncDirs(dirs...); err != nil {
-		return abort(err)
+	if len(dirs) > 0 {
+		if err := syncDirs(dirs...); err != nil {
+			return abort(err)
+		}
 	}
 	if _, err := l.append(kindClaim, r.ID, 0, r.Encode()); err != nil {
 		return abort(err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,7 +72,8 @@ var crashInstants = []time.Time{
 	time.Date(2024, 5, 1, 10, 2, 0, 0, time.UTC),
 }
 
-// writer runs every kind of write at random until it is killed.
+// writer runs every kind of write at random until it is killed (or gives
+// up after 5000, exit 4).
 func writer(dir, seed string) int {
 	n, _ := strconv.ParseUint(seed, 10, 64)
 	rnd := rand.New(rand.NewPCG(n, 42))
@@ -94,7 +96,12 @@ func writer(dir, seed string) int {
 		}
 		return err == nil
 	}
-	for {
+	for i := 0; ; i++ {
+		if i == 5000 {
+			// A crash point never reached: fail, rather than run on.
+			fmt.Fprintln(os.Stderr, "writer: 5000 writes and still alive")
+			return 4
+		}
 		job := []string{"a", "b", "c"}[rnd.IntN(3)]
 		o := ledger.ClaimOptions{Owner: me, Exclusive: rnd.IntN(4) == 0}
 		if rnd.IntN(2) == 0 {
@@ -551,4 +558,147 @@ func checkLive(t *testing.T, s *Store) []ledger.Record {
 		out = append(out, l...)
 	}
 	return out
+}
+
+// cutPower does to the store at dir what a power cut may do to it: every
+// link not flushed is lost. Links are flushed only when a boot's first
+// writer makes them whole (linked.go), so take the worst: every link in
+// active/ and exec/ gone, and the note naming another boot.
+func cutPower(t *testing.T, dir string) {
+	t.Helper()
+	for _, sub := range []string{activeDir, execDir} {
+		ents, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if err := os.Remove(filepath.Join(dir, sub, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, linkedName), []byte("another-boot\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPowerCut kills writers at the crash points, then takes away every
+// link as a power cut may, and checks that readers still find every
+// execution (by id, by status, in the summaries) without a link and
+// without writing one, and that the next writer, killed or not while it
+// makes the links whole, leaves a store whose every live execution has
+// its link again.
+func TestPowerCut(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "ledger")
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	seed := 9000
+	rounds := 3
+	if testing.Short() {
+		rounds = 1
+	}
+	for round := 0; round < rounds; round++ {
+		for _, point := range append([]string{"relinked"}, crashPoints...) {
+			seed++
+			at := fmt.Sprintf("%s:%d", point, 1+rand.IntN(8))
+			if point == "relinked" {
+				// Once a process: at its first write.
+				at = "relinked:1"
+			}
+			cmd := helperCmd("writer", dir, strconv.Itoa(seed))
+			cmd.Env = append(cmd.Env, "LEDGER_TEST_CRASH_AT="+at)
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("writer (crash at %s) ended with %v; want SIGKILL", at, err)
+			}
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := checkStore(t, s)
+			sums, err := s.Summaries()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+
+			cutPower(t, dir)
+			s, err = Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.linksWhole() {
+				t.Fatalf("after the cut, linksWhole() = true; want false")
+			}
+			after, err := ledger.List(s, ledger.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := statuses(after), statuses(before); got != want {
+				t.Errorf("after the cut (kill at %s), List = %s; want %s", at, got, want)
+			}
+			var live []ledger.Record
+			for _, r := range before {
+				got, err := s.Get(r.ID)
+				if err != nil || got.Status != r.Status {
+					t.Errorf("after the cut, Get(%s) = %v, %v; want it %s", r.ID, got.Status, err, r.Status)
+				}
+				if !r.Status.Terminal() {
+					live = append(live, r)
+				}
+				// What a writer that could not make the links whole
+				// (linked.go) checks before a claim of a chosen id and
+				// before keeping an output.
+				if err := s.freshID(r.ID); !errors.Is(err, ledger.ErrBadInput) {
+					t.Errorf("after the cut, freshID(%s) = %v; want it to exist already", r.ID, err)
+				}
+				if !s.stored(r.ID) {
+					t.Errorf("after the cut, stored(%s) = false; want true", r.ID)
+				}
+			}
+			if got, want := statuses(checkLive(t, s)), statuses(live); got != want {
+				t.Errorf("after the cut, the live executions = %s; want %s", got, want)
+			}
+			if got, err := s.Summaries(); err != nil || !reflect.DeepEqual(got, sums) {
+				t.Errorf("after the cut, Summaries() = %v, %v; want %v", got, err, sums)
+			}
+			if _, err := s.Get("0000000000000-absent"); !errors.Is(err, ledger.ErrNotFound) {
+				t.Errorf("after the cut, Get(absent) = %v; want ErrNotFound", err)
+			}
+			if ents, _ := os.ReadDir(filepath.Join(dir, activeDir)); len(ents) > 0 {
+				t.Errorf("readers wrote %d links in active/; want none", len(ents))
+			}
+			if t.Failed() {
+				t.Fatalf("store unreadable after a kill at %s and a power cut", at)
+			}
+			s.Close()
+		}
+	}
+	// A writer makes the links whole and notes it.
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	checkSummaries(t, s, checkStore(t, s), false)
+	if b, err := os.ReadFile(filepath.Join(dir, linkedName)); err != nil || string(b) != linkedNote() {
+		t.Errorf("after a writer, the note = %q, %v; want %q", b, err, linkedNote())
+	}
+}
+
+// statuses lists recs as "ID:STATUS", sorted by id.
+func statuses(recs []ledger.Record) string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.ID+":"+string(r.Status))
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
 }

@@ -15,6 +15,9 @@
 //
 //	DIR/                       0700, owned by the caller, not group/other-writable
 //	  lock                     0600, empty; flock'd (LOCK_EX) around every write
+//	  linked                   "BOOT_ID": every execution has its link, and
+//	                           links made during boot BOOT_ID need no flush
+//	                           (linked.go)
 //	  logs                     empty; the store is of job logs (a store
 //	                           without it is migrated by Open: migrate.go)
 //	  jobs/JOB/                one directory per job name
@@ -62,7 +65,8 @@
 // end); latest walks its job's log back from the end to the last claim;
 // claim --instant reads one slot; claim --exclusive, claim --every, recover
 // and list of claimed or running executions read active/, which holds only
-// executions not yet finished; status, check and metrics read each job's
+// executions not yet finished (while a new boot's links are not yet whole,
+// the logs as well: see "Crash safety"); status, check and metrics read each job's
 // cached summary, the frames after it and active/. Only list of other
 // statuses and prune, whose output is proportional anyway, walk whole
 // logs; prune of one job walks that job's log only. They walk each log
@@ -96,13 +100,30 @@
 //     version is never followed by another.
 //   - A claim makes its link, active/ID, and its instant's slot (a link
 //     to "ID", renamed over any slot of a failed or abandoned holder),
-//     durable first (fsync of active/, and of the job's directory for a
-//     slot), and then appends its frame: the frame is the commit. So every
-//     durable claim has a durable link and slot; a link or slot that names
-//     a claim that never came to exist (it died before its frame) is read
-//     as no record, and removed by the next recover or claim that finds
-//     it. A new job's log is created whole (header, fdatasync, rename) and
-//     its directory and jobs/ fsynced before anything is appended.
+//     makes the slot durable (fsync of the job's directory), and then
+//     appends its frame: the frame is the commit. So every durable claim
+//     has a durable slot; a link or slot that names a claim that never
+//     came to exist (it died before its frame) is read as no record, and
+//     removed by the next recover or claim that finds it. A new job's log
+//     is created whole (header, fdatasync, rename) and its directory and
+//     jobs/ fsynced before anything is appended.
+//   - The link is not flushed: only the end of the boot can lose it. A
+//     process killed at any instant loses nothing the kernel holds; a
+//     power cut or a crash of the machine may lose any link not flushed,
+//     and ends the boot. The note "linked" names the boot during which
+//     every execution of the logs was last given its link and active/
+//     and exec/ flushed; it is written (temporary file, fdatasync,
+//     rename, fsync) after them. The first writer of a boot, under the
+//     lock and before anything else, finds the note of another boot,
+//     reads every log, links each execution that has no link, flushes,
+//     and writes the note. Until then active/ may miss a live execution:
+//     readers that find no link for an id look for its claim in every
+//     log, and those that list live executions add the logs' (slower,
+//     never wrong). Where the boot id is unknown, every claim flushes
+//     active/ before its frame, as it did before the note. (A file
+//     system torn away without a sync, a disk pulled out, and mounted
+//     again in the same boot is not seen: remove DIR/linked to have the
+//     next writer relink.)
 //   - Links after the claim are hints: each later version re-points the
 //     link at its frame (a new link renamed over the old, not flushed),
 //     and a terminal version moves it to exec/ (made there, then removed

@@ -16,14 +16,34 @@ import (
 
 // scanActive calls fn for every link in active/ (id, and the job its
 // target names), in id order: every execution that may still be claimed
-// or running, and rarely one that has just become terminal.
+// or running, and rarely one that has just become terminal. While the
+// links may not be whole (linked.go), the live executions of the logs
+// are added to them.
 func (s *Store) scanActive(fn func(id, job string) error) error {
 	names, err := readNames(s.active)
 	if err != nil {
 		return err
 	}
+	var live map[string]string
+	var liveErr error
+	if !s.linksWhole() {
+		live, liveErr = s.liveInLogs()
+		for _, n := range names {
+			delete(live, n)
+		}
+		for id := range live {
+			names = append(names, id)
+		}
+		sort.Strings(names)
+	}
 	buf := make([]byte, 256)
 	for _, n := range names {
+		if job, ok := live[n]; ok {
+			if err := fn(n, job); err != nil {
+				return err
+			}
+			continue
+		}
 		if ledger.ValidID(n) != nil {
 			continue
 		}
@@ -39,7 +59,7 @@ func (s *Store) scanActive(fn func(id, job string) error) error {
 			return err
 		}
 	}
-	return nil
+	return liveErr
 }
 
 // readNames returns the names in d, sorted.

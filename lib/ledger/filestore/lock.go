@@ -23,13 +23,23 @@ const DefaultLockTimeout = 60 * time.Second
 // lockWarnAfter is how long a writer waits for the lock before saying so.
 const lockWarnAfter = time.Second
 
-// lock takes the store's exclusive flock on a fresh descriptor of its lock
-// file (flock locks belong to the open file description, so goroutines of
-// one process exclude each other too) and returns the function that
-// releases it. (flock(2) directly: github.com/gofrs/flock opens its file
-// by path, and nothing in the store is resolved through a path.) A lock
-// not free at once is waited for as waitLock says.
+// lock takes the store's lock (lockFile) and, the first time in a boot,
+// makes the links whole (mendLinks) before the caller writes.
 func (s *Store) lock() (func(), error) {
+	unlock, err := s.lockFile()
+	if err == nil {
+		s.mendLinks()
+	}
+	return unlock, err
+}
+
+// lockFile takes the store's exclusive flock on a fresh descriptor of its
+// lock file (flock locks belong to the open file description, so
+// goroutines of one process exclude each other too) and returns the
+// function that releases it. (flock(2) directly: github.com/gofrs/flock
+// opens its file by path, and nothing in the store is resolved through a
+// path.) A lock not free at once is waited for as waitLock says.
+func (s *Store) lockFile() (func(), error) {
 	p := s.root.Show(lockName)
 	if s.foreign {
 		// A reader never writes, nor takes the lock: its lock file is

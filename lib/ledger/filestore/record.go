@@ -130,6 +130,9 @@ func (s *Store) locate(id string, write bool) (*located, error) {
 	if errors.Is(err, errLegacy) {
 		return s.locateLegacy(id, write)
 	}
+	if errors.Is(err, ledger.ErrNotFound) && !s.linksWhole() {
+		return s.locateInLogs(id, write)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -301,11 +304,19 @@ func syncDirs(ds ...dirh) error {
 	return err
 }
 
-// stored reports whether execution id has a link.
+// stored reports whether execution id has a link (or, while the links
+// may not be whole, a claim in a log).
 func (s *Store) stored(id string) bool {
 	var st unix.Stat_t
-	return unix.Fstatat(s.active.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil ||
-		unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	if unix.Fstatat(s.active.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil ||
+		unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return true
+	}
+	if s.linksWhole() {
+		return false
+	}
+	in, _ := s.inLogs(id)
+	return in
 }
 
 // closeFD closes a descriptor whose close cannot fail usefully.

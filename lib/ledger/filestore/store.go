@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -54,6 +55,8 @@ type Store struct {
 	foreign bool
 	// owner is the uid that owns the store directory.
 	owner uint32
+	// linked caches linksWhole's true (see linked.go).
+	linked atomic.Bool
 }
 
 // dirh is an open directory of the store and the path it is shown by (in
