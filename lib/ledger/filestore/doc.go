@@ -65,12 +65,12 @@
 // end); latest walks its job's log back from the end to the last claim;
 // claim --instant reads one slot; claim --exclusive, claim --every, recover
 // and list of claimed or running executions read active/, which holds only
-// executions not yet finished (while a new boot's links are not yet whole,
-// the logs as well: see "Crash safety"); status, check and metrics read each job's
-// cached summary, the frames after it and active/. Only list of other
-// statuses and prune, whose output is proportional anyway, walk whole
-// logs; prune of one job walks that job's log only. They walk each log
-// twice (where each execution's claim and newest version are, then those
+// executions not yet finished (and the logs too, while a new boot's links
+// are not yet whole: see "Crash safety"); status, check and metrics read
+// each job's cached summary, the frames after it and active/. Only list
+// of other statuses and prune, whose output is proportional anyway, walk
+// whole logs; prune of one job walks that job's log only. They walk each
+// log twice (where each execution's claim and newest version are, then those
 // in claim order, through a read-ahead window per job, 8 MiB in all), and
 // read a version in canonical form from its bytes (list --json's object,
 // prune's status and times: ledger.AppendStoredJSON, StoredFate) instead
