@@ -3,6 +3,8 @@ package filestore
 import (
 	"errors"
 	"fmt"
+	"os"
+	"sort"
 
 	"golang.org/x/sys/unix"
 
@@ -87,29 +89,74 @@ func (s *Store) mendLinks() {
 }
 
 // relinkAll gives every execution of every job's log a link where it has
-// none, and flushes active/ and exec/. A damaged log's executions up to
-// its damage are linked; the rest are unreadable anyway.
+// none, and flushes active/ and exec/. Only those without one are read
+// (their status says which folder): after a clean shutdown, all have one.
+// A damaged log's executions up to its damage are linked; the rest are
+// unreadable anyway.
 func (s *Store) relinkAll() error {
+	linked := map[string]bool{}
+	for _, d := range []dirh{s.active, s.exec} {
+		names, err := readNames(d)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			linked[n] = true
+		}
+	}
 	jobs, err := s.jobNames()
 	if err != nil {
 		return err
 	}
 	for _, job := range jobs {
-		err := s.eachInLog(job, func(l *jobLog, ref execRef, id string, st ledger.Status) error {
-			target := hintOf(l.gen, ref.lastOff, job)
-			switch {
-			case !st.Terminal() && !s.linkedTo(s.active, id, job):
-				return setLink(s.active, id, target)
-			case st.Terminal() && !s.linkedTo(s.active, id, job) && !s.linkedTo(s.exec, id, job):
-				return setLink(s.exec, id, target)
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, ledger.ErrCorrupt) {
+		if err := s.relinkJob(job, linked); err != nil && !errors.Is(err, ledger.ErrCorrupt) {
 			return err
 		}
 	}
 	return syncDirs(s.active, s.exec)
+}
+
+// relinkJob links each execution of job's log whose id is not in linked.
+func (s *Store) relinkJob(job string, linked map[string]bool) error {
+	jd, l, ok, err := s.openJob(job)
+	if err != nil || !ok {
+		return err
+	}
+	closeDir(jd)
+	defer l.close()
+	type unlinked struct {
+		id  string
+		ref execRef
+	}
+	var todo []unlinked // in claim order, so sorted by claim offset
+	_, walkErr := l.scan(l.first, func(e entry) error {
+		switch {
+		case e.kind == kindClaim && !linked[string(e.id)]:
+			todo = append(todo, unlinked{string(e.id), execRef{e.off, e.off}})
+		case e.kind == kindUpdate:
+			i := sort.Search(len(todo), func(i int) bool { return todo[i].ref.claimOff >= e.ref })
+			if i < len(todo) && todo[i].ref.claimOff == e.ref {
+				todo[i].ref.lastOff = e.off
+			}
+		}
+		return nil
+	})
+	var bad error
+	for _, u := range todo {
+		_, st, err := l.state(u.ref)
+		if err != nil {
+			bad = err
+			continue
+		}
+		d := s.active
+		if st.Terminal() {
+			d = s.exec
+		}
+		if err := relink(d, u.id, hintOf(l.gen, u.ref.lastOff, job)); err != nil {
+			return err
+		}
+	}
+	return errors.Join(walkErr, bad)
 }
 
 // eachInLog calls fn with each execution of job's log (where it is, its
@@ -150,15 +197,17 @@ func (l *jobLog) state(ref execRef) (id string, st ledger.Status, err error) {
 	return r.ID, r.Status, err
 }
 
-// linkedTo reports whether d has a link for execution id into job's log.
-func (s *Store) linkedTo(d dirh, id, job string) bool {
-	buf := make([]byte, 256)
-	n, err := unix.Readlinkat(d.FD, id, buf)
-	if err != nil || n == len(buf) {
-		return false
+// relink gives execution id the link target in d: made where there is
+// none, renamed over one that is there after all.
+func relink(d dirh, id, target string) error {
+	err := unix.Symlinkat(target, d.FD, id)
+	if err == unix.EEXIST {
+		return setLink(d, id, target)
 	}
-	_, _, j, ok := parseHint(string(buf[:n]))
-	return ok && j == job
+	if err != nil {
+		return &os.PathError{Op: "symlink", Path: d.Show(id), Err: err}
+	}
+	return nil
 }
 
 // liveInLogs returns the executions of the logs that are not terminal (id
