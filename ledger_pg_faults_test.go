@@ -486,6 +486,23 @@ func jsonField(line, key string) string {
 // host B's --exclusive run recover A's execution (unknown) and start. The
 // payloads' flock and the times they wrote say that they never overlapped.
 // Once the partition heals, A's late result is kept on its record.
+// waitEither waits until one of first and second holds more than white
+// space and returns the contents, trimmed (first's is looked at first);
+// the test fails if neither is written within limit.
+func waitEither(t *testing.T, first, second string, limit time.Duration) (string, string) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); ; time.Sleep(10 * time.Millisecond) {
+		a, _ := os.ReadFile(first)
+		b, _ := os.ReadFile(second)
+		if a, b := strings.TrimSpace(string(a)), strings.TrimSpace(string(b)); a != "" || b != "" {
+			return a, b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("neither %s nor %s written within %v", first, second, limit)
+		}
+	}
+}
+
 func TestLedgerPostgresPartitionFences(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t)
@@ -495,9 +512,28 @@ func TestLedgerPostgresPartitionFences(t *testing.T) {
 		return `flock -n -E 99 "$OUT/alive.lock" sh -c 'trap "date +%s.%N >\"$OUT/` + who + `.end\"; exit 143" TERM
 			date +%s.%N >"$OUT/` + who + `.start"; echo "$TETHER_EXECUTION" >"$OUT/` + who + `.id"; sleep 60 & wait'`
 	}
-	a, aSaid := f.start("pa", `ledger run excl --exclusive --lease 3s --grace 300ms -- `+payload("a")+`; echo $? >"$OUT/a.rc"`,
-		"TETHER_LEDGER="+viaRelay)
-	aID := testutil.WaitContent(t, filepath.Join(f.dir, "a.id"), fleetLimit)
+	// A connects through the relay with connect_timeout=1 (so that the
+	// partition below cuts it off fast), which a loaded machine can
+	// outlast before anything is cut: then A says the database is
+	// unavailable and exits having claimed nothing, and is started again.
+	var a *exec.Cmd
+	var aSaid *bytes.Buffer
+	var aID string
+	for try := 1; ; try++ {
+		a, aSaid = f.start("pa", `ledger run excl --exclusive --lease 3s --grace 300ms -- `+payload("a")+`; echo $? >"$OUT/a.rc"`,
+			"TETHER_LEDGER="+viaRelay)
+		var rc string
+		aID, rc = waitEither(t, filepath.Join(f.dir, "a.id"), filepath.Join(f.dir, "a.rc"), fleetLimit)
+		if aID != "" {
+			break
+		}
+		a.Wait()
+		if try == 3 || !strings.Contains(aSaid.String(), "database unavailable") {
+			t.Fatalf("host A: ledger run = %s before its payload started (try %d): %s", rc, try, aSaid)
+		}
+		t.Logf("host A, try %d: %s", try, strings.TrimSpace(aSaid.String()))
+		os.Remove(filepath.Join(f.dir, "a.rc"))
+	}
 	r.freeze()
 	frozen := time.Now()
 
