@@ -66,6 +66,20 @@ func helperCmd(mode string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// crashWriter runs a writer (seed) on the store at dir that kills itself
+// at crash point at ("POINT:N", see crashAt), with env added, and fails
+// the test unless the kill is how it ended.
+func crashWriter(t *testing.T, dir string, seed int, at string, env ...string) {
+	t.Helper()
+	cmd := helperCmd("writer", dir, strconv.Itoa(seed))
+	cmd.Env = append(append(cmd.Env, "LEDGER_TEST_CRASH_AT="+at), env...)
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("writer (crash at %s) ended with %v; want SIGKILL", at, err)
+	}
+}
+
 var crashInstants = []time.Time{
 	time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC),
 	time.Date(2024, 5, 1, 10, 1, 0, 0, time.UTC),
@@ -181,13 +195,7 @@ func TestCrashPoints(t *testing.T) {
 	for round := 0; round < rounds; round++ {
 		for _, point := range crashPoints {
 			seed++
-			cmd := helperCmd("writer", dir, strconv.Itoa(seed))
-			cmd.Env = append(cmd.Env, fmt.Sprintf("LEDGER_TEST_CRASH_AT=%s:%d", point, 1+rand.IntN(8)))
-			err := cmd.Run()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				t.Fatalf("writer (crash at %s) ended with %v; want SIGKILL", point, err)
-			}
+			crashWriter(t, dir, seed, fmt.Sprintf("%s:%d", point, 1+rand.IntN(8)))
 			s, err := Open(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -222,13 +230,7 @@ func TestCrashSummaries(t *testing.T) {
 	for round := 0; round < 4; round++ {
 		for _, point := range []string{"log-torn", "log-written", "appended", "linked", "settle"} {
 			seed++
-			cmd := helperCmd("writer", dir, strconv.Itoa(seed))
-			cmd.Env = append(cmd.Env, fmt.Sprintf("LEDGER_TEST_CRASH_AT=%s:%d", point, 1+rand.IntN(8)), "LEDGER_TEST_NO_PRUNE=1")
-			err := cmd.Run()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				t.Fatalf("writer (crash at %s) ended with %v; want SIGKILL", point, err)
-			}
+			crashWriter(t, dir, seed, fmt.Sprintf("%s:%d", point, 1+rand.IntN(8)), "LEDGER_TEST_NO_PRUNE=1")
 			s, err := Open(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -607,13 +609,7 @@ func TestPowerCut(t *testing.T) {
 				// Once a process: at its first write.
 				at = "relinked:1"
 			}
-			cmd := helperCmd("writer", dir, strconv.Itoa(seed))
-			cmd.Env = append(cmd.Env, "LEDGER_TEST_CRASH_AT="+at)
-			err := cmd.Run()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				t.Fatalf("writer (crash at %s) ended with %v; want SIGKILL", at, err)
-			}
+			crashWriter(t, dir, seed, at)
 			s, err := Open(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -668,8 +664,10 @@ func TestPowerCut(t *testing.T) {
 			if _, err := s.Get("0000000000000-absent"); !errors.Is(err, ledger.ErrNotFound) {
 				t.Errorf("after the cut, Get(absent) = %v; want ErrNotFound", err)
 			}
-			if ents, _ := os.ReadDir(filepath.Join(dir, activeDir)); len(ents) > 0 {
-				t.Errorf("readers wrote %d links in active/; want none", len(ents))
+			for _, sub := range []string{activeDir, execDir} {
+				if ents, _ := os.ReadDir(filepath.Join(dir, sub)); len(ents) > 0 {
+					t.Errorf("readers wrote %d links in %s/; want none", len(ents), sub)
+				}
 			}
 			if t.Failed() {
 				t.Fatalf("store unreadable after a kill at %s and a power cut", at)
