@@ -66,17 +66,13 @@ func (s *Store) linksKept() bool {
 
 // mendLinks makes every execution's link whole from the logs, flushes
 // active/ and exec/, and then notes it, unless the note says this boot
-// did already. Called with the lock held, before anything else. A store
-// not yet of job logs is left to its migration, which flushes its links.
-// Where the links cannot be made whole (an I/O error), the store goes on
-// without the note: claims flush active/ and readers read the logs, as
-// linksWhole says.
+// did already. Called with the lock held, before anything else, on a
+// store of job logs (Open migrated it; migrate itself takes the lock
+// without mending). Where the links cannot be made whole (an I/O
+// error), the store goes on without the note: claims flush active/ and
+// readers read the logs, as linksWhole says.
 func (s *Store) mendLinks() {
 	if s.linksWhole() {
-		return
-	}
-	var st unix.Stat_t
-	if unix.Fstatat(s.root.FD, logsMark, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return
 	}
 	if s.relinkAll() != nil {

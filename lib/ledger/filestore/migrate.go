@@ -74,7 +74,9 @@ func (s *Store) migrateLogs() error {
 }
 
 func (s *Store) migrate() error {
-	unlock, err := s.lock()
+	// lockFile, not lock: the links are mended once the store is of
+	// job logs, by the next writer (linked.go).
+	unlock, err := s.lockFile()
 	if err != nil {
 		return err
 	}
