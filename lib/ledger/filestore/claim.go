@@ -17,22 +17,12 @@ func (s *Store) freshID(id string) error {
 	if err := ledger.ValidID(id); err != nil {
 		return err
 	}
-	for _, d := range []dirh{s.active, s.exec} {
-		var st unix.Stat_t
-		switch err := unix.Fstatat(d.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW); {
-		case err == nil:
-			return ledger.BadInputf("execution %s exists already", id)
-		case !errors.Is(err, unix.ENOENT):
-			return &os.PathError{Op: "stat", Path: d.Show(id), Err: err}
-		}
+	in, err := s.stored(id)
+	if err != nil {
+		return err
 	}
-	if !s.linksWhole() {
-		if in, err := s.inLogs(id); err != nil || in {
-			if err != nil {
-				return err
-			}
-			return ledger.BadInputf("execution %s exists already", id)
-		}
+	if in {
+		return ledger.BadInputf("execution %s exists already", id)
 	}
 	return nil
 }
@@ -177,6 +167,8 @@ func (s *Store) writableLog(jd dirh, job string, newJob bool) (*jobLog, error) {
 	if l, err = w.commit(); err != nil {
 		return nil, err
 	}
+	// Its index, empty (a reader reads the log of a job without one).
+	writeIds(jd, idsHeader(l), false)
 	dirs := []dirh{jd}
 	if newJob {
 		dirs = append(dirs, s.jobs)

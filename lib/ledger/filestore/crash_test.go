@@ -174,10 +174,11 @@ func crashAt(at string) {
 // crashPoints are the points between two steps of the write paths (see
 // reached): a claim whose link is made but not synced; a frame half
 // written (a torn tail), written but not synced, and appended but its
-// link not moved; a terminal record linked in exec/ and still in active/;
+// link not moved; a terminal record in its job's index and still linked
+// in active/;
 // a summary about to be cached; a log's next generation renamed into
 // place but the links not yet pointed at it.
-var crashPoints = []string{"claim-linked", "log-torn", "log-written", "appended", "linked", "settle", "prune-renamed"}
+var crashPoints = []string{"claim-linked", "log-torn", "log-written", "appended", "indexed", "settle", "prune-renamed"}
 
 // TestCrashPoints kills writers exactly at each crash point, many times
 // over one store, and checks the store after each kill.
@@ -228,7 +229,7 @@ func TestCrashSummaries(t *testing.T) {
 	}
 	seed := 5000
 	for round := 0; round < 4; round++ {
-		for _, point := range []string{"log-torn", "log-written", "appended", "linked", "settle"} {
+		for _, point := range []string{"log-torn", "log-written", "appended", "indexed", "settle"} {
 			seed++
 			crashWriter(t, dir, seed, fmt.Sprintf("%s:%d", point, 1+rand.IntN(8)), "LEDGER_TEST_NO_PRUNE=1")
 			s, err := Open(dir)
@@ -378,10 +379,12 @@ func checkStore(t *testing.T, s *Store) []ledger.Record {
 		}
 		recs = append(recs, r)
 		byJob[r.Job] = append(byJob[r.Job], r)
-		if !r.Status.Terminal() {
-			if _, err := os.Lstat(s.path(activeDir, r.ID)); err != nil {
-				t.Errorf("%s record %s has no link in active/: %v", r.Status, r.ID, err)
-			}
+		_, linkErr := os.Lstat(s.path(activeDir, r.ID))
+		switch {
+		case !r.Status.Terminal() && linkErr != nil:
+			t.Errorf("%s record %s has no link in active/: %v", r.Status, r.ID, linkErr)
+		case r.Status.Terminal() && linkErr != nil && !indexedOrUntrusted(t, s, r):
+			t.Errorf("%s record %s has no link in active/ and is not in its job's index", r.Status, r.ID)
 		}
 	}
 	for _, r := range checkLive(t, s) {
@@ -412,6 +415,37 @@ func checkStore(t *testing.T, s *Store) []ledger.Record {
 		}
 	}
 	return recs
+}
+
+// indexedOrUntrusted reports whether terminal record r is in its job's
+// index, or the index is one no reader trusts (missing, or of another
+// generation than the log: a prune cut short), so that the log is read.
+func indexedOrUntrusted(t *testing.T, s *Store, r ledger.Record) bool {
+	in, trusted := indexState(t, s, r.Job, r.ID)
+	return in || !trusted
+}
+
+// indexState reports whether execution id is in job's index, pointing at
+// the frame that made it terminal, and whether the index is trusted (of
+// the log's generation).
+func indexState(t *testing.T, s *Store, job, id string) (in, trusted bool) {
+	t.Helper()
+	jd, l, ok, err := s.openJob(job)
+	if err != nil || !ok {
+		t.Fatalf("opening job %s: %v, %v", job, ok, err)
+	}
+	defer closeDir(jd)
+	defer l.close()
+	f, trusted := readIds(jd)
+	if !trusted || !f.of(l) {
+		return false, false
+	}
+	for _, off := range idsFor(f.entries, idHash(id)) {
+		if e, err := l.readAt(off); err == nil && string(e.id) == id && terminalFrame(e) {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // TestFullAndReadOnlyStore fills a tiny tmpfs until writes fail, then makes
@@ -563,11 +597,22 @@ func checkLive(t *testing.T, s *Store) []ledger.Record {
 }
 
 // cutPower does to the store at dir what a power cut may do to it: every
-// link not flushed is lost. Links are flushed only when a boot's first
-// writer makes them whole (linked.go), so take the worst: every link in
-// active/ and exec/ gone, and the note naming another boot.
+// link and index entry not flushed is lost. They are flushed only when a
+// boot's first writer makes them whole (linked.go), so take the worst:
+// every link in active/ and exec/ gone, every job's index left with no
+// entry (its header naming the log's generation still, so that only the
+// note tells it from a whole one), and the note naming another boot.
 func cutPower(t *testing.T, dir string) {
 	t.Helper()
+	jobs, err := os.ReadDir(filepath.Join(dir, jobsDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if err := os.Truncate(filepath.Join(dir, jobsDir, j.Name(), idsName), idsHead); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
 	for _, sub := range []string{activeDir, execDir} {
 		ents, err := os.ReadDir(filepath.Join(dir, sub))
 		if err != nil {
@@ -651,8 +696,8 @@ func TestPowerCut(t *testing.T) {
 				if err := s.freshID(r.ID); !errors.Is(err, ledger.ErrBadInput) {
 					t.Errorf("after the cut, freshID(%s) = %v; want it to exist already", r.ID, err)
 				}
-				if !s.stored(r.ID) {
-					t.Errorf("after the cut, stored(%s) = false; want true", r.ID)
+				if in, err := s.stored(r.ID); !in {
+					t.Errorf("after the cut, stored(%s) = false, %v; want true", r.ID, err)
 				}
 			}
 			if got, want := statuses(checkLive(t, s)), statuses(live); got != want {

@@ -21,6 +21,9 @@
 //	  logs                     empty; the store is of job logs (a store
 //	                           without it is migrated by Open: migrate.go)
 //	  jobs/JOB/                one directory per job name
+//	    _ids                   index of JOB's finished executions: the hash
+//	                           of each one's id and the offset of the frame
+//	                           that made it terminal (ids.go)
 //	    _log                   every version of every execution of JOB, appended
 //	                           as CRC-framed entries (log.go): a header, then a
 //	                           claim frame per execution (its whole record) and
@@ -34,7 +37,10 @@
 //	  active/ID                symbolic link to "GEN:OFF:JOB": execution ID may
 //	                           still be claimed or running; its newest version
 //	                           was at offset OFF of generation GEN of JOB's log
-//	  exec/ID                  the same link once ID is terminal
+//	  exec/                    empty: the version before indexes linked each
+//	                           finished execution there (exec/ID, as active/),
+//	                           which the first writer of a boot indexes and
+//	                           removes
 //	  output/                  0700, made by the first OpenOutput
 //	    ID                     "tether-output 1 LIMIT\n" and the execution's
 //	                           output, of which the last LIMIT bytes count
@@ -47,12 +53,16 @@
 // Why a log per job: a record per file cost two inodes and a 4 KiB block
 // per execution (4.2 KB on ext4), and a transition a temporary file, a
 // rename and two flushes. In the log an execution costs its claim (390
-// to 450 bytes), a delta per later version (65 to 130 bytes) and a link
-// that holds its target in its inode (no block for a target under 60
-// bytes, that is a job name under some 48 characters), 771 bytes in all
-// as bench/ledger measured claim, start and finish; a transition is one pwrite and one fdatasync. Links are symbolic
-// links because their target is written with the name, atomically, with
-// no data block and no file to open; nothing ever follows them.
+// to 450 bytes), a delta per later version (65 to 130 bytes) and 16 bytes
+// of its job's index once finished, 750 bytes in all as bench/ledger
+// measured claim, start and finish; a transition is one pwrite and one
+// fdatasync. While it is live it also has a link, which holds its target
+// in its inode (no block for a target under 60 bytes, that is a job name
+// under some 48 characters). Links are symbolic links because their
+// target is written with the name, atomically, with no data block and no
+// file to open; nothing ever follows them. A finished execution has an
+// index entry, not a link: prune removed a link per execution it dropped
+// (0.73 s of its 1 s at 100,000), and rewrites an index whole instead.
 //
 // Ids are 13 base-36 digits of Unix nanoseconds, "-" and 6 random base-36
 // digits (or any chosen [0-9a-z-]), so they sort by claim time; job names use
@@ -60,9 +70,12 @@
 // with "_", temporary names with ".", so no name of one kind can be
 // mistaken for another, and no id or job name can climb out of the store.
 //
-// What each operation reads: show/start/finish read one link and one or
-// two frames at its offset (a live execution's log on from there to its
-// end); latest walks its job's log back from the end to the last claim;
+// What each operation reads: start/finish (and show of a live execution)
+// read one link and one or two frames at its offset (the log on from
+// there to its end); show of a finished one reads the jobs' indexes, 16
+// bytes per finished execution, up to the one holding it and one or two
+// frames (at 100,000: 10.3 ms against 9.0 ms for latest in a small
+// store); latest walks its job's log back from the end to the last claim;
 // claim --instant reads one slot; claim --exclusive, claim --every, recover
 // and list of claimed or running executions read active/, which holds only
 // executions not yet finished (and the logs too, while a new boot's links
@@ -107,18 +120,19 @@
 //     removed by the next recover or claim that finds it. A new job's log
 //     is created whole (header, fdatasync, rename) and its directory and
 //     jobs/ fsynced before anything is appended.
-//   - The link is not flushed: only the end of the boot can lose it. A
-//     process killed at any instant loses nothing the kernel holds; a
-//     power cut or a crash of the machine may lose any link not flushed,
-//     and ends the boot. The note "linked" names the boot during which
-//     every execution of the logs was last given its link and active/
-//     and exec/ flushed; it is written (temporary file, fdatasync,
-//     rename, fsync) after them. The first writer of a boot, under the
-//     lock and before anything else, finds the note of another boot,
-//     reads every log, links each execution that has no link, flushes,
-//     and writes the note (at 100,000 stored: 0.2 s when every link is
-//     there, 3.4 s when none is). Until then active/ may miss a live execution:
-//     readers that find no link for an id look for its claim in every
+//   - The link is not flushed, nor is an index entry: only the end of
+//     the boot can lose them. A process killed at any instant loses
+//     nothing the kernel holds; a power cut or a crash of the machine may
+//     lose any link or entry not flushed, and ends the boot. The note
+//     "linked" names the boot during which every live execution of the
+//     logs was last given its link and every job its index, all flushed;
+//     it is written (temporary file, fdatasync, rename, fsync) after
+//     them. The first writer of a boot, under the lock and before
+//     anything else, finds the note of another boot, reads every log,
+//     links each live execution that has no link, writes each index that
+//     differs from its log's (fdatasync, rename, fsync), flushes active/,
+//     and writes the note. Until then active/ and the indexes may miss an
+//     execution: readers that find no link for an id look for it in every
 //     log, and those that list live executions add the logs' (slower,
 //     never wrong). Where the boot id is unknown, every claim flushes
 //     active/ before its frame, as it did before the note. (A file
@@ -126,17 +140,23 @@
 //     again in the same boot is not seen: remove DIR/linked to have the
 //     next writer relink.)
 //   - Links after the claim are hints: each later version re-points the
-//     link at its frame (a new link renamed over the old, not flushed),
-//     and a terminal version moves it to exec/ (made there, then removed
-//     from active/). A reader verifies a link against the log: a frame at
-//     its offset that is not of its execution, or of another generation,
-//     makes it walk the whole log; a live execution's newer versions are
-//     found by reading on to the end. After a crash or a power cut a link
-//     may be stale, in active/ still, or in both folders: each is found
-//     and gives the newest version, and whoever next reads active/ under
-//     the lock (recover, claim --exclusive, --every) moves a terminal
-//     one. This relies on the file system committing a rename whole and
-//     in order with the operations before it (ext4, xfs and btrfs do).
+//     link at its frame (a new link renamed over the old, not flushed).
+//     A terminal version appends its execution's entry to its job's
+//     index (ids.go), not flushed either, and then removes the link from
+//     active/: during a boot, every finished execution is in its job's
+//     index or still linked in active/. A reader verifies a link or an
+//     entry against the log: a frame at its offset that is not of its
+//     execution, or of another generation, makes it walk the whole log; a
+//     live execution's newer versions are found by reading on to the
+//     end. After a crash a link may be stale or in active/ still, with
+//     or without its entry: each is found and gives the newest version,
+//     and whoever next reads active/ under the lock (recover, claim
+//     --exclusive, --every) indexes a terminal one and removes its link.
+//     An index that is missing, damaged or not of the log in place (a
+//     prune cut short) is not trusted: its job's log is read instead, and
+//     the next terminal version in the job writes it anew. This relies on
+//     the file system committing a rename whole and in order with the
+//     operations before it (ext4, xfs and btrfs do).
 //   - The cached summary is only a cache (see summary.go): renamed into
 //     place, never flushed, checked by its CRC, and recounted from the log
 //     when it cannot be trusted. Counts never depend on markers: each
@@ -144,14 +164,19 @@
 //   - Prune writes the log's next generation under a temporary name (its
 //     header counting what it drops, then each kept execution's newest
 //     version as one claim frame), fdatasyncs it, makes the tombstones of
-//     dropped completed and unknown executions' slots durable, renames
-//     the new log over the old and fsyncs the job's directory; only then
-//     does it remove the dropped executions' links and outputs and re-point
-//     the kept ones. Killed before the rename, nothing changed; after it,
-//     stale links are walked past as above.
+//     dropped completed and unknown executions' slots durable, removes
+//     the job's index, renames the new log over the old and fsyncs the
+//     job's directory; only then does it write the new log's index (of
+//     the kept finished executions), re-point the kept live ones' links
+//     and remove the dropped executions' outputs. Killed before the
+//     rename, nothing changed but the index, whose job's log is read
+//     until a write makes it anew; after it, stale links are walked past
+//     as above.
 //   - A hard link to a log made by anyone else (a `cp -al` snapshot) is
 //     never written through: a writer that finds the log has another link
-//     copies it and renames the copy into place first. Temporary files are
+//     copies it and renames the copy into place first; an index with
+//     another link is written anew (renamed into place), never appended
+//     to. Temporary files are
 //     always created afresh (O_EXCL, a stale one unlinked first), and links
 //     are replaced by rename, never written.
 //

@@ -335,8 +335,8 @@ func TestPruneMarkers(t *testing.T) {
 	if got, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil || len(got) != 6 {
 		t.Fatalf("Prune() = %v, %v; want 6 records", got, err)
 	}
-	if names, _ := readNames(s.jobDirForTest(t, "j")); !slices.Equal(names, []string{logName, summaryName}) {
-		t.Fatalf("jobs/j after prune = %v; want only its log and summary", names)
+	if names, _ := readNames(s.jobDirForTest(t, "j")); !slices.Equal(names, []string{idsName, logName, summaryName}) {
+		t.Fatalf("jobs/j after prune = %v; want only its index, log and summary", names)
 	}
 	if names, _ := readNames(s.exec); len(names) != 0 {
 		t.Fatalf("exec/ after prune = %v; want nothing", names)

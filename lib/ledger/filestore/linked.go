@@ -1,6 +1,8 @@
 package filestore
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -12,35 +14,42 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// The links note: whether every execution of the logs has its link, so
-// that a claim need not flush active/ (see "Crash safety" in doc.go).
+// The links note: whether every live execution of the logs has its link
+// and every job its index of finished executions (ids.go), so that a
+// claim need not flush active/ nor a finish its index entry (see "Crash
+// safety" in doc.go).
 //
-//	DIR/linked                 "BOOT_ID\n": every link made during boot
-//	                           BOOT_ID is kept ("none\n" where the boot id
-//	                           is unknown: every link was flushed)
+//	DIR/linked                 "BOOT_ID\nids 1\n": every link and index
+//	                           entry made during boot BOOT_ID is kept
+//	                           ("none" for BOOT_ID where the boot id is
+//	                           unknown: every link was flushed)
 //
-// A link the kernel holds is lost only with its boot (a power cut, a
-// crash of the machine); a process killed at any instant loses nothing
-// the kernel has. So once the links have been made whole and flushed
-// during a boot, and the note written after them, a link made later in
-// the same boot stays until the machine stops, and the first writer of
-// the next boot finds the note of another boot and makes them whole
-// again from the logs before it does anything else. Until then, no one
-// trusts active/ to be whole: an id without a link is looked for in every
-// log, and the live executions are found by reading the logs.
+// A link or entry the kernel holds is lost only with its boot (a power
+// cut, a crash of the machine); a process killed at any instant loses
+// nothing the kernel has. So once the links and indexes have been made
+// whole and flushed during a boot, and the note written after them, one
+// made later in the same boot stays until the machine stops, and the
+// first writer of the next boot finds the note of another boot and makes
+// them whole again from the logs before it does anything else. Until
+// then, no one trusts active/ or an index to be whole: an id without a
+// link is looked for in every log, and the live executions are found by
+// reading the logs.
 
 const (
 	linkedName = "linked"
 	maxLinked  = 256
 )
 
-// linkedNote is what the note holds once the links are whole during this
-// boot.
+// linkedNote is what the note holds once the links and the indexes are
+// whole during this boot. Its second line names the indexes (ids.go): the
+// version before them wrote the boot alone, so each version takes the
+// other's note for another boot's and makes the store whole its own way.
 func linkedNote() string {
-	if b := ledger.BootID(); b != "" {
-		return b + "\n"
+	b := ledger.BootID()
+	if b == "" {
+		b = "none"
 	}
-	return "none\n"
+	return b + "\nids 1\n"
 }
 
 // linksWhole reports whether every execution in the logs has its link:
@@ -64,11 +73,11 @@ func (s *Store) linksKept() bool {
 	return ledger.BootID() != "" && s.linksWhole()
 }
 
-// mendLinks makes every execution's link whole from the logs, flushes
-// active/ and exec/, and then notes it, unless the note says this boot
-// did already. Called with the lock held, before anything else, on a
-// store of job logs (Open migrated it; migrate itself takes the lock
-// without mending). Where the links cannot be made whole (an I/O
+// mendLinks makes every live execution's link and every job's index
+// whole from the logs, flushes them, and then notes it, unless the note
+// says this boot did already. Called with the lock held, before anything
+// else, on a store of job logs (Open migrated it; migrate itself takes
+// the lock without mending). Where the links cannot be made whole (an I/O
 // error), the store goes on without the note: claims flush active/ and
 // readers read the logs, as linksWhole says.
 func (s *Store) mendLinks() {
@@ -84,113 +93,162 @@ func (s *Store) mendLinks() {
 	}
 }
 
-// relinkAll gives every execution of every job's log a link where it has
-// none, and flushes active/ and exec/. Only those without one are read
-// (their status says which folder): after a clean shutdown, all have one.
-// A damaged log's executions up to its damage are linked; the rest are
-// unreadable anyway.
+// relinkAll makes every job's index (ids.go) and the link of every live
+// execution whole from the logs, flushes what it changed, and then
+// removes the links exec/ holds (the version before indexes linked each
+// finished execution there). Only live executions without a link are
+// read: after a clean shutdown, every link and index is whole and nothing
+// is written. A damaged log's executions up to its damage are linked and
+// indexed, and its index keeps the entries it had past the damage.
 func (s *Store) relinkAll() error {
-	linked := map[string]bool{}
-	for _, d := range []dirh{s.active, s.exec} {
-		names, err := readNames(d)
-		if err != nil {
-			return err
-		}
-		for _, n := range names {
-			linked[n] = true
-		}
+	names, err := readNames(s.active)
+	if err != nil {
+		return err
+	}
+	linked := make(map[string]bool, len(names))
+	for _, n := range names {
+		linked[n] = true
+	}
+	legacy, err := s.execHints()
+	if err != nil {
+		return err
 	}
 	jobs, err := s.jobNames()
 	if err != nil {
 		return err
 	}
 	for _, job := range jobs {
-		if err := s.relinkJob(job, linked); err != nil && !errors.Is(err, ledger.ErrCorrupt) {
+		if err := s.relinkJob(job, linked, legacy[job]); err != nil && !errors.Is(err, ledger.ErrCorrupt) {
 			return err
 		}
 	}
-	return syncDirs(s.active, s.exec)
+	if err := s.active.Sync(); err != nil {
+		return err
+	}
+	for _, hs := range legacy {
+		for _, h := range hs {
+			unix.Unlinkat(s.exec.FD, h.id, 0)
+		}
+	}
+	s.execHolds.Store(false)
+	s.execChecked.Store(true)
+	return nil
 }
 
-// relinkJob links each execution of job's log whose id is not in linked.
-func (s *Store) relinkJob(job string, linked map[string]bool) error {
+// execHint is a link in exec/, of the version before indexes: where
+// execution id became terminal in its job's log.
+type execHint struct {
+	id       string
+	gen, off int64
+}
+
+// execHints reads the links in exec/, by job, in the order of their
+// offsets. A name that is not a link (a record of the format before job
+// logs) is left out, and so left alone.
+func (s *Store) execHints() (map[string][]execHint, error) {
+	if !s.execLinks() {
+		return nil, nil
+	}
+	names, err := readNames(s.exec)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]execHint{}
+	buf := make([]byte, 256)
+	for _, n := range names {
+		k, err := unix.Readlinkat(s.exec.FD, n, buf)
+		if err != nil || ledger.ValidID(n) != nil {
+			continue
+		}
+		// One that is not a hint is still removed: the log says the rest.
+		gen, off, job, _ := parseHint(string(buf[:k]))
+		out[job] = append(out[job], execHint{n, gen, off})
+	}
+	for _, hs := range out {
+		sort.Slice(hs, func(i, j int) bool { return hs[i].off < hs[j].off })
+	}
+	return out, nil
+}
+
+// relinkJob writes job's index from its log where the one in place
+// differs, links each live execution whose id is not in linked, and
+// removes the link of each terminal one that is (after a crash, a link
+// that never left active/). legacy holds the job's links in exec/, kept
+// in the index past any damage.
+func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint) error {
 	jd, l, ok, err := s.openJob(job)
 	if err != nil || !ok {
 		return err
 	}
-	closeDir(jd)
+	defer closeDir(jd)
 	defer l.close()
 	type unlinked struct {
-		id  string
-		ref execRef
+		id                string
+		claimOff, lastOff int64
+		terminal          bool
 	}
 	var todo []unlinked // in claim order, so sorted by claim offset
-	_, walkErr := l.scan(l.first, func(e entry) error {
+	var stale []string
+	ids := idsHeader(l)
+	end, walkErr := l.scan(l.first, func(e entry) error {
+		terminal := terminalFrame(e)
+		if terminal {
+			ids = appendIdsEntry(ids, e.id, e.off)
+			if linked[string(e.id)] {
+				stale = append(stale, string(e.id))
+			}
+		}
 		switch {
-		case e.kind == kindClaim && !linked[string(e.id)]:
-			todo = append(todo, unlinked{string(e.id), execRef{e.off, e.off}})
+		case e.kind == kindClaim && !terminal && !linked[string(e.id)]:
+			todo = append(todo, unlinked{id: string(e.id), claimOff: e.off, lastOff: e.off})
 		case e.kind == kindUpdate:
-			i := sort.Search(len(todo), func(i int) bool { return todo[i].ref.claimOff >= e.ref })
-			if i < len(todo) && todo[i].ref.claimOff == e.ref {
-				todo[i].ref.lastOff = e.off
+			i := sort.Search(len(todo), func(i int) bool { return todo[i].claimOff >= e.ref })
+			if i < len(todo) && todo[i].claimOff == e.ref {
+				todo[i].lastOff, todo[i].terminal = e.off, terminal
 			}
 		}
 		return nil
 	})
-	var bad error
+	if walkErr != nil {
+		ids = keepPast(ids, end, jd, l, legacy)
+	}
+	if f, ok := readIds(jd); !ok || !f.of(l) || !bytes.Equal(f.entries, ids[idsHead:]) {
+		if err := writeIds(jd, ids, true); err != nil {
+			return err
+		}
+	}
 	for _, u := range todo {
-		_, st, err := l.state(u.ref)
-		if err != nil {
-			bad = err
-			continue
+		if u.terminal {
+			continue // in the index now
 		}
-		d := s.active
-		if st.Terminal() {
-			d = s.exec
-		}
-		if err := relink(d, u.id, hintOf(l.gen, u.ref.lastOff, job)); err != nil {
+		if err := relink(s.active, u.id, hintOf(l.gen, u.lastOff, job)); err != nil {
 			return err
 		}
 	}
-	return errors.Join(walkErr, bad)
+	for _, id := range stale {
+		unix.Unlinkat(s.active.FD, id, 0)
+	}
+	return walkErr
 }
 
-// eachInLog calls fn with each execution of job's log (where it is, its
-// id and its newest status), in claim order. A job without a log is none;
-// a version that cannot be read is passed over and reported at the end.
-func (s *Store) eachInLog(job string, fn func(l *jobLog, ref execRef, id string, st ledger.Status) error) error {
-	jd, l, ok, err := s.openJob(job)
-	if err != nil || !ok {
-		return err
-	}
-	closeDir(jd)
-	defer l.close()
-	refs, walkErr := l.refs(nil)
-	var bad error
-	for _, ref := range refs {
-		id, st, err := l.state(ref)
-		if err != nil {
-			bad = err
-			continue
-		}
-		if err := fn(l, ref, id, st); err != nil {
-			return err
+// keepPast adds to ids, the index of a log walked up to its damage at
+// end, the entries past it that the index in jd (of l) or
+// exec/'s links (legacy) held: the records finished after the damage
+// stay readable, as they were.
+func keepPast(ids []byte, end int64, jd dirh, l *jobLog, legacy []execHint) []byte {
+	if f, ok := readIds(jd); ok && f.of(l) {
+		for i := 0; i < len(f.entries); i += idsEntry {
+			if int64(binary.LittleEndian.Uint64(f.entries[i+8:])) > end {
+				ids = append(ids, f.entries[i:i+idsEntry]...)
+			}
 		}
 	}
-	return errors.Join(walkErr, bad)
-}
-
-// state reads the id and status of the version ref names.
-func (l *jobLog) state(ref execRef) (id string, st ledger.Status, err error) {
-	if l.fromBytes(ref, func(claim, delta []byte, i string) (ok bool) {
-		st, _, _, ok = ledger.StoredFate(claim, delta, i)
-		id = i
-		return ok
-	}) {
-		return id, st, nil
+	for _, h := range legacy {
+		if h.gen == l.gen && h.off > end {
+			ids = appendIdsEntry(ids, []byte(h.id), h.off)
+		}
 	}
-	r, err := l.version(ref)
-	return r.ID, r.Status, err
+	return ids
 }
 
 // relink gives execution id the link target in d: made where there is
@@ -207,7 +265,8 @@ func relink(d dirh, id, target string) error {
 }
 
 // liveInLogs returns the executions of the logs that are not terminal (id
-// to job): what active/ holds when the links are whole.
+// to job): what active/ holds when the links are whole. Each log is read
+// once, frame by frame: a claim that no frame makes terminal is live.
 func (s *Store) liveInLogs() (map[string]string, error) {
 	jobs, err := s.jobNames()
 	if err != nil {
@@ -216,12 +275,28 @@ func (s *Store) liveInLogs() (map[string]string, error) {
 	live := map[string]string{}
 	var errs []error
 	for _, job := range jobs {
-		err := s.eachInLog(job, func(_ *jobLog, _ execRef, id string, st ledger.Status) error {
-			if !st.Terminal() {
-				live[id] = job
+		jd, l, ok, err := s.openJob(job)
+		if err != nil || !ok {
+			if err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		closeDir(jd)
+		claims := map[int64]string{} // by offset, live so far
+		_, err = l.scan(l.first, func(e entry) error {
+			switch {
+			case e.kind == kindClaim && !terminalFrame(e):
+				claims[e.off] = string(e.id)
+			case e.kind == kindUpdate && terminalFrame(e):
+				delete(claims, e.ref)
 			}
 			return nil
 		})
+		l.close()
+		for _, id := range claims {
+			live[id] = job
+		}
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -249,34 +324,22 @@ func (s *Store) locateInLogs(id string, write bool) (*located, error) {
 		if !ok {
 			continue
 		}
-		at := int64(-1)
-		_, err = l.scan(l.first, func(e entry) error {
-			if e.kind == kindClaim && string(e.id) == id {
-				at = e.off
-				return errFound
-			}
-			return nil
-		})
-		if at < 0 {
-			l.close()
-			closeDir(jd)
-			if err != nil {
+		loc := &located{job: job, jd: jd, log: l}
+		if err := loc.walkFor(id); err != nil {
+			loc.close()
+			if !errors.Is(err, ledger.ErrNotFound) {
 				errs = append(errs, err)
 			}
 			continue
 		}
-		loc := &located{job: job, jd: jd, log: l}
 		if write {
+			// Under the lock: the log is as read.
 			l.close()
 			if loc.log, err = openLog(jd, job, true); err != nil {
 				loc.log = nil
 				loc.close()
 				return nil, err
 			}
-		}
-		if err := loc.find(id, loc.log.gen, at); err != nil {
-			loc.close()
-			return nil, err
 		}
 		return loc, nil
 	}
@@ -285,18 +348,4 @@ func (s *Store) locateInLogs(id string, write bool) (*located, error) {
 		return nil, errors.Join(errs...)
 	}
 	return nil, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
-}
-
-// inLogs reports whether execution id is in a job's log, for an id
-// without a link while the links may not be whole.
-func (s *Store) inLogs(id string) (bool, error) {
-	loc, err := s.locateInLogs(id, false)
-	if errors.Is(err, ledger.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	loc.close()
-	return true, nil
 }

@@ -120,6 +120,7 @@ type jobLog struct {
 	fd   int
 	path string
 	gen  int64
+	ino  uint64 // its inode: a new one for each generation (and copy)
 	// first is where the first frame after the header starts; end is
 	// where the next frame is appended (a writer's, found by validEnd) or
 	// the size when opened (a reader's).
@@ -166,7 +167,7 @@ func openLog(jd dirh, job string, write bool) (*jobLog, error) {
 		l.close()
 		return nil, err
 	}
-	l.end = st.Size
+	l.end, l.ino = st.Size, st.Ino
 	h, err := l.readAt(0)
 	if err == nil && h.kind != kindHeader {
 		err = errFrame

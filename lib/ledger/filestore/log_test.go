@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -132,10 +131,14 @@ func TestStaleLinks(t *testing.T) {
 	check("link of another generation", live.ID, ledger.Running)
 	put(activeDir, live.ID, "1:3:j")
 	check("link into a frame", live.ID, ledger.Running)
-	// A finished one whose link never moved to exec/, or is in both.
+	// A finished one whose link never left active/: in its job's index
+	// (killed between the entry and the unlink), or not (killed before
+	// the entry).
 	put(activeDir, done.ID, doneLink)
-	check("finished, linked in active/ and exec/", done.ID, ledger.Failed)
-	os.Remove(s.path(execDir, done.ID))
+	check("finished, linked in active/ and indexed", done.ID, ledger.Failed)
+	if err := os.Truncate(s.path(jobsDir, "j", idsName), idsHead); err != nil {
+		t.Fatal(err)
+	}
 	check("finished, linked in active/ only", done.ID, ledger.Failed)
 	if got, _ := ledger.List(s, ledger.Filter{Status: ledger.Claimed}); len(got) != 0 {
 		t.Errorf("List(claimed) with a finished one in active/ = %v; want none", got)
@@ -154,8 +157,8 @@ func TestStaleLinks(t *testing.T) {
 			t.Errorf("after Recover, %s: %v; want it gone", p, err)
 		}
 	}
-	if target, err := os.Readlink(s.path(execDir, done.ID)); err != nil || !strings.HasSuffix(target, ":j") {
-		t.Errorf("after Recover, exec/%s = %q, %v; want its link", done.ID, target, err)
+	if in, trusted := indexState(t, s, "j", done.ID); !in || !trusted {
+		t.Errorf("after Recover, %s in the index = %v (trusted %v); want it there", done.ID, in, trusted)
 	}
 	check("after Recover", live.ID, ledger.Running)
 	check("after Recover", done.ID, ledger.Failed)

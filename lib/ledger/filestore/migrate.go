@@ -30,6 +30,10 @@ import (
 //  3. the old markers and pointers are removed, "logs" is created and the
 //     root fsync'ed.
 //
+// Its links in exec/ are those of the version before indexes: the first
+// writer after it (mendLinks) indexes the finished executions and removes
+// them, as it does in a store that version left.
+//
 // A migration cut short anywhere is redone from step 1 by the next Open:
 // every step is safe to repeat. A record that cannot be read is left in
 // exec/ as it was (read in place, reported as corrupt); a store that

@@ -3,31 +3,59 @@ package filestore
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// Names lists the job names (jobs/) and execution ids (exec/, or with
-// activeOnly only those of active/, which may still be claimed or running)
-// of the store at dir, for a shell's completion. It only reads: it takes
-// no lock, creates nothing (a missing store is no names, not a new one),
-// skips what is not a valid name, and checks nothing of the store's
-// safety, so what it returns is a hint for a human to pick from, never
-// input to a decision.
+// Names lists the job names (jobs/) and execution ids (the ids in the
+// jobs' logs, or with activeOnly only those of active/, which may still
+// be claimed or running) of the store at dir, for a shell's completion.
+// It only reads: it takes no lock, creates nothing (a missing store is no
+// names, not a new one) and skips what is not a valid name; the logs are
+// read through OpenExisting, whose checks a store that fails has no ids
+// but active/'s. What it returns is a hint for a human to pick from,
+// never input to a decision.
 func Names(dir string, activeOnly bool) (jobs, ids []string) {
 	jobs = listNames(filepath.Join(dir, "jobs"), func(n string) (string, bool) {
 		return n, ledger.ValidJob(n) == nil
 	})
 	keep := func(n string) (string, bool) { return n, ledger.ValidID(n) == nil }
-	// active/ID while an execution may still be claimed or running,
-	// exec/ID once it is terminal.
 	ids = listNames(filepath.Join(dir, "active"), keep)
-	if !activeOnly {
-		ids = append(ids, listNames(filepath.Join(dir, "exec"), keep)...)
-		sort.Strings(ids)
+	if activeOnly {
+		return jobs, ids
 	}
-	return jobs, ids
+	// exec/ID: a finished execution of a store of the version before
+	// indexes (ids.go), not yet made whole by a writer.
+	ids = append(ids, listNames(filepath.Join(dir, "exec"), keep)...)
+	if s, err := OpenExisting(dir); err == nil {
+		ids = append(ids, s.loggedIDs(jobs)...)
+		s.Close()
+	}
+	sort.Strings(ids)
+	return jobs, slices.Compact(ids)
+}
+
+// loggedIDs returns the id of each execution claimed in the logs of jobs
+// (what could be read of them).
+func (s *Store) loggedIDs(jobs []string) []string {
+	var ids []string
+	for _, job := range jobs {
+		jd, l, ok, err := s.openJob(job)
+		if err != nil || !ok {
+			continue
+		}
+		l.scan(l.first, func(e entry) error {
+			if e.kind == kindClaim && ledger.ValidID(string(e.id)) == nil {
+				ids = append(ids, string(e.id))
+			}
+			return nil
+		})
+		l.close()
+		closeDir(jd)
+	}
+	return ids
 }
 
 // listNames returns the names in dir that keep accepts, as keep maps them,

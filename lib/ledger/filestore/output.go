@@ -56,8 +56,11 @@ func (s *Store) OpenOutput(id string, limit int64) (io.WriteCloser, error) {
 	if limit <= 0 {
 		return nil, ledger.BadInputf("output limit %d: want > 0", limit)
 	}
-	if !s.stored(id) {
-		return nil, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+	if in, err := s.stored(id); err != nil || !in {
+		if err == nil {
+			err = fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+		}
+		return nil, err
 	}
 	d, err := s.outputs(true)
 	if err != nil {

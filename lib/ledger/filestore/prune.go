@@ -231,6 +231,11 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 		}
 		keep = append(keep, kept{r.ID, w.add(kindClaim, r.ID, 0, r.Encode()), r.Status.Terminal()})
 	}
+	// The index goes first: a reader reads the log of a job without one.
+	if err := unix.Unlinkat(jd.FD, idsName, 0); err != nil && err != unix.ENOENT {
+		w.abort()
+		return false, fmt.Errorf("pruning %s: %w", job, &os.PathError{Op: "unlink", Path: jd.Show(idsName), Err: err})
+	}
 	nl, err := w.commit()
 	if err != nil {
 		return w.renamed, fmt.Errorf("pruning %s: %w", job, err)
@@ -240,11 +245,22 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	if err := jd.Sync(); err != nil {
 		return true, fmt.Errorf("pruning %s: %w", job, err)
 	}
-	// 3. Links, outputs, slots and the cache: none needs to be durable
-	// (a stale link makes a reader walk the log, and finds nothing there).
+	// 3. The index, links, outputs, slots and the cache: none needs to be
+	// durable (a stale link makes a reader walk the log, and finds nothing
+	// there; a missing index, the same).
+	legacy := s.execLinks()
+	ids := idsHeader(nl)
 	for _, k := range keep {
-		s.relink(k.id, hintOf(nl.gen, k.off, job), k.terminal)
+		if !k.terminal {
+			setLink(s.active, k.id, hintOf(nl.gen, k.off, job))
+			continue
+		}
+		ids = appendIdsEntry(ids, []byte(k.id), k.off)
+		if legacy {
+			unix.Unlinkat(s.exec.FD, k.id, 0)
+		}
 	}
+	writeIds(jd, ids, false)
 	gone := make([]string, 0, min(len(refs), pruneOutputBatch))
 	for i, ref := range refs {
 		f := fates[i]
@@ -255,7 +271,9 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 		if err != nil {
 			continue // the old log, read whole a moment ago
 		}
-		unix.Unlinkat(s.exec.FD, dropped, 0)
+		if legacy {
+			unix.Unlinkat(s.exec.FD, dropped, 0)
+		}
 		if f.instant != 0 && !ledger.BlocksInstant(f.status) {
 			key := instantKey(time.Unix(0, f.instant))
 			if b, err := readSlot(jd, key); err == nil && strings.TrimSpace(string(b)) == dropped {

@@ -12,10 +12,11 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// An execution is found by its link, a symbolic link named by its id
+// A live execution is found by its link, a symbolic link named by its id
 // whose target ("GEN:OFF:JOB", hintOf) says which job's log holds it and
 // where its newest version was: active/ID while it may still be claimed or
-// running, exec/ID once it is terminal. Nothing ever follows a link: it is
+// running; a finished one by its job's index (ids.go), or exec/ID in a
+// store of the version before indexes. Nothing ever follows a link: it is
 // read (readlinkat) and its target parsed. A link is a hint, verified
 // against the log: a frame at OFF of another generation or execution makes
 // the reader walk the whole log, a newer version after OFF is found by
@@ -59,8 +60,10 @@ func (s *Store) readLink(id string) (target string, active bool, err error) {
 			}
 			return string(buf[:n]), d.FD == s.active.FD, nil
 		case unix.ENOENT:
-			// A link only moves from active/ to exec/: looked for in that
-			// order, a record that moves meanwhile is found.
+			// A link leaves active/ only once its execution is in its
+			// job's index (or, in the version before indexes, linked in
+			// exec/): looked for in that order, one that finishes
+			// meanwhile is found.
 			continue
 		case unix.EINVAL:
 			if d.FD == s.exec.FD {
@@ -130,8 +133,11 @@ func (s *Store) locate(id string, write bool) (*located, error) {
 	if errors.Is(err, errLegacy) {
 		return s.locateLegacy(id, write)
 	}
-	if errors.Is(err, ledger.ErrNotFound) && !s.linksWhole() {
-		return s.locateInLogs(id, write)
+	if errors.Is(err, ledger.ErrNotFound) {
+		if !s.linksWhole() {
+			return s.locateInLogs(id, write)
+		}
+		return s.locateFinished(id, write)
 	}
 	if err != nil {
 		return nil, err
@@ -272,23 +278,13 @@ func (s *Store) writeVersion(loc *located, next ledger.Record) error {
 	}
 	reached("appended")
 	loc.rec, loc.off = next, off
-	s.relink(next.ID, hintOf(loc.log.gen, off, loc.job), next.Status.Terminal())
+	if next.Status.Terminal() {
+		s.retire(loc)
+	} else {
+		// Best effort: a stale link costs a longer read, never a wrong one.
+		setLink(s.active, next.ID, hintOf(loc.log.gen, off, loc.job))
+	}
 	return nil
-}
-
-// relink points execution id's link at target: in active/ while it is
-// live, in exec/ once terminal (made there first, then removed from
-// active/). Best effort: a stale link costs a longer read, never a wrong
-// one.
-func (s *Store) relink(id, target string, terminal bool) {
-	if !terminal {
-		setLink(s.active, id, target)
-		return
-	}
-	if setLink(s.exec, id, target) == nil {
-		reached("linked")
-		unix.Unlinkat(s.active.FD, id, 0)
-	}
 }
 
 // syncDirs flushes the given directories at once.
@@ -304,19 +300,32 @@ func syncDirs(ds ...dirh) error {
 	return err
 }
 
-// stored reports whether execution id has a link (or, while the links
-// may not be whole, a claim in a log).
-func (s *Store) stored(id string) bool {
-	var st unix.Stat_t
-	if unix.Fstatat(s.active.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil ||
-		unix.Fstatat(s.exec.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		return true
+// stored reports whether execution id is in the store: it has a link, or
+// is in its job's index (or, while those may not be whole, has a claim in
+// a log). An error is a store it could not read.
+func (s *Store) stored(id string) (bool, error) {
+	for _, d := range []dirh{s.active, s.exec} {
+		var st unix.Stat_t
+		switch err := unix.Fstatat(d.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW); {
+		case err == nil:
+			return true, nil
+		case !errors.Is(err, unix.ENOENT):
+			return false, &os.PathError{Op: "stat", Path: d.Show(id), Err: err}
+		}
 	}
-	if s.linksWhole() {
-		return false
+	find := s.locateFinished
+	if !s.linksWhole() {
+		find = s.locateInLogs
 	}
-	in, _ := s.inLogs(id)
-	return in
+	loc, err := find(id, false)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	loc.close()
+	return true, nil
 }
 
 // closeFD closes a descriptor whose close cannot fail usefully.

@@ -98,7 +98,7 @@ func (s *Store) judge(id string, grace time.Duration) (ledger.Record, string, bo
 	r := loc.rec
 	if r.Status.Terminal() {
 		if loc.active {
-			s.relink(id, hintOf(loc.log.gen, loc.off, loc.job), true)
+			s.retire(loc)
 		}
 		return r, "", false, nil
 	}

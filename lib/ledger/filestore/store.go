@@ -57,6 +57,8 @@ type Store struct {
 	owner uint32
 	// linked caches linksWhole's true (see linked.go).
 	linked atomic.Bool
+	// execChecked and execHolds cache execLinks (see ids.go).
+	execChecked, execHolds atomic.Bool
 }
 
 // dirh is an open directory of the store and the path it is shown by (in
@@ -397,25 +399,12 @@ func readSmall(d dirh, name string, limit int) ([]byte, error) {
 
 // readSmallIno is readSmall that also returns the inode it read.
 func readSmallIno(d dirh, name string, limit int) ([]byte, uint64, error) {
-	path := d.Show(name)
-	fd, err := unix.Openat(d.FD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, st, err := openRegular(d, name)
 	if err != nil {
-		if err == unix.ELOOP {
-			return nil, 0, fmt.Errorf("%w: %s is a symbolic link", ledger.ErrCorrupt, path)
-		}
-		return nil, 0, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, 0, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, 0, fmt.Errorf("%w: %s is not a regular file", ledger.ErrCorrupt, path)
-	}
-	if err := checkOwnedIn(d, path, &st); err != nil {
 		return nil, 0, err
 	}
+	defer unix.Close(fd)
+	path := d.Show(name)
 	if st.Size > int64(limit) {
 		return nil, 0, fmt.Errorf("%w: %s is larger than %d bytes", ledger.ErrCorrupt, path, limit)
 	}
@@ -435,6 +424,36 @@ func readSmallIno(d dirh, name string, limit int) ([]byte, uint64, error) {
 		n += m
 	}
 	return buf[:n], uint64(st.Ino), nil
+}
+
+// openRegular opens the regular file name in d for reading, without
+// following a symlink and without blocking on a FIFO, and checks that it
+// is owned as its folder says (checkOwnedIn). A missing file is
+// os.ErrNotExist. The caller closes the descriptor.
+func openRegular(d dirh, name string) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
+	path := d.Show(name)
+	fd, err := unix.Openat(d.FD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ELOOP {
+			return -1, st, fmt.Errorf("%w: %s is a symbolic link", ledger.ErrCorrupt, path)
+		}
+		return -1, st, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	fail := func(err error) (int, unix.Stat_t, error) {
+		unix.Close(fd)
+		return -1, st, err
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fail(&os.PathError{Op: "stat", Path: path, Err: err})
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fail(fmt.Errorf("%w: %s is not a regular file", ledger.ErrCorrupt, path))
+	}
+	if err := checkOwnedIn(d, path, &st); err != nil {
+		return fail(err)
+	}
+	return fd, st, nil
 }
 
 // Gone reports whether the store's directory, or its lock file, was
