@@ -9,8 +9,9 @@ package main
 // the claim's entry and not flushed (the store flushes it only in a boot
 // whose links it has not yet made whole: lib/ledger/filestore/linked.go),
 // re-pointed after each later one (a new link renamed over it, not
-// flushed) and moved to exec/ID when the execution ends. The log's own directory entries are
-// flushed once, when the job's log is created. Like the rest of floor it
+// flushed) and removed when the execution ends, once its entry (16 bytes,
+// not flushed) is appended to the job's index jobs/JOB/_ids. The log's
+// own directory entries are flushed once, when the job's log is created. Like the rest of floor it
 // trusts its input and checks nothing a real store would: it measures
 // what the protocol's system calls cost.
 
@@ -136,10 +137,38 @@ func logUpdate(dir, id, status string) error {
 	if status != "completed" {
 		return relink(dir+"/active", id, link)
 	}
-	if err := relink(dir+"/exec", id, link); err != nil {
+	if err := indexEntry(dir, job, id, at2); err != nil {
 		return err
 	}
 	return unix.Unlink(dir + "/active/" + id)
+}
+
+// indexEntry appends execution id's entry (its hash, the offset of its
+// terminal entry) to the job's index, checking its header as the store
+// does.
+func indexEntry(dir, job, id string, off int64) error {
+	fd, err := unix.Open(dir+"/jobs/"+job+"/_ids", unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	head := make([]byte, 24)
+	unix.Pread(fd, head, 0)
+	if st.Size < 24 {
+		st.Size = 24
+	}
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * 1099511628211
+	}
+	e := binary.LittleEndian.AppendUint64(nil, h)
+	e = binary.LittleEndian.AppendUint64(e, uint64(off))
+	_, err = unix.Pwrite(fd, e, st.Size)
+	return err
 }
 
 // relink points the link name in d at target: a new link renamed over it.

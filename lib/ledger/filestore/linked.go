@@ -146,9 +146,6 @@ type execHint struct {
 // offsets. A name that is not a link (a record of the format before job
 // logs) is left out, and so left alone.
 func (s *Store) execHints() (map[string][]execHint, error) {
-	if !s.execLinks() {
-		return nil, nil
-	}
 	names, err := readNames(s.exec)
 	if err != nil {
 		return nil, err
