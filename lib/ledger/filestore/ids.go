@@ -45,11 +45,13 @@ import (
 //   - A reader takes an entry as a hint: the frame at its offset must be
 //     of the id.
 const (
-	idsName    = "_ids"
-	idsMagic   = "TIDS\x00\x00\x00\x01"
-	idsHead    = 24
-	idsEntry   = 16
-	maxIdsSize = 1 << 30
+	idsName  = "_ids"
+	idsMagic = "TIDS\x00\x00\x00\x01"
+	idsHead  = 24
+	idsEntry = 16
+	// maxIdsSize bounds an index that a reader takes (16 million
+	// executions in one job's log).
+	maxIdsSize = 256 << 20
 )
 
 // idHash is FNV-1a (64 bits) of an id.
@@ -114,6 +116,31 @@ func readIds(jd dirh) (f idsFile, ok bool) {
 	return f, true
 }
 
+// sameIds reports whether the index in job directory jd is ids, byte for
+// byte.
+func sameIds(jd dirh, ids []byte) bool {
+	fd, st, err := openRegular(jd, idsName)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	if st.Size != int64(len(ids)) {
+		return false
+	}
+	buf := make([]byte, logReadSize)
+	for at := 0; at < len(ids); {
+		n, err := unix.Pread(fd, buf[:min(len(buf), len(ids)-at)], int64(at))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 || !bytes.Equal(buf[:n], ids[at:at+n]) {
+			return false
+		}
+		at += n
+	}
+	return true
+}
+
 // logIno returns the inode of the log in job directory jd (0: none).
 func logIno(jd dirh) uint64 {
 	var st unix.Stat_t
@@ -139,11 +166,14 @@ func idsFor(entries []byte, h uint64) []int64 {
 // 100,000 entries): the index's header (f, entries left out), the
 // offsets it gives for the id, and whether it is an index.
 func searchIds(jd dirh, h uint64) (f idsFile, offs []int64, ok bool) {
-	fd, _, err := openRegular(jd, idsName)
+	fd, st, err := openRegular(jd, idsName)
 	if err != nil {
 		return f, nil, false
 	}
 	defer unix.Close(fd)
+	if st.Size > maxIdsSize {
+		return f, nil, false
+	}
 	buf := make([]byte, logReadSize)
 	have, at := 0, int64(0) // buf[:have] is unread, from offset at
 	for {

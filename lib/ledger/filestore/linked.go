@@ -1,7 +1,6 @@
 package filestore
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -209,7 +208,7 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 	if walkErr != nil {
 		ids = keepPast(ids, end, jd, l, legacy)
 	}
-	if f, ok := readIds(jd); !ok || !f.of(l) || !bytes.Equal(f.entries, ids[idsHead:]) {
+	if !sameIds(jd, ids) {
 		if err := writeIds(jd, ids, true); err != nil {
 			return err
 		}
