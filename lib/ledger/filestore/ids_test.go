@@ -206,3 +206,37 @@ func reopen(t *testing.T, dir string) *Store {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+// TestSearchIds reads an index larger than its window: every entry is
+// found, the one that straddles two windows too, and a torn last entry is
+// left out.
+func TestSearchIds(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	mustClaim(t, s, "j", ledger.ClaimOptions{})
+	jd := s.jobDirForTest(t, "j")
+	const n = 3 * logReadSize / idsEntry
+	b := idsHeaderOf(3, 42)
+	for i := 0; i < n; i++ {
+		b = binary.LittleEndian.AppendUint64(b, uint64(i)*7919)
+		b = binary.LittleEndian.AppendUint64(b, uint64(i))
+	}
+	b = append(b, 1, 2, 3) // torn
+	if err := os.WriteFile(s.path(jobsDir, "j", idsName), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	straddles := (logReadSize - idsHead) / idsEntry
+	for _, i := range []int{0, 1, straddles - 1, straddles, straddles + 1, n / 2, n - 1} {
+		f, offs, ok := searchIds(jd, uint64(i)*7919)
+		if !ok || f.gen != 3 || f.ino != 42 || !slices.Equal(offs, []int64{int64(i)}) {
+			t.Errorf("searchIds(entry %d) = %+v, %v, %v; want offset %d of generation 3, inode 42", i, f, offs, ok, i)
+		}
+	}
+	if _, offs, ok := searchIds(jd, 7919*n); !ok || len(offs) != 0 {
+		t.Errorf("searchIds(absent) = %v, %v; want none", offs, ok)
+	}
+	f, ok := readIds(jd)
+	if !ok || len(f.entries) != n*idsEntry {
+		t.Errorf("readIds = %d bytes of entries, %v; want %d", len(f.entries), ok, n*idsEntry)
+	}
+}
