@@ -238,6 +238,12 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	}
 	nl, err := w.commit()
 	if err != nil {
+		if !w.renamed {
+			// The log stays: so does its index, best effort.
+			if ids, _, ierr := idsOfLog(l); ierr == nil {
+				writeIds(jd, ids, false)
+			}
+		}
 		return w.renamed, fmt.Errorf("pruning %s: %w", job, err)
 	}
 	defer nl.close()
