@@ -210,41 +210,9 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	}
 	base := total.less(stays)
 	// 2. The next generation, renamed over the log.
-	w, err := newLogWriter(jd, job, l.gen+1, base)
+	nl, keep, renamed, err := writeNext(jd, l, job, refs, fates, base)
 	if err != nil {
-		return false, fmt.Errorf("pruning %s: %w", job, err)
-	}
-	type kept struct {
-		id       string
-		off      int64
-		terminal bool
-	}
-	var keep []kept
-	for i, ref := range refs {
-		if fates[i].drop {
-			continue
-		}
-		r, err := l.version(ref)
-		if err != nil {
-			w.abort()
-			return false, fmt.Errorf("pruning %s: %w", job, err)
-		}
-		keep = append(keep, kept{r.ID, w.add(kindClaim, r.ID, 0, r.Encode()), r.Status.Terminal()})
-	}
-	// The index goes first: a reader reads the log of a job without one.
-	if err := unix.Unlinkat(jd.FD, idsName, 0); err != nil && err != unix.ENOENT {
-		w.abort()
-		return false, fmt.Errorf("pruning %s: %w", job, &os.PathError{Op: "unlink", Path: jd.Show(idsName), Err: err})
-	}
-	nl, err := w.commit()
-	if err != nil {
-		if !w.renamed {
-			// The log stays: so does its index, best effort.
-			if ids, _, ierr := idsOfLog(l); ierr == nil {
-				writeIds(jd, ids, false)
-			}
-		}
-		return w.renamed, fmt.Errorf("pruning %s: %w", job, err)
+		return renamed, fmt.Errorf("pruning %s: %w", job, err)
 	}
 	defer nl.close()
 	reached("prune-renamed")
@@ -267,6 +235,62 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 		}
 	}
 	writeIds(jd, ids, false)
+	s.forget(jd, refs, fates, id, legacy)
+	cacheSummary(jd, total, nl.gen, nl.end)
+	return true, nil
+}
+
+// kept is an execution that prune's next generation of a log keeps:
+// where its one frame is.
+type kept struct {
+	id       string
+	off      int64
+	terminal bool
+}
+
+// writeNext writes the next generation of job's log l (in jd), its
+// header holding base, with each execution fates keeps, and renames it
+// into place, the log's index removed first (a reader reads the log of a
+// job without one). It returns the new log, open, and where each kept
+// execution is in it; renamed says the new log is in place, even with an
+// error (which came after). Called with the lock held.
+func writeNext(jd dirh, l *jobLog, job string, refs []execRef, fates []fate, base jobSummary) (nl *jobLog, keep []kept, renamed bool, err error) {
+	w, err := newLogWriter(jd, job, l.gen+1, base)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	for i, ref := range refs {
+		if fates[i].drop {
+			continue
+		}
+		r, err := l.version(ref)
+		if err != nil {
+			w.abort()
+			return nil, nil, false, err
+		}
+		keep = append(keep, kept{r.ID, w.add(kindClaim, r.ID, 0, r.Encode()), r.Status.Terminal()})
+	}
+	if err := unix.Unlinkat(jd.FD, idsName, 0); err != nil && err != unix.ENOENT {
+		w.abort()
+		return nil, nil, false, &os.PathError{Op: "unlink", Path: jd.Show(idsName), Err: err}
+	}
+	if nl, err = w.commit(); err != nil {
+		if !w.renamed {
+			// The log stays: so does its index, best effort.
+			if ids, _, ierr := idsOfLog(l); ierr == nil {
+				writeIds(jd, ids, false)
+			}
+		}
+		return nil, nil, w.renamed, err
+	}
+	return nl, keep, true, nil
+}
+
+// forget removes what named each execution fates drops, now gone from
+// its job's log (id reads an execution's id from the old one): its slot
+// where the slot is free again, its output, and with legacy its link in
+// exec/. Called with the lock held.
+func (s *Store) forget(jd dirh, refs []execRef, fates []fate, id func(execRef) (string, error), legacy bool) {
 	gone := make([]string, 0, min(len(refs), pruneOutputBatch))
 	for i, ref := range refs {
 		f := fates[i]
@@ -292,8 +316,6 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 		}
 	}
 	s.pruneOutputs(gone, false)
-	cacheSummary(jd, total, nl.gen, nl.end)
-	return true, nil
 }
 
 // bury turns the slot of each dropped completed or unknown execution
