@@ -135,7 +135,8 @@
 //     execution: readers that find no link for an id look for it in every
 //     log, and those that list live executions add the logs' (slower,
 //     never wrong). Where the boot id is unknown, every claim flushes
-//     active/ before its frame, as it did before the note. (A file
+//     active/ before its frame, as it did before the note, and every
+//     index entry is flushed before its execution's link goes. (A file
 //     system torn away without a sync, a disk pulled out, and mounted
 //     again in the same boot is not seen: remove DIR/linked to have the
 //     next writer relink.)

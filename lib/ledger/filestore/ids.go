@@ -245,8 +245,11 @@ func writeIds(jd dirh, ids []byte, sync bool) error {
 // terminal frame, at loc.off. Where the index cannot take it (missing,
 // damaged, of another generation, with another link), it is written anew
 // from the log. Called with the lock held, the frame written. Not
-// flushed: see the index's doc.
+// flushed (see the index's doc), unless the boot is unknown: then no new
+// boot can be told from this one, and the entry is flushed before the
+// link goes.
 func (s *Store) appendIds(loc *located) error {
+	sync := !s.linksKept()
 	entry := appendIdsEntry(nil, []byte(loc.rec.ID), loc.off)
 	fd, err := unix.Openat(loc.jd.FD, idsName, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == nil {
@@ -261,6 +264,9 @@ func (s *Store) appendIds(loc *located) error {
 		if ok {
 			at := idsHead + (st.Size-idsHead)/idsEntry*idsEntry
 			err = pwriteAll(fd, entry, at)
+			if err == nil && sync {
+				err = durable.Fdatasync(fd)
+			}
 			unix.Close(fd)
 			if err != nil {
 				return &os.PathError{Op: "write", Path: loc.jd.Show(idsName), Err: err}
@@ -273,7 +279,7 @@ func (s *Store) appendIds(loc *located) error {
 	if err != nil {
 		return err
 	}
-	return writeIds(loc.jd, ids, false)
+	return writeIds(loc.jd, ids, sync)
 }
 
 // retire takes the link of loc's execution, now terminal, out of active/

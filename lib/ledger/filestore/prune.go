@@ -234,7 +234,7 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 			unix.Unlinkat(s.exec.FD, k.id, 0)
 		}
 	}
-	writeIds(jd, ids, false)
+	writeIds(jd, ids, !s.linksKept())
 	s.forget(jd, refs, fates, id, legacy)
 	cacheSummary(jd, total, nl.gen, nl.end)
 	return true, nil
