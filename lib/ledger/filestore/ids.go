@@ -26,8 +26,9 @@ import (
 //	hash    u64                 idHash of the execution's id
 //	off     u64                 the frame's offset
 //
-// It is kept as the links are (see "Crash safety" in doc.go): never
-// flushed, and only the end of a boot can lose what it holds.
+// It is kept as the links are (see "Crash safety" in doc.go): not
+// flushed (unless the boot id is unknown: appendIds), and only the end of
+// a boot can lose what it holds.
 //   - A transition that makes an execution terminal appends its entry
 //     after its frame (the commit) and only then removes the execution's
 //     link from active/. So, during a boot, every finished execution is in
@@ -54,8 +55,8 @@ const (
 	maxIdsSize = 256 << 20
 )
 
-// idHash is FNV-1a (64 bits) of an id.
-func idHash(id string) uint64 {
+// idHash is FNV-1a (64 bits) of an id, held as a string or as bytes.
+func idHash[ID string | []byte](id ID) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(id); i++ {
 		h ^= uint64(id[i])
@@ -79,18 +80,8 @@ func idsHeaderOf(gen int64, ino uint64) []byte {
 
 // appendIdsEntry appends the entry of execution id's terminal frame at off.
 func appendIdsEntry(b []byte, id []byte, off int64) []byte {
-	b = binary.LittleEndian.AppendUint64(b, idHashBytes(id))
+	b = binary.LittleEndian.AppendUint64(b, idHash(id))
 	return binary.LittleEndian.AppendUint64(b, uint64(off))
-}
-
-// idHashBytes is idHash of an id held as bytes.
-func idHashBytes(id []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range id {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
 }
 
 // idsFile is an index as read.
