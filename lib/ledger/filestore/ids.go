@@ -284,24 +284,6 @@ func (s *Store) retire(loc *located) {
 	unix.Unlinkat(s.active.FD, loc.rec.ID, 0)
 }
 
-// execLinks reports whether exec/ holds anything: links of the version
-// before indexes, which the first writer of a boot removes (relinkAll).
-func (s *Store) execLinks() bool {
-	if s.execChecked.Load() {
-		return s.execHolds.Load()
-	}
-	f, err := openListing(s.exec)
-	if err != nil {
-		return true
-	}
-	defer f.Close()
-	names, _ := f.Readdirnames(1)
-	holds := len(names) > 0
-	s.execHolds.Store(holds)
-	s.execChecked.Store(true)
-	return holds
-}
-
 // locateFinished finds execution id, which has no link, through the
 // indexes of the jobs (write: its log open for appending, under the
 // lock); a job whose index cannot be trusted has its log read.

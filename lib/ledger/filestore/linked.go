@@ -129,8 +129,6 @@ func (s *Store) relinkAll() error {
 			unix.Unlinkat(s.exec.FD, h.id, 0)
 		}
 	}
-	s.execHolds.Store(false)
-	s.execChecked.Store(true)
 	return nil
 }
 

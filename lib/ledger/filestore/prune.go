@@ -221,21 +221,19 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	}
 	// 3. The index, links, outputs, slots and the cache: none needs to be
 	// durable (a stale link makes a reader walk the log, and finds nothing
-	// there; a missing index, the same).
-	legacy := s.execLinks()
+	// there; a missing index, the same). exec/ holds no link: the lock's
+	// mending removed those of the version before indexes, or, where it
+	// could not, left them as stale hints.
 	ids := idsHeader(nl)
 	for _, k := range keep {
-		if !k.terminal {
+		if k.terminal {
+			ids = appendIdsEntry(ids, []byte(k.id), k.off)
+		} else {
 			setLink(s.active, k.id, hintOf(nl.gen, k.off, job))
-			continue
-		}
-		ids = appendIdsEntry(ids, []byte(k.id), k.off)
-		if legacy {
-			unix.Unlinkat(s.exec.FD, k.id, 0)
 		}
 	}
 	writeIds(jd, ids, !s.linksKept())
-	s.forget(jd, refs, fates, id, legacy)
+	s.forget(jd, refs, fates, id)
 	cacheSummary(jd, total, nl.gen, nl.end)
 	return true, nil
 }
@@ -288,9 +286,9 @@ func writeNext(jd dirh, l *jobLog, job string, refs []execRef, fates []fate, bas
 
 // forget removes what named each execution fates drops, now gone from
 // its job's log (id reads an execution's id from the old one): its slot
-// where the slot is free again, its output, and with legacy its link in
-// exec/. Called with the lock held.
-func (s *Store) forget(jd dirh, refs []execRef, fates []fate, id func(execRef) (string, error), legacy bool) {
+// where the slot is free again, and its output. Called with the lock
+// held.
+func (s *Store) forget(jd dirh, refs []execRef, fates []fate, id func(execRef) (string, error)) {
 	gone := make([]string, 0, min(len(refs), pruneOutputBatch))
 	for i, ref := range refs {
 		f := fates[i]
@@ -300,9 +298,6 @@ func (s *Store) forget(jd dirh, refs []execRef, fates []fate, id func(execRef) (
 		dropped, err := id(ref)
 		if err != nil {
 			continue // the old log, read whole a moment ago
-		}
-		if legacy {
-			unix.Unlinkat(s.exec.FD, dropped, 0)
 		}
 		if f.instant != 0 && !ledger.BlocksInstant(f.status) {
 			key := instantKey(time.Unix(0, f.instant))

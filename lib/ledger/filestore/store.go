@@ -57,8 +57,6 @@ type Store struct {
 	owner uint32
 	// linked caches linksWhole's true (see linked.go).
 	linked atomic.Bool
-	// execChecked and execHolds cache execLinks (see ids.go).
-	execChecked, execHolds atomic.Bool
 }
 
 // dirh is an open directory of the store and the path it is shown by (in
