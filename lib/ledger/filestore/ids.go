@@ -98,12 +98,23 @@ func (f idsFile) of(l *jobLog) bool { return f.gen == l.gen && f.ino == l.ino }
 // none or it is not one.
 func readIds(jd dirh) (f idsFile, ok bool) {
 	b, err := readSmall(jd, idsName, maxIdsSize)
-	if err != nil || len(b) < idsHead || string(b[:8]) != idsMagic {
+	if err != nil {
+		return f, false
+	}
+	if f, ok = parseIdsHeader(b); ok {
+		f.entries = b[idsHead : idsHead+(len(b)-idsHead)/idsEntry*idsEntry]
+	}
+	return f, ok
+}
+
+// parseIdsHeader reads the header at the start of b, an index's first
+// bytes; ok is false when b does not start with one.
+func parseIdsHeader(b []byte) (f idsFile, ok bool) {
+	if len(b) < idsHead || string(b[:8]) != idsMagic {
 		return f, false
 	}
 	f.gen = int64(binary.LittleEndian.Uint64(b[8:]))
 	f.ino = binary.LittleEndian.Uint64(b[16:])
-	f.entries = b[idsHead : idsHead+(len(b)-idsHead)/idsEntry*idsEntry]
 	return f, true
 }
 
@@ -181,11 +192,9 @@ func searchIds(jd dirh, h uint64) (f idsFile, offs []int64, ok bool) {
 			if have < idsHead && n > 0 {
 				continue
 			}
-			if have < idsHead || string(buf[:8]) != idsMagic {
+			if f, ok = parseIdsHeader(buf[:have]); !ok {
 				return f, nil, false
 			}
-			f.gen = int64(binary.LittleEndian.Uint64(buf[8:]))
-			f.ino = binary.LittleEndian.Uint64(buf[16:])
 			from = idsHead
 		}
 		whole := from + (have-from)/idsEntry*idsEntry
