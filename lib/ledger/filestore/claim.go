@@ -168,7 +168,7 @@ func (s *Store) writableLog(jd dirh, job string, newJob bool) (*jobLog, error) {
 		return nil, err
 	}
 	// Its index, empty (a reader reads the log of a job without one).
-	writeIds(jd, idsHeader(l), false)
+	writeIds(jd, idsOf(l, nil), false)
 	dirs := []dirh{jd}
 	if newJob {
 		dirs = append(dirs, s.jobs)

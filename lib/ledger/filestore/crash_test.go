@@ -601,7 +601,8 @@ func checkLive(t *testing.T, s *Store) []ledger.Record {
 // boot's first writer makes them whole (linked.go), so take the worst:
 // every link in active/ and exec/ gone, every job's index left with no
 // entry (its header naming the log's generation still, so that only the
-// note tells it from a whole one), and the note naming another boot.
+// note tells it from a whole one: emptyIds), and the note naming another
+// boot.
 func cutPower(t *testing.T, dir string) {
 	t.Helper()
 	jobs, err := os.ReadDir(filepath.Join(dir, jobsDir))
@@ -609,9 +610,7 @@ func cutPower(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	for _, j := range jobs {
-		if err := os.Truncate(filepath.Join(dir, jobsDir, j.Name(), idsName), idsHead); err != nil && !errors.Is(err, os.ErrNotExist) {
-			t.Fatal(err)
-		}
+		emptyIds(t, filepath.Join(dir, jobsDir, j.Name(), idsName))
 	}
 	for _, sub := range []string{activeDir, execDir} {
 		ents, err := os.ReadDir(filepath.Join(dir, sub))
@@ -744,4 +743,21 @@ func statuses(recs []ledger.Record) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, " ")
+}
+
+// emptyIds leaves the index at path with no entry, its header saying so
+// and naming the log it named: an index that a reader trusts, and that
+// only the boot's note tells from a whole one. None is left alone.
+func emptyIds(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil || len(b) < idsHead {
+		t.Fatalf("emptyIds(%s): %d bytes, %v", path, len(b), err)
+	}
+	if err := os.WriteFile(path, append(b[:idsHead-8:idsHead-8], 0, 0, 0, 0, 0, 0, 0, 0), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,11 +1,13 @@
 package filestore
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -18,25 +20,36 @@ import (
 // found with no link of its own. (A symbolic link per finished execution,
 // exec/ID, cost prune an unlink each: 0.73 s of its 1 s at 100,000.)
 //
-//	magic   8 bytes "TIDS\0\0\0\1"
+//	magic   8 bytes "TIDS\0\0\0\2"
 //	gen     u64                 the generation of the log it indexes
 //	ino     u64                 and its inode (each generation, or copy
 //	                            of a log, is a new file)
-//	then, in log order, 16 bytes per frame that made an execution terminal:
+//	sorted  u64                 how many entries, from the first, are
+//	                            sorted by hash (then offset)
+//	then 16 bytes per frame that made an execution terminal:
 //	hash    u64                 idHash of the execution's id
 //	off     u64                 the frame's offset
+//
+// The entries past the sorted ones (the tail) are in log order: a finish
+// appends one. The finish that would make the tail longer than
+// idsTailMax writes the index anew, all of it sorted (a temporary file
+// renamed into place). So a lookup costs a binary search of the sorted
+// entries (17 reads of 16 bytes at 100,000) and a read of at most 16 KiB
+// of tail, however many executions the job holds; a finish costs a
+// 16-byte write, and a rewrite of the index every 1,024 finishes.
 //
 // It is kept as the links are (see "Crash safety" in doc.go): not
 // flushed (unless the boot id is unknown: appendIds), and only the end of
 // a boot can lose what it holds.
 //   - A transition that makes an execution terminal appends its entry
-//     after its frame (the commit) and only then removes the execution's
-//     link from active/. So, during a boot, every finished execution is in
-//     its job's index or still has its link in active/ (a hint that leads
-//     to its newest version): a reader that finds neither has no such
-//     execution in the job. A writer that cannot append (the index is
-//     missing, damaged, of another generation, has another link) writes
-//     it anew from the log; one that cannot write it leaves the link.
+//     (or writes the index anew) after its frame (the commit), and only
+//     then removes the execution's link from active/. So, during a boot,
+//     every finished execution is in its job's index or still has its
+//     link in active/ (a hint that leads to its newest version): a reader
+//     that finds neither has no such execution in the job. A writer that
+//     cannot append (the index is missing, damaged, of another
+//     generation, has another link) writes it anew from the log; one that
+//     cannot write it leaves the link.
 //   - Prune removes the index before it renames the log's next
 //     generation into place (or stops), and writes the next one's after;
 //     the first writer of a boot writes every job's from its log
@@ -47,9 +60,11 @@ import (
 //     of the id.
 const (
 	idsName  = "_ids"
-	idsMagic = "TIDS\x00\x00\x00\x01"
-	idsHead  = 24
+	idsMagic = "TIDS\x00\x00\x00\x02"
+	idsHead  = 32
 	idsEntry = 16
+	// idsTailMax bounds the entries past an index's sorted ones.
+	idsTailMax = 1024
 	// maxIdsSize bounds an index that a reader takes (16 million
 	// executions in one job's log).
 	maxIdsSize = 256 << 20
@@ -65,29 +80,59 @@ func idHash[ID string | []byte](id ID) uint64 {
 	return h
 }
 
-// idsHeader is the header of an index of l.
-func idsHeader(l *jobLog) []byte { return idsHeaderOf(l.gen, l.ino) }
+// idsEnt is an index entry: the hash of an execution's id, and the
+// offset of the frame that made it terminal.
+type idsEnt struct {
+	hash uint64
+	off  int64
+}
 
-// idsHeaderOf is the header of an index of generation gen of a log whose
-// inode is ino.
-func idsHeaderOf(gen int64, ino uint64) []byte {
-	b := make([]byte, idsHead, idsHead+64*idsEntry)
-	copy(b, idsMagic)
-	binary.LittleEndian.PutUint64(b[8:], uint64(gen))
-	binary.LittleEndian.PutUint64(b[16:], ino)
+// entOf is the entry of execution id's terminal frame at off.
+func entOf[ID string | []byte](id ID, off int64) idsEnt { return idsEnt{idHash(id), off} }
+
+// cmpEnts orders entries by hash, then offset.
+func cmpEnts(a, b idsEnt) int {
+	return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.off, b.off))
+}
+
+// putEnt appends e's 16 bytes to b.
+func putEnt(b []byte, e idsEnt) []byte {
+	b = binary.LittleEndian.AppendUint64(b, e.hash)
+	return binary.LittleEndian.AppendUint64(b, uint64(e.off))
+}
+
+// getEnts returns the entries that b, whole ones of an index, holds.
+func getEnts(b []byte) []idsEnt {
+	ents := make([]idsEnt, 0, len(b)/idsEntry)
+	for i := 0; i+idsEntry <= len(b); i += idsEntry {
+		ents = append(ents, idsEnt{binary.LittleEndian.Uint64(b[i:]), int64(binary.LittleEndian.Uint64(b[i+8:]))})
+	}
+	return ents
+}
+
+// encodeIds is an index of generation gen of a log whose inode is ino,
+// holding ents, which it sorts.
+func encodeIds(gen int64, ino uint64, ents []idsEnt) []byte {
+	slices.SortFunc(ents, cmpEnts)
+	b := make([]byte, 0, idsHead+len(ents)*idsEntry)
+	b = append(b, idsMagic...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(gen))
+	b = binary.LittleEndian.AppendUint64(b, ino)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(ents)))
+	for _, e := range ents {
+		b = putEnt(b, e)
+	}
 	return b
 }
 
-// appendIdsEntry appends the entry of execution id's terminal frame at off.
-func appendIdsEntry(b []byte, id []byte, off int64) []byte {
-	b = binary.LittleEndian.AppendUint64(b, idHash(id))
-	return binary.LittleEndian.AppendUint64(b, uint64(off))
-}
+// idsOf is an index of l holding ents, which it sorts.
+func idsOf(l *jobLog, ents []idsEnt) []byte { return encodeIds(l.gen, l.ino, ents) }
 
 // idsFile is an index as read.
 type idsFile struct {
 	gen     int64
 	ino     uint64
+	sorted  int64  // entries sorted, from the first
 	entries []byte // whole ones only
 }
 
@@ -101,46 +146,40 @@ func readIds(jd dirh) (f idsFile, ok bool) {
 	if err != nil {
 		return f, false
 	}
-	if f, ok = parseIdsHeader(b); ok {
+	if f, ok = parseIdsHeader(b, int64(len(b))); ok {
 		f.entries = b[idsHead : idsHead+(len(b)-idsHead)/idsEntry*idsEntry]
 	}
 	return f, ok
 }
 
-// parseIdsHeader reads the header at the start of b, an index's first
-// bytes; ok is false when b does not start with one.
-func parseIdsHeader(b []byte) (f idsFile, ok bool) {
+// parseIdsHeader reads the header at the start of b, the first bytes of
+// an index size bytes long; ok is false when b does not start with one,
+// or size cannot hold the entries it says are sorted.
+func parseIdsHeader(b []byte, size int64) (f idsFile, ok bool) {
 	if len(b) < idsHead || string(b[:8]) != idsMagic {
 		return f, false
 	}
 	f.gen = int64(binary.LittleEndian.Uint64(b[8:]))
 	f.ino = binary.LittleEndian.Uint64(b[16:])
+	sorted := binary.LittleEndian.Uint64(b[24:])
+	if sorted > uint64(size-idsHead)/idsEntry {
+		return f, false
+	}
+	f.sorted = int64(sorted)
 	return f, true
 }
 
-// sameIds reports whether the index in job directory jd is ids, byte for
-// byte.
-func sameIds(jd dirh, ids []byte) bool {
-	fd, st, err := openRegular(jd, idsName)
-	if err != nil {
+// sameIds reports whether the index in job directory jd indexes l and
+// holds the entries ents, sorted, hold (in any order: a tail not yet
+// merged is whole too).
+func sameIds(jd dirh, l *jobLog, ents []idsEnt) bool {
+	f, ok := readIds(jd)
+	if !ok || !f.of(l) || len(f.entries) != len(ents)*idsEntry {
 		return false
 	}
-	defer unix.Close(fd)
-	if st.Size != int64(len(ids)) {
-		return false
-	}
-	buf := make([]byte, logReadSize)
-	for at := 0; at < len(ids); {
-		n, err := unix.Pread(fd, buf[:min(len(buf), len(ids)-at)], int64(at))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n == 0 || !bytes.Equal(buf[:n], ids[at:at+n]) {
-			return false
-		}
-		at += n
-	}
-	return true
+	have := getEnts(f.entries)
+	slices.SortFunc(have, cmpEnts)
+	return slices.Equal(have, ents)
 }
 
 // logIno returns the inode of the log in job directory jd (0: none).
@@ -163,10 +202,30 @@ func idsFor(entries []byte, h uint64) []int64 {
 	return offs
 }
 
-// searchIds reads the index in job directory jd for the id whose hash is
-// h, a window at a time (a lookup holds 64 KiB of it, not 1.6 MB at
-// 100,000 entries): the index's header (f, entries left out), the
-// offsets it gives for the id, and whether it is an index.
+// preadFull reads len(b) bytes at offset off of fd; a short file is
+// io.ErrUnexpectedEOF.
+func preadFull(fd int, b []byte, off int64) error {
+	for n := 0; n < len(b); {
+		m, err := unix.Pread(fd, b[n:], off+int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if m == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		n += m
+	}
+	return nil
+}
+
+// searchIds looks in the index in job directory jd for the id whose hash
+// is h: a binary search of its sorted entries, then a read of its tail,
+// a window at a time, up to its end (a writer may be appending). It
+// returns the index's header (f, entries left out), the offsets it gives
+// for the id, and whether it is an index.
 func searchIds(jd dirh, h uint64) (f idsFile, offs []int64, ok bool) {
 	fd, st, err := openRegular(jd, idsName)
 	if err != nil {
@@ -176,31 +235,65 @@ func searchIds(jd dirh, h uint64) (f idsFile, offs []int64, ok bool) {
 	if st.Size > maxIdsSize {
 		return f, nil, false
 	}
-	buf := make([]byte, logReadSize)
-	have, at := 0, int64(0) // buf[:have] is unread, from offset at
+	var e [idsHead]byte
+	if preadFull(fd, e[:idsHead], 0) != nil {
+		return f, nil, false
+	}
+	if f, ok = parseIdsHeader(e[:], st.Size); !ok {
+		return f, nil, false
+	}
+	hashAt := func(i int64) (uint64, int64, bool) {
+		if preadFull(fd, e[:idsEntry], idsHead+i*idsEntry) != nil {
+			return 0, 0, false
+		}
+		return binary.LittleEndian.Uint64(e[:]), int64(binary.LittleEndian.Uint64(e[8:])), true
+	}
+	lo, hi := int64(0), f.sorted // the first entry of hash h or more is in [lo, hi]
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		eh, _, ok := hashAt(mid)
+		if !ok {
+			return f, nil, false
+		}
+		if eh < h {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	for ; lo < f.sorted; lo++ {
+		eh, off, ok := hashAt(lo)
+		if !ok {
+			return f, nil, false
+		}
+		if eh != h {
+			break
+		}
+		offs = append(offs, off)
+	}
+	tail, ok := scanIds(fd, idsHead+f.sorted*idsEntry, h)
+	return f, append(offs, tail...), ok
+}
+
+// scanIds reads the entries of index fd from offset at to its end, a
+// window at a time, and returns the offsets they give for the id whose
+// hash is h; ok is false when the index could not be read.
+func scanIds(fd int, at int64, h uint64) (offs []int64, ok bool) {
+	buf := make([]byte, idsTailMax*idsEntry)
+	have := 0 // buf[:have] is unread, from offset at
 	for {
 		n, err := unix.Pread(fd, buf[have:], at+int64(have))
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return f, nil, false
+			return nil, false
 		}
 		have += n
-		from := 0
-		if at == 0 {
-			if have < idsHead && n > 0 {
-				continue
-			}
-			if f, ok = parseIdsHeader(buf[:have]); !ok {
-				return f, nil, false
-			}
-			from = idsHead
-		}
-		whole := from + (have-from)/idsEntry*idsEntry
-		offs = append(offs, idsFor(buf[from:whole], h)...)
+		whole := have / idsEntry * idsEntry
+		offs = append(offs, idsFor(buf[:whole], h)...)
 		if n == 0 {
-			return f, offs, true
+			return offs, true
 		}
 		at += int64(whole)
 		have = copy(buf, buf[whole:have])
@@ -218,14 +311,14 @@ func terminalFrame(e entry) bool {
 // idsOfLog returns the index of l built from its frames (from its
 // header up to end, where the walk stopped) and the walk's error.
 func idsOfLog(l *jobLog) (ids []byte, end int64, err error) {
-	ids = idsHeader(l)
+	var ents []idsEnt
 	end, err = l.scan(l.first, func(e entry) error {
 		if terminalFrame(e) {
-			ids = appendIdsEntry(ids, e.id, e.off)
+			ents = append(ents, entOf(e.id, e.off))
 		}
 		return nil
 	})
-	return ids, end, err
+	return idsOf(l, ents), end, err
 }
 
 // writeIds writes job's index (jd its directory), a temporary file
@@ -242,28 +335,22 @@ func writeIds(jd dirh, ids []byte, sync bool) error {
 }
 
 // appendIds adds to the index of loc's job the entry of its execution's
-// terminal frame, at loc.off. Where the index cannot take it (missing,
-// damaged, of another generation, with another link), it is written anew
-// from the log. Called with the lock held, the frame written. Not
-// flushed (see the index's doc), unless the boot is unknown: then no new
-// boot can be told from this one, and the entry is flushed before the
-// link goes.
+// terminal frame, at loc.off: appended to its tail, or, where the tail is
+// full, merged with every entry into an index written anew. Where the
+// index cannot take it (missing, damaged, of another generation, with
+// another link), it is written anew from the log. Called with the lock
+// held, the frame written. Not flushed (see the index's doc), unless the
+// boot is unknown: then no new boot can be told from this one, and the
+// entry is flushed before the link goes.
 func (s *Store) appendIds(loc *located) error {
 	sync := !s.linksKept()
-	entry := appendIdsEntry(nil, []byte(loc.rec.ID), loc.off)
+	ent := entOf(loc.rec.ID, loc.off)
 	fd, err := unix.Openat(loc.jd.FD, idsName, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == nil {
-		ok := false
-		var st unix.Stat_t
-		head := make([]byte, idsHead)
-		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1 && st.Size >= idsHead {
-			if n, err := unix.Pread(fd, head, 0); err == nil && n == idsHead && bytes.Equal(head, idsHeader(loc.log)) {
-				ok = true
-			}
-		}
-		if ok {
-			at := idsHead + (st.Size-idsHead)/idsEntry*idsEntry
-			err = pwriteAll(fd, entry, at)
+		f, size, ok := idsToAppend(fd, loc.log)
+		switch {
+		case ok && size/idsEntry-f.sorted < idsTailMax:
+			err = pwriteAll(fd, putEnt(nil, ent), idsHead+size)
 			if err == nil && sync {
 				err = durable.Fdatasync(fd)
 			}
@@ -272,14 +359,56 @@ func (s *Store) appendIds(loc *located) error {
 				return &os.PathError{Op: "write", Path: loc.jd.Show(idsName), Err: err}
 			}
 			return nil
+		case ok:
+			b := make([]byte, size)
+			err = preadFull(fd, b, idsHead)
+			unix.Close(fd)
+			if err == nil {
+				return writeIds(loc.jd, idsOf(loc.log, mergeEnts(getEnts(b), f.sorted, ent)), sync)
+			}
+		default:
+			unix.Close(fd)
 		}
-		unix.Close(fd)
 	}
 	ids, _, err := idsOfLog(loc.log)
 	if err != nil {
 		return err
 	}
 	return writeIds(loc.jd, ids, sync)
+}
+
+// idsToAppend reads the header of index fd, open for writing, and reports
+// whether a writer of l may add to it: a regular file of one link that
+// indexes l. size is the length of its whole entries.
+func idsToAppend(fd int, l *jobLog) (f idsFile, size int64, ok bool) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 || st.Size < idsHead {
+		return f, 0, false
+	}
+	var head [idsHead]byte
+	if preadFull(fd, head[:], 0) != nil {
+		return f, 0, false
+	}
+	f, ok = parseIdsHeader(head[:], st.Size)
+	return f, (st.Size - idsHead) / idsEntry * idsEntry, ok && f.of(l)
+}
+
+// mergeEnts returns ents, whose first sorted are sorted, with e added,
+// all of them sorted: the tail sorted, then merged in one pass.
+func mergeEnts(ents []idsEnt, sorted int64, e idsEnt) []idsEnt {
+	tail := append(slices.Clone(ents[sorted:]), e)
+	slices.SortFunc(tail, cmpEnts)
+	out := make([]idsEnt, 0, len(ents)+1)
+	head := ents[:sorted]
+	for len(head) > 0 && len(tail) > 0 {
+		if cmpEnts(head[0], tail[0]) <= 0 {
+			out, head = append(out, head[0]), head[1:]
+		} else {
+			out, tail = append(out, tail[0]), tail[1:]
+		}
+	}
+	out = append(out, head...)
+	return append(out, tail...)
 }
 
 // retire takes the link of loc's execution, now terminal, out of active/

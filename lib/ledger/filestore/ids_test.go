@@ -3,11 +3,12 @@
 package filestore
 
 import (
-	"encoding/binary"
 	"errors"
 	"os"
 	"slices"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
@@ -44,7 +45,7 @@ func TestIndexUntrusted(t *testing.T) {
 		spoil func(path string) error
 	}{
 		{"missing", os.Remove},
-		{"of another generation", func(p string) error { return os.WriteFile(p, idsHeaderOf(7, 1), 0o600) }},
+		{"of another generation", func(p string) error { return os.WriteFile(p, encodeIds(7, 1, nil), 0o600) }},
 		{"damaged", func(p string) error { return os.WriteFile(p, []byte("not an index at all"), 0o600) }},
 		{"a symbolic link", func(p string) error {
 			os.Remove(p)
@@ -89,20 +90,20 @@ func TestIndexUntrusted(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		done := finishedIn(t, s, "j", 2)
-		path := s.path(jobsDir, "j", idsName)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+		f, ok := readIds(s.jobDirForTest(t, "j"))
+		if !ok {
+			t.Fatal("no index")
 		}
-		// An entry with done[1]'s hash that points at done[0]'s frame,
-		// before done[1]'s own.
-		bad := binary.LittleEndian.AppendUint64(nil, idHash(done[1].ID))
-		bad = append(bad, b[idsHead+8:idsHead+16]...)
-		b = slices.Insert(b, idsHead, bad...)
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
+		// An entry with done[1]'s hash that points at done[0]'s frame:
+		// sorted before done[1]'s own, and, in the tail, after it.
+		ents := getEnts(f.entries)
+		bad := idsEnt{idHash(done[1].ID), ents[0].off}
+		for _, b := range [][]byte{encodeIds(f.gen, f.ino, append(slices.Clone(ents), bad)), putEnt(idsOf(&jobLog{gen: f.gen, ino: f.ino}, ents), bad)} {
+			if err := os.WriteFile(s.path(jobsDir, "j", idsName), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			checkGets(t, s, "a stale entry", done)
 		}
-		checkGets(t, s, "a stale entry", done)
 	})
 }
 
@@ -209,36 +210,198 @@ func reopen(t *testing.T, dir string) *Store {
 	return s
 }
 
-// TestSearchIds reads an index larger than its window: every entry is
-// found, the one that straddles two windows too, and a torn last entry is
-// left out.
+// TestSearchIds reads an index whose sorted entries and tail hold an id
+// each, some more than once, and one whose tail is longer than a read
+// window: every entry is found, those at a window's edges too, and a
+// torn last entry is left out.
 func TestSearchIds(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	mustClaim(t, s, "j", ledger.ClaimOptions{})
 	jd := s.jobDirForTest(t, "j")
-	const n = 3 * logReadSize / idsEntry
-	b := idsHeaderOf(3, 42)
-	for i := 0; i < n; i++ {
-		b = binary.LittleEndian.AppendUint64(b, uint64(i)*7919)
-		b = binary.LittleEndian.AppendUint64(b, uint64(i))
+	hashOf := func(i int) uint64 { return uint64(i) * 7919 }
+	for _, tc := range []struct {
+		name         string
+		sorted, tail int
+	}{
+		{"sorted only", 5000, 0},
+		{"tail only", 0, 3 * idsTailMax},
+		{"both", 3001, idsTailMax - 1},
+		{"one of each", 1, 1},
+		{"empty", 0, 0},
+	} {
+		n := tc.sorted + tc.tail
+		var ents []idsEnt
+		for i := 0; i < tc.sorted; i++ {
+			ents = append(ents, idsEnt{hashOf(i), int64(i)})
+		}
+		// Entry 0 twice, and entry 1 more in the tail.
+		ents = append(ents, idsEnt{hashOf(0), 1 << 40})
+		b := encodeIds(3, 42, ents)
+		for i := tc.sorted; i < n; i++ {
+			b = putEnt(b, idsEnt{hashOf(i), int64(i)})
+		}
+		b = putEnt(b, idsEnt{hashOf(1), 1 << 41})
+		b = append(b, 1, 2, 3) // torn
+		if err := os.WriteFile(s.path(jobsDir, "j", idsName), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		want := func(i int) []int64 {
+			switch i {
+			case 0:
+				if n == 0 {
+					return []int64{1 << 40}
+				}
+				return []int64{0, 1 << 40}
+			case 1:
+				if n <= 1 {
+					return []int64{1 << 41}
+				}
+				return []int64{1, 1 << 41}
+			}
+			return []int64{int64(i)}
+		}
+		window := idsTailMax
+		for _, i := range []int{0, 1, 2, window - 1, window, window + 1, tc.sorted - 1, tc.sorted, tc.sorted + 1, n / 2, n - 2, n - 1} {
+			if i < 0 || (i >= n && i > 1) {
+				continue
+			}
+			f, offs, ok := searchIds(jd, hashOf(i))
+			slices.Sort(offs)
+			if !ok || f.gen != 3 || f.ino != 42 || !slices.Equal(offs, want(i)) {
+				t.Errorf("%s: searchIds(entry %d) = %+v, %v, %v; want offsets %v of generation 3, inode 42", tc.name, i, f, offs, ok, want(i))
+			}
+		}
+		if _, offs, ok := searchIds(jd, hashOf(n+7)); !ok || len(offs) != 0 {
+			t.Errorf("%s: searchIds(absent) = %v, %v; want none", tc.name, offs, ok)
+		}
+		f, ok := readIds(jd)
+		if !ok || len(f.entries) != (n+2)*idsEntry || f.sorted != int64(tc.sorted+1) {
+			t.Errorf("%s: readIds = %d bytes of entries, %d sorted, %v; want %d, %d", tc.name, len(f.entries), f.sorted, ok, (n+2)*idsEntry, tc.sorted+1)
+		}
 	}
-	b = append(b, 1, 2, 3) // torn
+	// A header that says more entries are sorted than the file holds.
+	b := encodeIds(3, 42, []idsEnt{{1, 1}, {2, 2}})
+	if err := os.WriteFile(s.path(jobsDir, "j", idsName), b[:len(b)-1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := searchIds(jd, 1); ok {
+		t.Errorf("searchIds(an index cut inside its sorted entries) is trusted; want not")
+	}
+}
+
+// idsInode is the inode of job's index in s.
+func idsInode(t *testing.T, s *Store, job string) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(s.path(jobsDir, job, idsName), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// TestIndexMerge: a finish appends its entry to the index's tail while
+// the tail has room, and otherwise writes the index anew with every entry
+// sorted; every execution stays readable through it.
+func TestIndexMerge(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	done := finishedIn(t, s, "j", 3)
+	jd := s.jobDirForTest(t, "j")
+	f, ok := readIds(jd)
+	if !ok || f.sorted != 0 || len(f.entries) != 3*idsEntry {
+		t.Fatalf("after 3 finishes in a new job: readIds = %d sorted of %d bytes, %v; want a tail of 3", f.sorted, len(f.entries), ok)
+	}
+	// One sorted entry, then a full tail: two real entries and stale
+	// ones (of other hashes, at done[0]'s frame).
+	ents := getEnts(f.entries)
+	b := encodeIds(f.gen, f.ino, ents[:1])
+	for _, e := range ents[1:] {
+		b = putEnt(b, e)
+	}
+	for i := len(ents) - 1; i < idsTailMax; i++ {
+		b = putEnt(b, idsEnt{uint64(i), ents[0].off})
+	}
 	if err := os.WriteFile(s.path(jobsDir, "j", idsName), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	straddles := (logReadSize - idsHead) / idsEntry
-	for _, i := range []int{0, 1, straddles - 1, straddles, straddles + 1, n / 2, n - 1} {
-		f, offs, ok := searchIds(jd, uint64(i)*7919)
-		if !ok || f.gen != 3 || f.ino != 42 || !slices.Equal(offs, []int64{int64(i)}) {
-			t.Errorf("searchIds(entry %d) = %+v, %v, %v; want offset %d of generation 3, inode 42", i, f, offs, ok, i)
+	before := idsInode(t, s, "j")
+
+	done = append(done, finishedIn(t, s, "j", 1)...)
+	f, ok = readIds(jd)
+	if n := int64(len(f.entries) / idsEntry); !ok || n != 1+idsTailMax+1 || f.sorted != n {
+		t.Errorf("a finish onto a full tail: readIds = %d sorted of %d entries, %v; want all %d sorted", f.sorted, n, ok, 1+idsTailMax+1)
+	}
+	if !slices.IsSortedFunc(getEnts(f.entries), cmpEnts) {
+		t.Errorf("a finish onto a full tail: the index is not sorted")
+	}
+	if idsInode(t, s, "j") == before {
+		t.Errorf("a finish onto a full tail wrote the index in place; want a new file renamed over it")
+	}
+	checkGets(t, s, "after the merge", done)
+
+	done = append(done, finishedIn(t, s, "j", 1)...)
+	f, ok = readIds(jd)
+	if n := int64(len(f.entries) / idsEntry); !ok || f.sorted != n-1 {
+		t.Errorf("a finish after the merge: readIds = %d sorted of %d entries, %v; want a tail of 1", f.sorted, n, ok)
+	}
+	checkGets(t, s, "after a finish onto the merged index", done)
+	for _, r := range done {
+		if in, trusted := indexState(t, s, "j", r.ID); !in || !trusted {
+			t.Errorf("%s in the index = %v, trusted %v; want it there", r.ID, in, trusted)
 		}
 	}
-	if _, offs, ok := searchIds(jd, 7919*n); !ok || len(offs) != 0 {
-		t.Errorf("searchIds(absent) = %v, %v; want none", offs, ok)
-	}
+}
+
+// TestIndexNewBoot: the first writer of a boot leaves an index that holds
+// what its log says, tail and all, as it is; it writes anew, sorted, one
+// of the version before (its format "TIDS\0\0\0\1": a header of 24
+// bytes, entries in log order), which no reader trusts before.
+func TestIndexNewBoot(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	recs := finishedIn(t, s, "j", 3)
+	k := finishedIn(t, s, "k", 2)
+	dir := s.path()
+	whole := idsInode(t, s, "j")
+
+	// k's index as the version before wrote it, and its note.
+	jd := s.jobDirForTest(t, "k")
 	f, ok := readIds(jd)
-	if !ok || len(f.entries) != n*idsEntry {
-		t.Errorf("readIds = %d bytes of entries, %v; want %d", len(f.entries), ok, n*idsEntry)
+	if !ok {
+		t.Fatal("no index of k")
 	}
+	v1 := append([]byte("TIDS\x00\x00\x00\x01"), make([]byte, 16)...)
+	copy(v1[8:], encodeIds(f.gen, f.ino, nil)[8:24])
+	v1 = append(v1, f.entries...)
+	if err := os.WriteFile(s.path(jobsDir, "k", idsName), v1, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	boot := ledger.BootID()
+	if boot == "" {
+		boot = "none"
+	}
+	if err := os.WriteFile(s.path(linkedName), []byte(boot+"\nids 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s = reopen(t, dir)
+	checkGets(t, s, "before a writer", append(recs, k...))
+	unlock, err := s.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if b, err := os.ReadFile(s.path(linkedName)); err != nil || string(b) != linkedNote() {
+		t.Errorf("after a writer, the note = %q, %v; want %q", b, err, linkedNote())
+	}
+	if idsInode(t, s, "j") != whole {
+		t.Errorf("the first writer of a boot wrote anew an index that held every entry")
+	}
+	f, ok = readIds(s.jobDirForTest(t, "k"))
+	if !ok || f.sorted != 2 || len(f.entries) != 2*idsEntry {
+		t.Errorf("after a writer, k's index = %d sorted of %d bytes, %v; want 2 entries, sorted", f.sorted, len(f.entries), ok)
+	}
+	checkGets(t, s, "after a writer", append(recs, k...))
 }

@@ -1,10 +1,10 @@
 package filestore
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +18,7 @@ import (
 // claim need not flush active/ nor a finish its index entry (see "Crash
 // safety" in doc.go).
 //
-//	DIR/linked                 "BOOT_ID\nids 1\n": every link and index
+//	DIR/linked                 "BOOT_ID\nids 2\n": every link and index
 //	                           entry made during boot BOOT_ID is kept
 //	                           ("none" for BOOT_ID where the boot id is
 //	                           unknown: every link was flushed)
@@ -40,15 +40,16 @@ const (
 )
 
 // linkedNote is what the note holds once the links and the indexes are
-// whole during this boot. Its second line names the indexes (ids.go): the
-// version before them wrote the boot alone, so each version takes the
-// other's note for another boot's and makes the store whole its own way.
+// whole during this boot. Its second line names the indexes' format
+// (ids.go): the version before indexes wrote the boot alone, the one
+// before sorted indexes "ids 1", so each version takes another's note for
+// another boot's and makes the store whole its own way.
 func linkedNote() string {
 	b := ledger.BootID()
 	if b == "" {
 		b = "none"
 	}
-	return b + "\nids 1\n"
+	return b + "\nids 2\n"
 }
 
 // linksWhole reports whether every execution in the logs has its link:
@@ -183,11 +184,11 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 	}
 	var todo []unlinked // in claim order, so sorted by claim offset
 	var stale []string
-	ids := idsHeader(l)
+	var ents []idsEnt
 	end, walkErr := l.scan(l.first, func(e entry) error {
 		terminal := terminalFrame(e)
 		if terminal {
-			ids = appendIdsEntry(ids, e.id, e.off)
+			ents = append(ents, entOf(e.id, e.off))
 			if linked[string(e.id)] {
 				stale = append(stale, string(e.id))
 			}
@@ -204,10 +205,11 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 		return nil
 	})
 	if walkErr != nil {
-		ids = keepPast(ids, end, jd, l, legacy)
+		ents = keepPast(ents, end, jd, l, legacy)
 	}
-	if !sameIds(jd, ids) {
-		if err := writeIds(jd, ids, true); err != nil {
+	slices.SortFunc(ents, cmpEnts)
+	if !sameIds(jd, l, ents) {
+		if err := writeIds(jd, idsOf(l, ents), true); err != nil {
 			return err
 		}
 	}
@@ -229,20 +231,20 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 // end, the entries past it that the index in jd (of l) or
 // exec/'s links (legacy) held: the records finished after the damage
 // stay readable, as they were.
-func keepPast(ids []byte, end int64, jd dirh, l *jobLog, legacy []execHint) []byte {
+func keepPast(ents []idsEnt, end int64, jd dirh, l *jobLog, legacy []execHint) []idsEnt {
 	if f, ok := readIds(jd); ok && f.of(l) {
-		for i := 0; i < len(f.entries); i += idsEntry {
-			if int64(binary.LittleEndian.Uint64(f.entries[i+8:])) > end {
-				ids = append(ids, f.entries[i:i+idsEntry]...)
+		for _, e := range getEnts(f.entries) {
+			if e.off > end {
+				ents = append(ents, e)
 			}
 		}
 	}
 	for _, h := range legacy {
 		if h.gen == l.gen && h.off > end {
-			ids = appendIdsEntry(ids, []byte(h.id), h.off)
+			ents = append(ents, entOf(h.id, h.off))
 		}
 	}
-	return ids
+	return ents
 }
 
 // relink gives execution id the link target in d: made where there is

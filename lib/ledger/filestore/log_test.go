@@ -136,9 +136,7 @@ func TestStaleLinks(t *testing.T) {
 	// the entry).
 	put(activeDir, done.ID, doneLink)
 	check("finished, linked in active/ and indexed", done.ID, ledger.Failed)
-	if err := os.Truncate(s.path(jobsDir, "j", idsName), idsHead); err != nil {
-		t.Fatal(err)
-	}
+	emptyIds(t, s.path(jobsDir, "j", idsName))
 	check("finished, linked in active/ only", done.ID, ledger.Failed)
 	if got, _ := ledger.List(s, ledger.Filter{Status: ledger.Claimed}); len(got) != 0 {
 		t.Errorf("List(claimed) with a finished one in active/ = %v; want none", got)

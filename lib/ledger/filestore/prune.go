@@ -224,15 +224,15 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	// there; a missing index, the same). exec/ holds no link: the lock's
 	// mending removed those of the version before indexes, or, where it
 	// could not, left them as stale hints.
-	ids := idsHeader(nl)
+	var ents []idsEnt
 	for _, k := range keep {
 		if k.terminal {
-			ids = appendIdsEntry(ids, []byte(k.id), k.off)
+			ents = append(ents, entOf(k.id, k.off))
 		} else {
 			setLink(s.active, k.id, hintOf(nl.gen, k.off, job))
 		}
 	}
-	writeIds(jd, ids, !s.linksKept())
+	writeIds(jd, idsOf(nl, ents), !s.linksKept())
 	s.forget(jd, refs, fates, id)
 	cacheSummary(jd, total, nl.gen, nl.end)
 	return true, nil
