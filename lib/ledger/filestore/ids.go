@@ -156,7 +156,7 @@ func readIds(jd dirh) (f idsFile, ok bool) {
 // an index size bytes long; ok is false when b does not start with one,
 // or size cannot hold the entries it says are sorted.
 func parseIdsHeader(b []byte, size int64) (f idsFile, ok bool) {
-	if len(b) < idsHead || string(b[:8]) != idsMagic {
+	if len(b) < idsHead || size < idsHead || string(b[:8]) != idsMagic {
 		return f, false
 	}
 	f.gen = int64(binary.LittleEndian.Uint64(b[8:]))
