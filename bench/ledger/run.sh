@@ -13,7 +13,8 @@
 #   (g) at $BIG stored: `list --json` and `prune --keep 10` (time, max RSS)
 #       against sqlite3's SELECT and DELETE of the same rows
 #   (h) at $BIG stored vs a 1-job store: `list --status running` and
-#       `ledger status` (every job's summary)
+#       `ledger status` (every job's summary); `show` of a finished
+#       execution (found through its job's index) and of an absent id
 #
 # (a) and (b) also run bench/ledger/floor: the same files, links, renames and
 # flushes as ledger's claim/start/finish from a minimal Go program (no
@@ -260,27 +261,37 @@ unset FLOOR_PROTOCOL
 
 # --- (f) disk per execution -----------------------------------------------
 
-f_n=$("$L" --ledger "$T/c-big" list --field id | wc -l)
+"$L" --ledger "$T/c-big" list --field id >"$T/f.ids"
+f_n=$(wc -l <"$T/f.ids")
 f_l=$(($(du -sk "$T/c-big" | cut -f1) * 1024 / f_n))
 f_s=$(($(du -sk "$T/c-big.db" | cut -f1) * 1024 / $(sq "$T/c-big.db" "SELECT count(*) FROM executions;")))
 
 # --- (h) live listing and summaries: $BIG stored vs 1 -----------------------
 
 quiet() { "$@" >/dev/null; }
+absent() { ! "$@" >/dev/null 2>&1; } # CMD... fails, as a show of no such id
 "$L" --ledger "$T/h-one" run bench -- true
+h_one=$("$L" --ledger "$T/h-one" latest bench --field id)
+h_big=$(sed -n "$((f_n / 2))p" "$T/f.ids") # a finished one, mid-log
 for st in "$T/h-one" "$T/c-big"; do # one running execution in each
 	"$L" --ledger "$st" claim live --owner $$ >"$T/h.id"
 	"$L" --ledger "$st" start "$(cat "$T/h.id")"
 done
-: >"$T/h.lo" >"$T/h.lb" >"$T/h.so" >"$T/h.sb"
+: >"$T/h.lo" >"$T/h.lb" >"$T/h.so" >"$T/h.sb" >"$T/h.fo" >"$T/h.fb" >"$T/h.ao" >"$T/h.ab"
 for ((i = 0; i < N; i++)); do
 	timed quiet "$L" --ledger "$T/h-one" list --status running >>"$T/h.lo"
 	timed quiet "$L" --ledger "$T/c-big" list --status running >>"$T/h.lb"
 	timed quiet "$L" --ledger "$T/c-big" status >>"$T/h.sb"
 	timed quiet "$L" --ledger "$T/h-one" status >>"$T/h.so"
+	timed quiet "$L" --ledger "$T/h-one" show "$h_one" --field status >>"$T/h.fo"
+	timed quiet "$L" --ledger "$T/c-big" show "$h_big" --field status >>"$T/h.fb"
+	timed absent "$L" --ledger "$T/c-big" show 0000000000000-absent >>"$T/h.ab"
+	timed absent "$L" --ledger "$T/h-one" show 0000000000000-absent >>"$T/h.ao"
 done
 h_lo=$(median <"$T/h.lo") h_lb=$(median <"$T/h.lb")
 h_so=$(median <"$T/h.so") h_sb=$(median <"$T/h.sb")
+h_fo=$(median <"$T/h.fo") h_fb=$(median <"$T/h.fb")
+h_ao=$(median <"$T/h.ao") h_ab=$(median <"$T/h.ab")
 
 # --- (g) list and prune at $BIG ---------------------------------------------
 
@@ -326,4 +337,6 @@ $(cycles_report)
       ratio $(ratio "$g_lp" "$g_sp") (target <= 3: $(verdict "$(ratio "$g_lp" "$g_sp")" 3 "<=")), RSS (target <= 32768 KiB: $(verdict "$g_lpm" 32768 "<="))
 (h) $BIG stored vs 1, median of $N: list --status running ${h_lb}us vs ${h_lo}us ratio $(ratio "$h_lb" "$h_lo") (target <= 2: $(verdict "$(ratio "$h_lb" "$h_lo")" 2 "<="))
       ledger status ${h_sb}us vs ${h_so}us ratio $(ratio "$h_sb" "$h_so") (target <= 2: $(verdict "$(ratio "$h_sb" "$h_so")" 2 "<="))
+      show of a finished one ${h_fb}us vs ${h_fo}us ratio $(ratio "$h_fb" "$h_fo") (flat, as (c): target <= 1.30: $(verdict "$(ratio "$h_fb" "$h_fo")" 1.30 "<="))
+      show of an absent id ${h_ab}us vs ${h_ao}us ratio $(ratio "$h_ab" "$h_ao") (target <= 1.30: $(verdict "$(ratio "$h_ab" "$h_ao")" 1.30 "<="))
 REPORT
