@@ -39,6 +39,9 @@ func runHelper(mode string, args []string) int {
 		if at := os.Getenv("LEDGER_TEST_CRASH_AT"); at != "" {
 			crashAt(at)
 		}
+		// An index written anew, sorted, every third finish of a job,
+		// so that kills land in that too.
+		idsTailMax = 2
 		return writer(args[0], args[1])
 	case "open":
 		if at := os.Getenv("LEDGER_TEST_CRASH_AT"); at != "" {

@@ -63,12 +63,15 @@ const (
 	idsMagic = "TIDS\x00\x00\x00\x02"
 	idsHead  = 32
 	idsEntry = 16
-	// idsTailMax bounds the entries past an index's sorted ones.
-	idsTailMax = 1024
 	// maxIdsSize bounds an index that a reader takes (16 million
 	// executions in one job's log).
 	maxIdsSize = 256 << 20
 )
+
+// idsTailMax bounds the entries past an index's sorted ones. (A
+// variable only so that the crash tests' writers merge every few
+// finishes.)
+var idsTailMax = 1024
 
 // idHash is FNV-1a (64 bits) of an id, held as a string or as bytes.
 func idHash[ID string | []byte](id ID) uint64 {
@@ -349,7 +352,7 @@ func (s *Store) appendIds(loc *located) error {
 	if err == nil {
 		f, size, ok := idsToAppend(fd, loc.log)
 		switch {
-		case ok && size/idsEntry-f.sorted < idsTailMax:
+		case ok && size/idsEntry-f.sorted < int64(idsTailMax):
 			err = pwriteAll(fd, putEnt(nil, ent), idsHead+size)
 			if err == nil && sync {
 				err = durable.Fdatasync(fd)

@@ -329,7 +329,7 @@ func TestIndexMerge(t *testing.T) {
 
 	done = append(done, finishedIn(t, s, "j", 1)...)
 	f, ok = readIds(jd)
-	if n := int64(len(f.entries) / idsEntry); !ok || n != 1+idsTailMax+1 || f.sorted != n {
+	if n := int64(len(f.entries) / idsEntry); !ok || n != int64(1+idsTailMax+1) || f.sorted != n {
 		t.Errorf("a finish onto a full tail: readIds = %d sorted of %d entries, %v; want all %d sorted", f.sorted, n, ok, 1+idsTailMax+1)
 	}
 	if !slices.IsSortedFunc(getEnts(f.entries), cmpEnts) {
