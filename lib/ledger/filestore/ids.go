@@ -155,6 +155,24 @@ func readIds(jd dirh) (f idsFile, ok bool) {
 	return f, ok
 }
 
+// readIdsAny is readIds that also reads an index of the version before
+// this format ("TIDS\0\0\0\1", a header of 24 bytes: no sorted count,
+// entries in log order), as unsorted entries.
+func readIdsAny(jd dirh) (f idsFile, ok bool) {
+	if f, ok = readIds(jd); ok {
+		return f, true
+	}
+	const v1Magic, v1Head = "TIDS\x00\x00\x00\x01", 24
+	b, err := readSmall(jd, idsName, maxIdsSize)
+	if err != nil || len(b) < v1Head || string(b[:8]) != v1Magic {
+		return f, false
+	}
+	f.gen = int64(binary.LittleEndian.Uint64(b[8:]))
+	f.ino = binary.LittleEndian.Uint64(b[16:])
+	f.entries = b[v1Head : v1Head+(len(b)-v1Head)/idsEntry*idsEntry]
+	return f, true
+}
+
 // parseIdsHeader reads the header at the start of b, the first bytes of
 // an index size bytes long; ok is false when b does not start with one,
 // or size cannot hold the entries it says are sorted.

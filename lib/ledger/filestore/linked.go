@@ -227,12 +227,12 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 	return walkErr
 }
 
-// keepPast adds to ids, the index of a log walked up to its damage at
-// end, the entries past it that the index in jd (of l) or
-// exec/'s links (legacy) held: the records finished after the damage
-// stay readable, as they were.
+// keepPast adds to ents, the index of a log walked up to its damage at
+// end, the entries past it that the index in jd (of l, in this format or
+// the one before) or exec/'s links (legacy) held: the records finished
+// after the damage stay readable, as they were.
 func keepPast(ents []idsEnt, end int64, jd dirh, l *jobLog, legacy []execHint) []idsEnt {
-	if f, ok := readIds(jd); ok && f.of(l) {
+	if f, ok := readIdsAny(jd); ok && f.of(l) {
 		for _, e := range getEnts(f.entries) {
 			if e.off > end {
 				ents = append(ents, e)
