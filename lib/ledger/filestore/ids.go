@@ -190,15 +190,19 @@ func parseIdsHeader(b []byte, size int64) (f idsFile, ok bool) {
 	return f, true
 }
 
-// sameIds reports whether the index in job directory jd indexes l and
-// holds the entries ents, sorted, hold (in any order: a tail not yet
-// merged is whole too).
+// sameIds reports whether the index in job directory jd indexes l, has
+// the sorted entries its header says, and holds the entries ents, sorted,
+// hold (in any order past the sorted ones: a tail not yet merged is whole
+// too).
 func sameIds(jd dirh, l *jobLog, ents []idsEnt) bool {
 	f, ok := readIds(jd)
 	if !ok || !f.of(l) || len(f.entries) != len(ents)*idsEntry {
 		return false
 	}
 	have := getEnts(f.entries)
+	if !slices.IsSortedFunc(have[:f.sorted], cmpEnts) {
+		return false
+	}
 	slices.SortFunc(have, cmpEnts)
 	return slices.Equal(have, ents)
 }

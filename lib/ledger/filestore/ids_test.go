@@ -4,6 +4,7 @@ package filestore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"slices"
@@ -356,15 +357,33 @@ func TestIndexMerge(t *testing.T) {
 
 // TestIndexNewBoot: the first writer of a boot leaves an index that holds
 // what its log says, tail and all, as it is; it writes anew, sorted, one
-// of the version before (its format "TIDS\0\0\0\1": a header of 24
+// whose sorted entries are not, and one of the version before (its format "TIDS\0\0\0\1": a header of 24
 // bytes, entries in log order), which no reader trusts before.
 func TestIndexNewBoot(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	recs := finishedIn(t, s, "j", 3)
 	k := finishedIn(t, s, "k", 2)
+	m := finishedIn(t, s, "m", 3)
 	dir := s.path()
 	whole := idsInode(t, s, "j")
+
+	// m's index says its 3 entries are sorted, and they are not: a
+	// binary search could miss one.
+	fm, ok := readIds(s.jobDirForTest(t, "m"))
+	if !ok {
+		t.Fatal("no index of m")
+	}
+	unsorted := getEnts(fm.entries)
+	slices.SortFunc(unsorted, func(a, b idsEnt) int { return cmpEnts(b, a) })
+	bm := encodeIds(fm.gen, fm.ino, nil)
+	binary.LittleEndian.PutUint64(bm[24:], uint64(len(unsorted)))
+	for _, e := range unsorted {
+		bm = putEnt(bm, e)
+	}
+	if err := os.WriteFile(s.path(jobsDir, "m", idsName), bm, 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	// k's index as the version before wrote it, and its note.
 	jd := s.jobDirForTest(t, "k")
@@ -388,7 +407,7 @@ func TestIndexNewBoot(t *testing.T) {
 	s.Close()
 
 	s = reopen(t, dir)
-	checkGets(t, s, "before a writer", append(recs, k...))
+	checkGets(t, s, "before a writer", append(append(recs, k...), m...))
 	unlock, err := s.lock()
 	if err != nil {
 		t.Fatal(err)
@@ -404,7 +423,11 @@ func TestIndexNewBoot(t *testing.T) {
 	if !ok || f.sorted != 2 || len(f.entries) != 2*idsEntry {
 		t.Errorf("after a writer, k's index = %d sorted of %d bytes, %v; want 2 entries, sorted", f.sorted, len(f.entries), ok)
 	}
-	checkGets(t, s, "after a writer", append(recs, k...))
+	f, ok = readIds(s.jobDirForTest(t, "m"))
+	if !ok || f.sorted != 3 || !slices.IsSortedFunc(getEnts(f.entries), cmpEnts) {
+		t.Errorf("after a writer, m's index = %d sorted of %d bytes, %v; want 3 entries, sorted", f.sorted, len(f.entries), ok)
+	}
+	checkGets(t, s, "after a writer", append(append(recs, k...), m...))
 }
 
 // TestIndexKeptPastDamage: the first writer of a boot, whose walk of a
