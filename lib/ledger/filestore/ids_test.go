@@ -465,9 +465,11 @@ func TestIndexKeptPastDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			s = reopen(t, s.path())
-			if unlock, err := s.lock(); err == nil {
-				unlock()
+			unlock, err := s.lock()
+			if err != nil {
+				t.Fatalf("the first writer of a boot, with a damaged log: %v", err)
 			}
+			unlock()
 			checkGets(t, s, "after a writer", append(before, after...))
 			if in, trusted := indexState(t, s, "j", after[0].ID); !in || !trusted {
 				t.Errorf("after a writer, %s past the damage in the index = %v, trusted %v; want it there", after[0].ID, in, trusted)
