@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 
@@ -225,25 +224,6 @@ func idsFor(entries []byte, h uint64) []int64 {
 		}
 	}
 	return offs
-}
-
-// preadFull reads len(b) bytes at offset off of fd; a short file is
-// io.ErrUnexpectedEOF.
-func preadFull(fd int, b []byte, off int64) error {
-	for n := 0; n < len(b); {
-		m, err := unix.Pread(fd, b[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if m == 0 {
-			return io.ErrUnexpectedEOF
-		}
-		n += m
-	}
-	return nil
 }
 
 // searchIds looks in the index in job directory jd for the id whose hash

@@ -220,19 +220,9 @@ func (l *jobLog) corrupt(off int64, err error) error {
 
 // pread fills b from offset off; short only at the end of the file.
 func (l *jobLog) pread(b []byte, off int64) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := unix.Pread(l.fd, b[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, &os.PathError{Op: "read", Path: l.path, Err: err}
-		}
-		if m == 0 {
-			break
-		}
-		n += m
+	n, err := preadAt(l.fd, b, off)
+	if err != nil {
+		return n, &os.PathError{Op: "read", Path: l.path, Err: err}
 	}
 	return n, nil
 }

@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -117,6 +118,35 @@ func (w *logWriter) commit() (*jobLog, error) {
 	}
 	w.renamed = true
 	return openLog(w.jd, w.job, true)
+}
+
+// preadAt fills b from offset off of fd, as far as the file goes: n is
+// short of len(b) only at its end (or with err).
+func preadAt(fd int, b []byte, off int64) (n int, err error) {
+	for n < len(b) {
+		m, err := unix.Pread(fd, b[n:], off+int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// preadFull is preadAt where a file that ends before b is filled is
+// io.ErrUnexpectedEOF.
+func preadFull(fd int, b []byte, off int64) error {
+	n, err := preadAt(fd, b, off)
+	if err == nil && n < len(b) {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // pwriteAll writes all of b at offset off of fd.

@@ -138,18 +138,10 @@ func (w *outputWriter) compact(p []byte) error {
 		return &os.PathError{Op: "open", Path: w.dir.Show(w.id), Err: err}
 	}
 	defer unix.Close(rfd)
-	for n := 0; n < len(tail); {
-		m, err := unix.Pread(rfd, tail[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return &os.PathError{Op: "read", Path: w.dir.Show(w.id), Err: err}
-		}
-		if m == 0 {
-			return fmt.Errorf("%w: %s shrank while written", ledger.ErrCorrupt, w.dir.Show(w.id))
-		}
-		n += m
+	if n, err := preadAt(rfd, tail, off); err != nil {
+		return &os.PathError{Op: "read", Path: w.dir.Show(w.id), Err: err}
+	} else if n < len(tail) {
+		return fmt.Errorf("%w: %s shrank while written", ledger.ErrCorrupt, w.dir.Show(w.id))
 	}
 	return w.replace(append(tail, p...))
 }
