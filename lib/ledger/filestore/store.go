@@ -347,15 +347,26 @@ func checkOwned(path string, st *unix.Stat_t) error {
 	return nil
 }
 
-// Magic numbers (statfs f_type) of file systems where flock is emulated,
-// advisory per client or not coherent across hosts.
-var networkFS = map[int64]string{
-	0x6969:     "NFS",
-	0x517b:     "SMB",
-	0xff534d42: "CIFS",
-	0xfe534d42: "SMB2",
-	0x5346414f: "AFS",
-	0x01021997: "9P",
+// networkFS names the file system of statfs f_type magic if it is one
+// where flock is emulated, advisory per client or not coherent across
+// hosts, else "". A switch, not a map: a map literal is built by code at
+// every start-up, before any verb runs.
+func networkFS(magic int64) string {
+	switch magic {
+	case 0x6969:
+		return "NFS"
+	case 0x517b:
+		return "SMB"
+	case 0xff534d42:
+		return "CIFS"
+	case 0xfe534d42:
+		return "SMB2"
+	case 0x5346414f:
+		return "AFS"
+	case 0x01021997:
+		return "9P"
+	}
+	return ""
 }
 
 // checkFS refuses a store on a network file system.
@@ -368,7 +379,7 @@ func checkFS(d dirh) error {
 }
 
 func checkFSType(dir string, magic int64) error {
-	if name, ok := networkFS[magic&0xffffffff]; ok {
+	if name := networkFS(magic & 0xffffffff); name != "" {
 		return fmt.Errorf("%w: %s is on %s, where flock is not reliable; put the ledger on a local file system", ledger.ErrUnsafeStore, dir, name)
 	}
 	return nil
