@@ -23,6 +23,9 @@
 # comparison. They also run floor with FLOOR_PROTOCOL=log: the cycle of
 # lib/ledger/filestore's job logs (bench/ledger/floor/log.go): what a Go
 # ledger keeping that write protocol cannot beat here.
+# (d) runs floor's `run` beside it (bench/ledger/floor/run.go): that
+# protocol's one-shot cycle, the command held at its exec as lib/runner
+# holds it, bare and with ledger's package inits.
 #
 # Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG;
 #        CYCLES_ONLY=1 stops after (a) and (b) and reports those)
@@ -62,6 +65,10 @@ ledger_run() { "$L" --ledger "$1" run bench -- true; } # STORE
 floor_cycle() { cycle_with "$T/floor" "$@"; }
 floor_inits_cycle() { cycle_with "$T/floor-inits" "$@"; }
 floor_log_cycle() { FLOOR_PROTOCOL=log cycle_with "$T/floor" "$@"; }
+# The log design's one-shot cycle (bench/ledger/floor/run.go), bare and
+# with the initialisation of every package ledger links.
+floor_log_run() { FLOOR_PROTOCOL=log "$T/floor" --ledger "$1" run bench -- true; } # STORE
+floor_inits_log_run() { FLOOR_PROTOCOL=log "$T/floor-inits" --ledger "$1" run bench -- true; } # STORE
 cycle_with() { # BINARY STORE [claim flags...]
 	local bin=$1 st=$2; shift 2
 	local id
@@ -131,9 +138,12 @@ settle
 
 sq_init "$T/a.db"
 : >"$T/a.ledger" >"$T/a.sqlite" >"$T/a.floor" >"$T/a.floor-inits" >"$T/a.floor-log" >"$T/a.run"
+: >"$T/a.floor-run" >"$T/a.floor-inits-run"
 for ((i = 0; i < N; i++)); do
 	if ((i % 2)); then
 		timed ledger_run "$T/d-store" >>"$T/a.run"
+		timed floor_log_run "$T/d-floor" >>"$T/a.floor-run"
+		timed floor_inits_log_run "$T/d-floor-inits" >>"$T/a.floor-inits-run"
 		timed ledger_cycle "$T/a-store" >>"$T/a.ledger"
 		timed floor_cycle "$T/a-floor" >>"$T/a.floor"
 		timed sqlite_cycle "$T/a.db" >>"$T/a.sqlite"
@@ -145,6 +155,8 @@ for ((i = 0; i < N; i++)); do
 		timed floor_inits_cycle "$T/a-floor-inits" >>"$T/a.floor-inits"
 		timed ledger_cycle "$T/a-store" >>"$T/a.ledger"
 		timed floor_cycle "$T/a-floor" >>"$T/a.floor"
+		timed floor_inits_log_run "$T/d-floor-inits" >>"$T/a.floor-inits-run"
+		timed floor_log_run "$T/d-floor" >>"$T/a.floor-run"
 		timed ledger_run "$T/d-store" >>"$T/a.run"
 	fi
 done
@@ -154,6 +166,8 @@ a_f=$(median <"$T/a.floor")
 a_fi=$(median <"$T/a.floor-inits")
 a_fl=$(median <"$T/a.floor-log")
 d_r=$(median <"$T/a.run")
+d_fr=$(median <"$T/a.floor-run")
+d_fir=$(median <"$T/a.floor-inits-run")
 
 # --- (b) 8 concurrent loops, interleaved rounds ---------------------------
 
@@ -327,6 +341,7 @@ $(cycles_report)
       ledger --exclusive --instant ${c_xb}us vs ${c_xe}us  ratio $rx (target <= 1.30: $(verdict "$rx" 1.30 "<="))
       sqlite3                     ${c_sb}us vs ${c_se}us  ratio $rs
 (d) ledger run JOB -- true, 1 process, median of $N: ${d_r}us vs (a)'s sqlite3 ${a_s}us  ratio $rd (target <= 0.50: $(verdict "$rd" 0.50 "<="))
+      floor of the log design's run ${d_fr}us ratio $(ratio "$d_fr" "$a_s"), with ledger's package inits ${d_fir}us ratio $(ratio "$d_fir" "$a_s")
 (e) durable flushes: ledger run of an existing job $e_run (target <= 3: $(verdict "$e_run" 3 "<=")),
       claim+start+finish $e_csf = $e_c+$e_s+$e_f (target <= 4: $(verdict "$e_csf" 4 "<=")),
       floor of the log design: claim+start+finish $((e_lc + e_ls + e_lf)) = $e_lc+$e_ls+$e_lf

@@ -36,8 +36,9 @@ func frame(payload []byte) []byte {
 	return append(b, payload...)
 }
 
-// appendEntry appends rec to job's log, durably, and returns its offset.
-func appendEntry(dir, job string, rec []byte) (int64, error) {
+// appendFrames appends frames (one or more framed entries) to job's log,
+// durably, and returns the offset of the first.
+func appendFrames(dir, job string, frames []byte) (int64, error) {
 	jobDir := dir + "/jobs/" + job
 	fd, err := unix.Open(jobDir+"/_log", unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0)
 	created := false
@@ -53,7 +54,7 @@ func appendEntry(dir, job string, rec []byte) (int64, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return 0, err
 	}
-	if _, err := unix.Write(fd, frame(rec)); err != nil {
+	if _, err := unix.Write(fd, frames); err != nil {
 		return 0, err
 	}
 	if err := unix.Fdatasync(fd); err != nil {
@@ -95,7 +96,7 @@ func logClaim(dir, job string) error {
 	if err := unix.Symlink(job+"@"+strconv.FormatInt(size, 10), dir+"/active/"+id); err != nil {
 		return err
 	}
-	if _, err := appendEntry(dir, job, record(id, job, "claimed")); err != nil {
+	if _, err := appendFrames(dir, job, frame(record(id, job, "claimed"))); err != nil {
 		return err
 	}
 	_, err = os.Stdout.WriteString(id + "\n")
@@ -129,7 +130,7 @@ func logUpdate(dir, id, status string) error {
 	if err != nil {
 		return err
 	}
-	at2, err := appendEntry(dir, job, record(id, job, status))
+	at2, err := appendFrames(dir, job, frame(record(id, job, status)))
 	if err != nil {
 		return err
 	}

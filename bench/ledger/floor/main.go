@@ -13,7 +13,9 @@
 //	floor --ledger DIR finish ID --status completed --exit-code 0
 //
 // With FLOOR_PROTOCOL=log in the environment it runs the log design's
-// cycle instead (log.go).
+// cycle instead (log.go), and also its one-shot cycle (run.go):
+//
+//	floor --ledger DIR run JOB -- CMD [ARG...]
 package main
 
 import (
@@ -43,6 +45,12 @@ func main() {
 		err = logUpdate(dir, arg, "running")
 	case "log-finish":
 		err = logUpdate(dir, arg, "completed")
+	case "log-run":
+		if len(os.Args) < 7 || os.Args[5] != "--" {
+			err = fmt.Errorf("usage: floor --ledger DIR run JOB -- CMD [ARG...]")
+			break
+		}
+		err = logRun(dir, arg, os.Args[6:])
 	case "claim":
 		err = claim(dir, arg)
 	case "start":
