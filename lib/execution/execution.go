@@ -404,28 +404,39 @@ func ended(warn, notice func(format string, args ...any), id string, o Options, 
 
 // retain prunes o.Job's terminal executions beyond its newest o.Keep,
 // once the result is recorded: in batches, so that a finish costs a
-// summary read, and one in retainBatch(o.Keep) finishes the prune (which
-// reads what the job keeps). The job then holds at most Keep +
+// count of the job's terminal executions (endedCount), and one in
+// retainBatch(o.Keep) finishes the prune (which reads what the job keeps). The job then holds at most Keep +
 // retainBatch terminal executions, give or take concurrent finishes.
 func retain(warn func(format string, args ...any), st ledger.Ledger, o Options) {
 	if o.Keep <= 0 || o.Job == "" {
 		return
 	}
 	if batch := retainBatch(o.Keep); batch > 1 {
-		sums, err := st.Summaries(o.Job)
-		if err == nil && len(sums) == 1 {
-			var ended uint64
-			for _, n := range sums[0].Runs {
-				ended += n
-			}
-			if ended%uint64(batch) != 0 {
-				return
-			}
+		if ended, ok := endedCount(st, o.Job); ok && ended%uint64(batch) != 0 {
+			return
 		}
 	}
 	if _, err := st.Prune(ledger.PruneOptions{Job: o.Job, Keep: o.Keep}, nil); err != nil {
 		warn("cannot prune %s to its newest %d executions: %v", o.Job, o.Keep, err)
 	}
+}
+
+// endedCount is how many terminal executions job holds: the store's
+// cheap count if it has one (ledger.EndedCounter), else its summary's.
+func endedCount(st ledger.Ledger, job string) (n uint64, ok bool) {
+	if ec, isEC := st.(ledger.EndedCounter); isEC {
+		if n, ok := ec.Ended(job); ok {
+			return n, true
+		}
+	}
+	sums, err := st.Summaries(job)
+	if err != nil || len(sums) != 1 {
+		return 0, false
+	}
+	for _, c := range sums[0].Runs {
+		n += c
+	}
+	return n, true
 }
 
 // retainBatch is how many finishes of a job one retention prune serves:

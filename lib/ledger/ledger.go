@@ -173,6 +173,16 @@ type JSONEacher interface {
 	EachJSON(f Filter, fn func(b []byte) error) error
 }
 
+// EndedCounter is a Ledger that can count a job's terminal executions
+// without reading its summary: an optional speed-up of a runner's
+// retention (`ledger run --keep`), which only picks from the count which
+// of its finishes prunes. The count may be off by a few after a crash;
+// ok is false when the store cannot tell at a glance, and the caller
+// reads Summaries instead.
+type EndedCounter interface {
+	Ended(job string) (n uint64, ok bool)
+}
+
 // Summary is one job's state as `ledger status`, `check` and `metrics`
 // read it. A store keeps it per job, so that reading it costs a bounded
 // number of reads however many executions are stored.

@@ -189,6 +189,37 @@ func parseIdsHeader(b []byte, size int64) (f idsFile, ok bool) {
 	return f, true
 }
 
+// Ended returns how many terminal executions job's index holds, its
+// entries (ledger.EndedCounter): an fstat and a header's read, where a
+// summary walks up to settleBytes of the job's log. ok is false when the
+// job has no index of this format. An index holds one entry per execution
+// finished in its log, duplicates aside (a finish that crashed between
+// its entry and its link's removal is indexed again by the next boot's
+// first writer), so the count is exact but for those.
+func (s *Store) Ended(job string) (n uint64, ok bool) {
+	if ledger.ValidJob(job) != nil {
+		return 0, false
+	}
+	jd, err := openSubdir(s.jobs, job)
+	if err != nil {
+		return 0, false
+	}
+	defer closeDir(jd)
+	fd, st, err := openRegular(jd, idsName)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	var head [idsHead]byte
+	if preadFull(fd, head[:], 0) != nil {
+		return 0, false
+	}
+	if _, ok := parseIdsHeader(head[:], st.Size); !ok {
+		return 0, false
+	}
+	return uint64(st.Size-idsHead) / idsEntry, true
+}
+
 // sameIds reports whether the index in job directory jd indexes l, has
 // the sorted entries its header says, and holds the entries ents, sorted,
 // hold (in any order past the sorted ones: a tail not yet merged is whole

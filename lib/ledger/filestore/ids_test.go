@@ -477,3 +477,42 @@ func TestIndexKeptPastDamage(t *testing.T) {
 		})
 	}
 }
+
+// TestEnded: a job's count of terminal executions read from its index
+// alone is its summary's while nothing was pruned, what prune kept after,
+// and unknown (not zero) without an index of this format.
+func TestEnded(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	if n, ok := s.Ended("j"); ok {
+		t.Errorf("Ended(j) of no such job = %d, true; want false", n)
+	}
+	mustClaim(t, s, "j", ledger.ClaimOptions{}) // live: not counted
+	finishedIn(t, s, "j", 3)
+	sums, err := s.Summaries("j")
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("Summaries(j) = %v, %v", sums, err)
+	}
+	var runs uint64
+	for _, n := range sums[0].Runs {
+		runs += n
+	}
+	if n, ok := s.Ended("j"); !ok || n != 3 || n != runs {
+		t.Errorf("Ended(j) after 3 finishes = %d, %v; want 3, true (the summary counts %d)", n, ok, runs)
+	}
+	if _, err := s.Prune(ledger.PruneOptions{Job: "j", Keep: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := s.Ended("j"); !ok || n != 1 {
+		t.Errorf("Ended(j) after prune --keep 1 = %d, %v; want 1, true", n, ok)
+	}
+	if err := os.WriteFile(s.path(jobsDir, "j", idsName), []byte("TIDS\x00\x00\x00\x01 an index of the format before"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := s.Ended("j"); ok {
+		t.Errorf("Ended(j) with an index of another format = %d, true; want false", n)
+	}
+	if n, ok := s.Ended("../j"); ok {
+		t.Errorf("Ended(../j) = %d, true; want false", n)
+	}
+}
