@@ -12,11 +12,12 @@
 // On Linux this package finds that table through the executable's symbol
 // table and reads it from /proc/self/mem, once, at the first question:
 // 0.4 ms in ledger run on this project's 2-core VMs (a first reading of
-// the code and files it touches, as much as the reads). A binary stripped of its symbol table (strip, go build
-// -ldflags=-s) or a runtime without the table leaves only what the kernel
-// still shows: HUP and INT (which the runtime leaves ignored when it
-// finds them so) and the job-control signals TSTP, TTIN, TTOU and CONT
-// (which it never touches); Exact then reports false.
+// the code and files it touches, as much as the reads). A binary stripped
+// of its symbol table (strip, go build -ldflags=-s) or a runtime without
+// the table leaves only what the kernel still shows: HUP and INT (which
+// the runtime leaves ignored when it finds them so) and the job-control
+// signals TSTP, TTIN, TTOU and CONT (which it never touches); Exact then
+// reports false.
 //
 // The package imports only syscall and unsafe, so that the recording
 // gate (lib/internal/gate), which runs from an early init, can use it.
