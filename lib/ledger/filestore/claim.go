@@ -12,12 +12,17 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// freshID checks that a chosen id is well-formed and not in the store yet.
-func (s *Store) freshID(id string) error {
+// freshID checks that id, chosen by Claim's caller with ledger.NewID, is
+// well-formed and not an execution of the store yet: not live, and not
+// one of job's. The finished executions of other jobs are not searched:
+// that reads every job's index (O(jobs), 10 ms more per `ledger run` in
+// a store of 200 jobs), against a repeat NewID makes only in the same
+// nanosecond and with the same 31 random bits.
+func (s *Store) freshID(id, job string) error {
 	if err := ledger.ValidID(id); err != nil {
 		return err
 	}
-	in, err := s.stored(id)
+	in, err := s.storedIn(id, job)
 	if err != nil {
 		return err
 	}
@@ -63,7 +68,7 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 	id := o.ID
 	if id == "" {
 		id = ledger.NewID(now)
-	} else if err := s.freshID(id); err != nil {
+	} else if err := s.freshID(id, job); err != nil {
 		return ledger.Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
 	}
 	r := ledger.Record{

@@ -695,8 +695,8 @@ func TestPowerCut(t *testing.T) {
 				// What a writer that could not make the links whole
 				// (linked.go) checks before a claim of a chosen id and
 				// before keeping an output.
-				if err := s.freshID(r.ID); !errors.Is(err, ledger.ErrBadInput) {
-					t.Errorf("after the cut, freshID(%s) = %v; want it to exist already", r.ID, err)
+				if err := s.freshID(r.ID, r.Job); !errors.Is(err, ledger.ErrBadInput) {
+					t.Errorf("after the cut, freshID(%s, %s) = %v; want it to exist already", r.ID, r.Job, err)
 				}
 				if in, err := s.stored(r.ID); !in {
 					t.Errorf("after the cut, stored(%s) = false, %v; want true", r.ID, err)

@@ -9,10 +9,12 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/ledgertest"
 )
 
 // finishedIn claims n executions of job in s and fails them all.
@@ -514,5 +516,42 @@ func TestEnded(t *testing.T) {
 	}
 	if n, ok := s.Ended("../j"); ok {
 		t.Errorf("Ended(../j) = %d, true; want false", n)
+	}
+}
+
+// TestClaimChosenID: a claim with an id from NewID (ledger run's) takes
+// it; one that is live, whatever its job, or finished in the job claimed,
+// is refused as bad input, a malformed one as a bad id, with nothing
+// written.
+func TestClaimChosenID(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	live := mustClaim(t, s, "other", ledger.ClaimOptions{})
+	done := finishedIn(t, s, "j", 1)[0]
+	for _, c := range []struct {
+		name, job, id string
+		want          error
+	}{
+		{"fresh", "j", ledger.NewID(time.Now()), nil},
+		{"live in another job", "j", live.ID, ledger.ErrBadInput},
+		{"live in the job", "other", live.ID, ledger.ErrBadInput},
+		{"finished in the job", "j", done.ID, ledger.ErrBadInput},
+		{"malformed", "j", "Bad/ID", ledger.ErrBadID},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := s.Claim(c.job, ledger.ClaimOptions{ID: c.id, Owner: ledgertest.Self(t)})
+			switch {
+			case c.want == nil && (err != nil || r.ID != c.id):
+				t.Errorf("Claim(%s, ID %s) = %s, %v; want that id", c.job, c.id, r.ID, err)
+			case c.want != nil && !errors.Is(err, c.want):
+				t.Errorf("Claim(%s, ID %s) = %s, %v; want %v", c.job, c.id, r.ID, err, c.want)
+			}
+		})
+	}
+	if got, err := s.Get(done.ID); err != nil || got.Status != done.Status || got.Job != "j" {
+		t.Errorf("Get(%s) after the refused claims = %s %s, %v; want it %s in j", done.ID, got.Job, got.Status, err, done.Status)
+	}
+	if got, err := s.Get(live.ID); err != nil || got.Status != live.Status || got.Job != "other" {
+		t.Errorf("Get(%s) after the refused claims = %s %s, %v; want it %s in other", live.ID, got.Job, got.Status, err, live.Status)
 	}
 }

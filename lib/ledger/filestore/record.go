@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -304,6 +305,36 @@ func syncDirs(ds ...dirh) error {
 // is in its job's index (or, while those may not be whole, has a claim in
 // a log). An error is a store it could not read.
 func (s *Store) stored(id string) (bool, error) {
+	find := s.locateFinished
+	if !s.linksWhole() {
+		find = s.locateInLogs
+	}
+	return s.storedBy(id, func() (*located, error) { return find(id, false) })
+}
+
+// storedIn is stored, of the finished executions only job's: its index
+// (or, while the links may not be whole, its log).
+func (s *Store) storedIn(id, job string) (bool, error) {
+	return s.storedBy(id, func() (*located, error) {
+		if s.linksWhole() {
+			return s.findFinished(job, id, idHash(id), false)
+		}
+		jd, l, ok, err := s.openJob(job)
+		if err != nil || !ok {
+			return nil, cmp.Or(err, fmt.Errorf("%w %s", ledger.ErrNotFound, id))
+		}
+		loc := &located{job: job, jd: jd, log: l}
+		if err := loc.walkFor(id); err != nil {
+			loc.close()
+			return nil, err
+		}
+		return loc, nil
+	})
+}
+
+// storedBy reports whether execution id has a link, or else whether find
+// finds it finished.
+func (s *Store) storedBy(id string, find func() (*located, error)) (bool, error) {
 	for _, d := range []dirh{s.active, s.exec} {
 		var st unix.Stat_t
 		switch err := unix.Fstatat(d.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW); {
@@ -313,11 +344,7 @@ func (s *Store) stored(id string) (bool, error) {
 			return false, &os.PathError{Op: "stat", Path: d.Show(id), Err: err}
 		}
 	}
-	find := s.locateFinished
-	if !s.linksWhole() {
-		find = s.locateInLogs
-	}
-	loc, err := find(id, false)
+	loc, err := find()
 	if errors.Is(err, ledger.ErrNotFound) {
 		return false, nil
 	}
