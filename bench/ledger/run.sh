@@ -14,7 +14,9 @@
 #       against sqlite3's SELECT and DELETE of the same rows
 #   (h) at $BIG stored vs a 1-job store: `list --status running` and
 #       `ledger status` (every job's summary); `show` of a finished
-#       execution (found through its job's index) and of an absent id
+#       execution (found through its job's index) and of an absent id;
+#       at $JOBS jobs stored vs 1: `ledger run` (its claim of an id it
+#       chose) and `show` of a finished execution of the last job
 #
 # (a) and (b) also run bench/ledger/floor: the same files, links, renames and
 # flushes as ledger's claim/start/finish from a minimal Go program (no
@@ -27,7 +29,7 @@
 # protocol's one-shot cycle, the command held at its exec as lib/runner
 # holds it, bare and with ledger's package inits.
 #
-# Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG;
+# Usage: bench/ledger/run.sh   (env: N=cycles per measurement, ROUNDS, PER_LOOP, BIG, JOBS;
 #        CYCLES_ONLY=1 stops after (a) and (b) and reports those)
 # Needs go, sqlite3, strace, GNU time (/usr/bin/time) and bash ≥ 5
 # ($EPOCHREALTIME); eatmydata, if present, only speeds up filling the big
@@ -39,6 +41,7 @@ ROUNDS=${ROUNDS:-8}     # rounds of (b) per tool (each tool goes first in turn)
 PER_LOOP=${PER_LOOP:-20} # cycles per loop in (b)
 LOOPS=8
 BIG=${BIG:-20000}
+JOBS=${JOBS:-200}        # jobs in (h)'s store of many jobs
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/ledger-bench.XXXXXX")
@@ -287,12 +290,22 @@ absent() { ! "$@" >/dev/null 2>&1; } # CMD... fails, as a show of no such id
 "$L" --ledger "$T/h-one" run bench -- true
 h_one=$("$L" --ledger "$T/h-one" latest bench --field id)
 h_big=$(sed -n "$((f_n / 2))p" "$T/f.ids") # a finished one, mid-log
+# A store of $JOBS jobs, one finished execution each: ledger run's claim
+# (an id of its own choosing) and show of the last job's execution.
+for ((j = 1; j <= JOBS; j++)); do "${nosync[@]}" "$T/fill" "$T/h-jobs" "job$j" 1; done
+"$L" --ledger "$T/h-jobs" run "job$JOBS" -- true
+h_jobs=$("$L" --ledger "$T/h-jobs" latest "job$JOBS" --field id)
 for st in "$T/h-one" "$T/c-big"; do # one running execution in each
 	"$L" --ledger "$st" claim live --owner $$ >"$T/h.id"
 	"$L" --ledger "$st" start "$(cat "$T/h.id")"
 done
 : >"$T/h.lo" >"$T/h.lb" >"$T/h.so" >"$T/h.sb" >"$T/h.fo" >"$T/h.fb" >"$T/h.ao" >"$T/h.ab"
+: >"$T/h.ro" >"$T/h.rj" >"$T/h.jo" >"$T/h.jj"
 for ((i = 0; i < N; i++)); do
+	timed quiet "$L" --ledger "$T/h-jobs" run "job$JOBS" -- true >>"$T/h.rj"
+	timed quiet "$L" --ledger "$T/h-one" run bench -- true >>"$T/h.ro"
+	timed quiet "$L" --ledger "$T/h-one" show "$h_one" --field status >>"$T/h.jo"
+	timed quiet "$L" --ledger "$T/h-jobs" show "$h_jobs" --field status >>"$T/h.jj"
 	timed quiet "$L" --ledger "$T/h-one" list --status running >>"$T/h.lo"
 	timed quiet "$L" --ledger "$T/c-big" list --status running >>"$T/h.lb"
 	timed quiet "$L" --ledger "$T/c-big" status >>"$T/h.sb"
@@ -306,6 +319,8 @@ h_lo=$(median <"$T/h.lo") h_lb=$(median <"$T/h.lb")
 h_so=$(median <"$T/h.so") h_sb=$(median <"$T/h.sb")
 h_fo=$(median <"$T/h.fo") h_fb=$(median <"$T/h.fb")
 h_ao=$(median <"$T/h.ao") h_ab=$(median <"$T/h.ab")
+h_ro=$(median <"$T/h.ro") h_rj=$(median <"$T/h.rj")
+h_jo=$(median <"$T/h.jo") h_jj=$(median <"$T/h.jj")
 
 # --- (g) list and prune at $BIG ---------------------------------------------
 
@@ -354,4 +369,6 @@ $(cycles_report)
       ledger status ${h_sb}us vs ${h_so}us ratio $(ratio "$h_sb" "$h_so") (target <= 2: $(verdict "$(ratio "$h_sb" "$h_so")" 2 "<="))
       show of a finished one ${h_fb}us vs ${h_fo}us ratio $(ratio "$h_fb" "$h_fo") (flat, as (c): target <= 1.30: $(verdict "$(ratio "$h_fb" "$h_fo")" 1.30 "<="))
       show of an absent id ${h_ab}us vs ${h_ao}us ratio $(ratio "$h_ab" "$h_ao") (target <= 1.30: $(verdict "$(ratio "$h_ab" "$h_ao")" 1.30 "<="))
+    $JOBS jobs stored vs 1, median of $N: ledger run ${h_rj}us vs ${h_ro}us ratio $(ratio "$h_rj" "$h_ro") (flat: target <= 1.30: $(verdict "$(ratio "$h_rj" "$h_ro")" 1.30 "<="))
+      show of the last job's finished one ${h_jj}us vs ${h_jo}us ratio $(ratio "$h_jj" "$h_jo") (reported: a finished id's job is searched for)
 REPORT
