@@ -403,10 +403,11 @@ func ended(warn, notice func(format string, args ...any), id string, o Options, 
 }
 
 // retain prunes o.Job's terminal executions beyond its newest o.Keep,
-// once the result is recorded: in batches, so that a finish costs a
-// count of the job's terminal executions (endedCount), and one in
-// retainBatch(o.Keep) finishes the prune (which reads what the job keeps). The job then holds at most Keep +
-// retainBatch terminal executions, give or take concurrent finishes.
+// once the result is recorded: in batches, so that a finish costs a count
+// of the job's terminal executions (endedCount), and one finish in
+// retainBatch(o.Keep) prunes (which reads what the job keeps). The job
+// then holds at most Keep + retainBatch terminal executions, give or take
+// concurrent finishes.
 func retain(warn func(format string, args ...any), st ledger.Ledger, o Options) {
 	if o.Keep <= 0 || o.Job == "" {
 		return

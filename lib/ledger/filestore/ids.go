@@ -189,13 +189,14 @@ func parseIdsHeader(b []byte, size int64) (f idsFile, ok bool) {
 	return f, true
 }
 
-// Ended returns how many terminal executions job's index holds, its
-// entries (ledger.EndedCounter): an fstat and a header's read, where a
-// summary walks up to settleBytes of the job's log. ok is false when the
-// job has no index of this format. An index holds one entry per execution
-// finished in its log, duplicates aside (a finish that crashed between
-// its entry and its link's removal is indexed again by the next boot's
-// first writer), so the count is exact but for those.
+// Ended returns the number of entries in job's index, which is how many
+// terminal executions the job holds (ledger.EndedCounter): an fstat and a
+// header's read, where a summary decodes up to settleBytes of the job's
+// log. ok is false when the job has no index of this format. The count is
+// off when the index is: an execution whose finish was killed between its
+// entry and its link's removal may be indexed twice, and an index a prune
+// left behind a new log (its header names the old one) counts the old log
+// until the next writer rewrites it.
 func (s *Store) Ended(job string) (n uint64, ok bool) {
 	if ledger.ValidJob(job) != nil {
 		return 0, false
