@@ -71,15 +71,7 @@ func appendFrames(dir, job string, frames []byte) (int64, error) {
 }
 
 func logClaim(dir, job string) error {
-	for _, d := range []string{dir, dir + "/exec", dir + "/jobs", dir + "/active", dir + "/jobs/" + job} {
-		if err := unix.Mkdir(d, 0o700); err != nil && err != unix.EEXIST {
-			return err
-		}
-	}
-	if _, err := os.ReadFile("/proc/" + strconv.Itoa(os.Getppid()) + "/stat"); err != nil {
-		return err
-	}
-	if _, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err != nil {
+	if err := prepare(dir, job); err != nil {
 		return err
 	}
 	l, err := lock(dir)

@@ -119,17 +119,23 @@ func replace(dir, name string, data []byte) error {
 	return fsyncDir(dir)
 }
 
-func claim(dir, job string) error {
+// prepare makes the store's and job's directories, as a claim finds
+// them, and reads the owner's identity, as ledger reads it.
+func prepare(dir, job string) error {
 	for _, d := range []string{dir, dir + "/exec", dir + "/jobs", dir + "/active", dir + "/jobs/" + job} {
 		if err := unix.Mkdir(d, 0o700); err != nil && err != unix.EEXIST {
 			return err
 		}
 	}
-	// The owner's identity, as ledger reads it.
 	if _, err := os.ReadFile("/proc/" + strconv.Itoa(os.Getppid()) + "/stat"); err != nil {
 		return err
 	}
-	if _, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err != nil {
+	_, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return err
+}
+
+func claim(dir, job string) error {
+	if err := prepare(dir, job); err != nil {
 		return err
 	}
 	l, err := lock(dir)

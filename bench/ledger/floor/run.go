@@ -32,15 +32,7 @@ import (
 )
 
 func logRun(dir, job string, argv []string) error {
-	for _, d := range []string{dir, dir + "/exec", dir + "/jobs", dir + "/active", dir + "/jobs/" + job} {
-		if err := unix.Mkdir(d, 0o700); err != nil && err != unix.EEXIST {
-			return err
-		}
-	}
-	if _, err := os.ReadFile("/proc/" + strconv.Itoa(os.Getppid()) + "/stat"); err != nil {
-		return err
-	}
-	if _, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err != nil {
+	if err := prepare(dir, job); err != nil {
 		return err
 	}
 	// ptrace requests must come from the thread that started the tracee.
