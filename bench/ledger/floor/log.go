@@ -79,13 +79,8 @@ func logClaim(dir, job string) error {
 		return err
 	}
 	defer unix.Close(l)
-	id := strconv.FormatInt(time.Now().UnixNano(), 36) + "-floor"
-	var st unix.Stat_t
-	size := int64(0)
-	if unix.Stat(dir+"/jobs/"+job+"/_log", &st) == nil {
-		size = st.Size
-	}
-	if err := unix.Symlink(job+"@"+strconv.FormatInt(size, 10), dir+"/active/"+id); err != nil {
+	id, err := newLink(dir, job)
+	if err != nil {
 		return err
 	}
 	if _, err := appendFrames(dir, job, frame(record(id, job, "claimed"))); err != nil {
@@ -93,6 +88,18 @@ func logClaim(dir, job string) error {
 	}
 	_, err = os.Stdout.WriteString(id + "\n")
 	return err
+}
+
+// newLink makes a new execution's id and its link in active/, to the end
+// of job's log, where its claim is to be appended.
+func newLink(dir, job string) (string, error) {
+	id := strconv.FormatInt(time.Now().UnixNano(), 36) + "-floor"
+	var st unix.Stat_t
+	size := int64(0)
+	if unix.Stat(dir+"/jobs/"+job+"/_log", &st) == nil {
+		size = st.Size
+	}
+	return id, unix.Symlink(job+"@"+strconv.FormatInt(size, 10), dir+"/active/"+id)
 }
 
 func logUpdate(dir, id, status string) error {

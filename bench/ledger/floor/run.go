@@ -26,7 +26,6 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,13 +59,8 @@ func logRun(dir, job string, argv []string) error {
 	if err != nil {
 		return err
 	}
-	id := strconv.FormatInt(time.Now().UnixNano(), 36) + "-floor"
-	var st unix.Stat_t
-	size := int64(0)
-	if unix.Stat(dir+"/jobs/"+job+"/_log", &st) == nil {
-		size = st.Size
-	}
-	if err := unix.Symlink(job+"@"+strconv.FormatInt(size, 10), dir+"/active/"+id); err != nil {
+	id, err := newLink(dir, job)
+	if err != nil {
 		return err
 	}
 	entries := append(frame(record(id, job, "claimed")), frame(record(id, job, "running"))...)
