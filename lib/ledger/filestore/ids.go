@@ -189,38 +189,6 @@ func parseIdsHeader(b []byte, size int64) (f idsFile, ok bool) {
 	return f, true
 }
 
-// Ended returns the number of entries in job's index, which is how many
-// terminal executions the job holds (ledger.EndedCounter): an fstat and a
-// header's read, where a summary decodes up to settleBytes of the job's
-// log. ok is false when the job has no index of this format. The count is
-// off when the index is: an execution whose finish was killed between its
-// entry and its link's removal may be indexed twice, and an index a prune
-// left behind a new log (its header names the old one) counts the old log
-// until the next writer rewrites it.
-func (s *Store) Ended(job string) (n uint64, ok bool) {
-	if ledger.ValidJob(job) != nil {
-		return 0, false
-	}
-	jd, err := openSubdir(s.jobs, job)
-	if err != nil {
-		return 0, false
-	}
-	defer closeDir(jd)
-	fd, st, err := openRegular(jd, idsName)
-	if err != nil {
-		return 0, false
-	}
-	defer unix.Close(fd)
-	var head [idsHead]byte
-	if preadFull(fd, head[:], 0) != nil {
-		return 0, false
-	}
-	if _, ok := parseIdsHeader(head[:], st.Size); !ok {
-		return 0, false
-	}
-	return uint64(st.Size-idsHead) / idsEntry, true
-}
-
 // sameIds reports whether the index in job directory jd indexes l, has
 // the sorted entries its header says, and holds the entries ents, sorted,
 // hold (in any order past the sorted ones: a tail not yet merged is whole
