@@ -122,9 +122,9 @@ const (
 // (about 0.2 MB for ledger) and the string table hardly at all. It scans
 // from the end and stops once it has found both: Go's linker lists data
 // after code and the zeroed data last, so both are in the last few chunks
-// (4 of ledger's 31; each chunk is a system call, and a first reading of
-// the table took 0.8 ms of `ledger run`'s start). The symbol table's size
-// is a multiple of symSize: a chunk holds whole symbols.
+// (ledger reads 4 chunks of its table, not 27; each is a system call).
+// The symbol table's size is a multiple of symSize: a chunk holds whole
+// symbols.
 func findSymbols() (tableAddr, anchorAddr uintptr, ok bool) {
 	fd, err := syscall.Open("/proc/self/exe", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // freshID checks that id, chosen by Claim's caller with ledger.NewID, is
 // well-formed and not an execution of the store yet: not live, and not
 // one of job's. The finished executions of other jobs are not searched:
-// that reads every job's index (O(jobs), 10 ms more per `ledger run` in
+// that reads every job's index (O(jobs), 11 ms more per `ledger run` in
 // a store of 200 jobs), against a repeat NewID makes only in the same
 // nanosecond and with the same 31 random bits.
 func (s *Store) freshID(id, job string) error {

@@ -359,8 +359,9 @@ func TestIndexMerge(t *testing.T) {
 
 // TestIndexNewBoot: the first writer of a boot leaves an index that holds
 // what its log says, tail and all, as it is; it writes anew, sorted, one
-// whose sorted entries are not, and one of the version before (its format "TIDS\0\0\0\1": a header of 24
-// bytes, entries in log order), which no reader trusts before.
+// whose sorted entries are not, and one of the version before (its
+// format "TIDS\0\0\0\1": a header of 24 bytes, entries in log order),
+// which no reader trusts before.
 func TestIndexNewBoot(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
