@@ -226,29 +226,42 @@ func idsFor(entries []byte, h uint64) []int64 {
 	return offs
 }
 
+// openIds opens the index in job directory jd and reads its header: its
+// descriptor (the caller closes it), the header, and the file's size at
+// its fstat. ok is false, and nothing left open, when jd has no index of
+// this format.
+func openIds(jd dirh) (fd int, f idsFile, size int64, ok bool) {
+	fd, st, err := openRegular(jd, idsName)
+	if err != nil {
+		return -1, f, 0, false
+	}
+	var head [idsHead]byte
+	if preadFull(fd, head[:], 0) == nil {
+		if f, ok = parseIdsHeader(head[:], st.Size); ok {
+			return fd, f, st.Size, true
+		}
+	}
+	unix.Close(fd)
+	return -1, f, 0, false
+}
+
 // searchIds looks in the index in job directory jd for the id whose hash
 // is h: a binary search of its sorted entries, then a read of its tail,
 // a window at a time, up to its end (a writer may be appending). It
 // returns the index's header (f, entries left out), the offsets it gives
 // for the id, and whether it is an index.
 func searchIds(jd dirh, h uint64) (f idsFile, offs []int64, ok bool) {
-	fd, st, err := openRegular(jd, idsName)
-	if err != nil {
+	fd, f, size, ok := openIds(jd)
+	if !ok {
 		return f, nil, false
 	}
 	defer unix.Close(fd)
-	if st.Size > maxIdsSize {
+	if size > maxIdsSize {
 		return f, nil, false
 	}
-	var e [idsHead]byte
-	if preadFull(fd, e[:idsHead], 0) != nil {
-		return f, nil, false
-	}
-	if f, ok = parseIdsHeader(e[:], st.Size); !ok {
-		return f, nil, false
-	}
+	var e [idsEntry]byte
 	hashAt := func(i int64) (uint64, int64, bool) {
-		if preadFull(fd, e[:idsEntry], idsHead+i*idsEntry) != nil {
+		if preadFull(fd, e[:], idsHead+i*idsEntry) != nil {
 			return 0, 0, false
 		}
 		return binary.LittleEndian.Uint64(e[:]), int64(binary.LittleEndian.Uint64(e[8:])), true

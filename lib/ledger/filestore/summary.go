@@ -74,19 +74,12 @@ func (s *Store) Ended(job string) (n uint64, ok bool) {
 		return 0, false
 	}
 	defer closeDir(jd)
-	fd, st, err := openRegular(jd, idsName)
-	if err != nil {
+	fd, _, size, ok := openIds(jd)
+	if !ok {
 		return 0, false
 	}
-	defer unix.Close(fd)
-	var head [idsHead]byte
-	if preadFull(fd, head[:], 0) != nil {
-		return 0, false
-	}
-	if _, ok := parseIdsHeader(head[:], st.Size); !ok {
-		return 0, false
-	}
-	return uint64(st.Size-idsHead) / idsEntry, true
+	unix.Close(fd)
+	return uint64(size-idsHead) / idsEntry, true
 }
 
 func dedupSorted(a []string) []string {
