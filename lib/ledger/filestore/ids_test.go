@@ -483,7 +483,8 @@ func TestIndexKeptPastDamage(t *testing.T) {
 
 // TestEnded: a job's count of terminal executions read from its index
 // alone is its summary's while nothing was pruned, what prune kept after,
-// and unknown (not zero) without an index of this format.
+// and unknown (not zero) without an index of this format or for a name
+// that is no job's.
 func TestEnded(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -509,14 +510,15 @@ func TestEnded(t *testing.T) {
 	if n, ok := s.Ended("j"); !ok || n != 1 {
 		t.Errorf("Ended(j) after prune --keep 1 = %d, %v; want 1, true", n, ok)
 	}
+	// A name that is no job's, though it would lead to j's directory.
+	if n, ok := s.Ended("../" + jobsDir + "/j"); ok {
+		t.Errorf("Ended(../%s/j) = %d, true; want false", jobsDir, n)
+	}
 	if err := os.WriteFile(s.path(jobsDir, "j", idsName), []byte("TIDS\x00\x00\x00\x01 an index of the format before"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if n, ok := s.Ended("j"); ok {
 		t.Errorf("Ended(j) with an index of another format = %d, true; want false", n)
-	}
-	if n, ok := s.Ended("../j"); ok {
-		t.Errorf("Ended(../j) = %d, true; want false", n)
 	}
 }
 
