@@ -291,10 +291,13 @@ absent() { ! "$@" >/dev/null 2>&1; } # CMD... fails, as a show of no such id
 h_one=$("$L" --ledger "$T/h-one" latest bench --field id)
 h_big=$(sed -n "$((f_n / 2))p" "$T/f.ids") # a finished one, mid-log
 # A store of $JOBS jobs, one finished execution each: ledger run's claim
-# (an id of its own choosing) and show of the last job's execution.
-for ((j = 1; j <= JOBS; j++)); do "${nosync[@]}" "$T/fill" "$T/h-jobs" "job$j" 1; done
-"$L" --ledger "$T/h-jobs" run "job$JOBS" -- true
-h_jobs=$("$L" --ledger "$T/h-jobs" latest "job$JOBS" --field id)
+# (an id of its own choosing) and show of the last job's execution (job
+# names padded, so that the last made is the last in name order, the
+# order in which a finished id's job is searched for).
+for ((j = 1; j <= JOBS; j++)); do "${nosync[@]}" "$T/fill" "$T/h-jobs" "$(printf 'job%06d' "$j")" 1; done
+h_last=$(printf 'job%06d' "$JOBS")
+"$L" --ledger "$T/h-jobs" run "$h_last" -- true
+h_jobs=$("$L" --ledger "$T/h-jobs" latest "$h_last" --field id)
 for st in "$T/h-one" "$T/c-big"; do # one running execution in each
 	"$L" --ledger "$st" claim live --owner $$ >"$T/h.id"
 	"$L" --ledger "$st" start "$(cat "$T/h.id")"
@@ -302,7 +305,7 @@ done
 : >"$T/h.lo" >"$T/h.lb" >"$T/h.so" >"$T/h.sb" >"$T/h.fo" >"$T/h.fb" >"$T/h.ao" >"$T/h.ab"
 : >"$T/h.ro" >"$T/h.rj" >"$T/h.jo" >"$T/h.jj"
 for ((i = 0; i < N; i++)); do
-	timed quiet "$L" --ledger "$T/h-jobs" run "job$JOBS" -- true >>"$T/h.rj"
+	timed quiet "$L" --ledger "$T/h-jobs" run "$h_last" -- true >>"$T/h.rj"
 	timed quiet "$L" --ledger "$T/h-one" run bench -- true >>"$T/h.ro"
 	timed quiet "$L" --ledger "$T/h-one" show "$h_one" --field status >>"$T/h.jo"
 	timed quiet "$L" --ledger "$T/h-jobs" show "$h_jobs" --field status >>"$T/h.jj"
