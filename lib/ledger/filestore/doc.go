@@ -77,10 +77,10 @@
 // there to its end); show of a finished one searches the jobs' indexes
 // up to the one holding it (a binary search and at most 16 KiB of tail
 // each: 29 reads, 27 KB, at 100,000 stored in one job) and reads one or
-// two frames (46 µs more per job searched before it, measured at 200 jobs); a claim
-// of a chosen id (ledger run's) looks for it in active/ and its own job's
-// index only, not the other jobs' (claim.go, freshID); latest walks its
-// job's log back from the end to the last claim;
+// two frames (46 µs more per job searched before it, measured at 200
+// jobs); a claim of a chosen id (ledger run's) looks for it in active/
+// and its own job's index only, not the other jobs' (claim.go, freshID);
+// latest walks its job's log back from the end to the last claim;
 // claim --instant reads one slot; claim --exclusive, claim --every, recover
 // and list of claimed or running executions read active/, which holds only
 // executions not yet finished (and the logs too, while a new boot's links
