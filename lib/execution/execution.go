@@ -49,10 +49,11 @@ type Options struct {
 	// another host may judge it gone. nil: never. RunJob and Adopt set it
 	// to their lease's.
 	Fence context.Context
-	// Signals is a channel registered by CatchSignals before the execution
-	// was claimed or adopted; nil lets the runner register its own (Adopt
-	// catches them itself before the adoption).
-	Signals chan os.Signal
+	// Signals is the Catcher CatchSignals started before the execution was
+	// claimed or adopted; RunJob waits for it to have caught them before it
+	// claims, Adopt before it adopts. nil lets the runner catch its own
+	// (Adopt catches them itself before the adoption).
+	Signals *runner.Catcher
 
 	// KeepOutput, when positive, keeps the last KeepOutput bytes of the
 	// payload's stdout and stderr with the execution as they are written
@@ -113,13 +114,17 @@ type Outcome struct {
 	Err error
 }
 
-// CatchSignals registers the signals a runner forwards, so that one that
-// arrives between the claim and the payload's start neither kills the tool
-// (leaving a started execution that never ran) nor is lost: the runner
-// forwards it once the payload runs. Call stop when done.
-func CatchSignals() (sigs chan os.Signal, stop func()) {
-	c := runner.Catch(runner.Forwardable(runner.DefaultForward)...)
-	return c.C(), c.Stop
+// CatchSignals starts catching the signals a runner forwards, so that one
+// that arrives between the claim and the payload's start neither kills the
+// tool (leaving a started execution that never ran) nor is lost: the
+// runner forwards it once the payload runs. They are caught in the
+// background (runner.CatchSoon), while the caller opens its store and
+// forks the payload; RunJob and Adopt wait for them before they claim or
+// adopt. One that arrives before takes its default action: the tool dies
+// with nothing recorded, and a payload already forked dies held. Stop the
+// Catcher when done.
+func CatchSignals() *runner.Catcher {
+	return runner.CatchSoon(runner.DefaultForward...)
 }
 
 // RunJob claims o.Claim.Job for this process and runs the payload as
@@ -143,6 +148,9 @@ func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 	o.Fence, o.Job = l.fence, job
 	id := ledger.NewID(time.Now())
 	claim := func(child proc.ID) error {
+		if o.Signals != nil {
+			o.Signals.Caught()
+		}
 		co := ledger.ClaimOptions{Owner: owner, Source: o.Claim.Source, Instant: o.Claim.Instant,
 			Exclusive: o.Claim.Exclusive, Every: o.Claim.Every, Child: child, ID: id}
 		sent := time.Now()
@@ -172,10 +180,10 @@ func Adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptio
 	if o.Signals == nil {
 		// Caught before the adoption: a signal that comes before the
 		// payload runs is forwarded to it rather than kill the worker.
-		sigs, stop := CatchSignals()
-		defer stop()
-		o.Signals = sigs
+		o.Signals = CatchSignals()
+		defer o.Signals.Stop()
 	}
+	o.Signals.Caught()
 	sent := time.Now()
 	rec, err := st.Adopt(o.ID, owner)
 	if err != nil {
@@ -306,7 +314,7 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		Argv:         o.Argv,
 		Grace:        o.Grace,
 		Deadline:     o.Deadline,
-		Signals:      o.Signals,
+		Signals:      signals(o.Signals),
 		PIDNamespace: o.PIDNamespace,
 		Stdout:       out.stdout,
 		Stderr:       out.stderr,
@@ -352,6 +360,14 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		retain(warn, st, o)
 	}
 	return Outcome{Code: code, ID: id}
+}
+
+// signals is c's channel, nil when there is no Catcher.
+func signals(c *runner.Catcher) chan os.Signal {
+	if c == nil {
+		return nil
+	}
+	return c.C()
 }
 
 // notStarted ends a run whose payload runner.Run could not start (err):

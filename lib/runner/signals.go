@@ -23,7 +23,8 @@ var DefaultForward = []os.Signal{
 // forwards them to its command (Run, ledger run, adopt) or stops the
 // command with them (watchpid).
 type Catcher struct {
-	c chan os.Signal
+	c      chan os.Signal
+	caught chan struct{} // closed once the signals are caught
 }
 
 // catchBuffer is deep enough that a burst of signals arriving while the
@@ -40,22 +41,50 @@ const catchBuffer = 16
 // resets to the default action: the command would die of the HUP or TERM
 // its caller meant it to ignore.
 func Catch(sigs ...os.Signal) *Catcher {
+	c := &Catcher{c: make(chan os.Signal, catchBuffer), caught: make(chan struct{})}
+	c.catch(sigs)
+	return c
+}
+
+// CatchSoon is Catch in the background: it returns at once, and sigs are
+// caught by the time Caught returns. Until then a signal still takes its
+// default action, so the caller waits for Caught before it commits to
+// what a signal must not cut short (ledger run: before its claim). The
+// signals the process was started with ignored are ignored again first,
+// and a runner waits for that before it starts a command (KeepIgnored runs
+// once; a second caller blocks until the first is done), so a command
+// never misses one. Why: catching takes about 1 ms here (KeepIgnored reads
+// the binary's symbol table, and each signal is a handshake with the
+// runtime's signal thread), which this overlaps with the caller's own
+// work, such as opening the store and forking the command.
+func CatchSoon(sigs ...os.Signal) *Catcher {
+	c := &Catcher{c: make(chan os.Signal, catchBuffer), caught: make(chan struct{})}
+	go c.catch(sigs)
+	return c
+}
+
+func (c *Catcher) catch(sigs []os.Signal) {
+	defer close(c.caught)
 	SurviveEPIPE()
 	sigs = Forwardable(sigs)
-	c := &Catcher{c: make(chan os.Signal, catchBuffer)}
 	if len(sigs) > 0 {
 		// With no signal at all, Notify would catch every one.
 		signal.Notify(c.c, sigs...)
 	}
-	return c
 }
+
+// Caught returns once the signals are caught: at once after Catch.
+func (c *Catcher) Caught() { <-c.caught }
 
 // C delivers the caught signals.
 func (c *Catcher) C() chan os.Signal { return c.c }
 
-// Stop stops catching: the signals take their previous action again.
-// Signals already caught stay in C.
-func (c *Catcher) Stop() { signal.Stop(c.c) }
+// Stop stops catching, once caught: the signals take their previous
+// action again. Signals already caught stay in C.
+func (c *Catcher) Stop() {
+	c.Caught()
+	signal.Stop(c.c)
+}
 
 // Forwardable returns sigs without those the process was started with
 // ignored: a runner started under nohup, or as a shell's background job

@@ -76,8 +76,8 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	if c.Wait.D() < 0 || c.Wait.D() > 0 && !c.Exclusive {
 		return spec.Errorf(spec.ExitUsage, "--wait waits for the live run of an --exclusive run: give --exclusive too")
 	}
-	sigs, stopSignals := execution.CatchSignals()
-	defer stopSignals()
+	sigs := execution.CatchSignals()
+	defer sigs.Stop()
 	st, err := inv.openWith(location.Options{Lease: c.Lease.D()})
 	if err != nil {
 		return notRun(err)
@@ -98,7 +98,7 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 			return nil
 		}
 		if c.Wait.D() > 0 {
-			w, sig, err := execution.WaitLive(st, c.Job, until, sigs, func(live []ledger.Record) {
+			w, sig, err := execution.WaitLive(st, c.Job, until, sigs.C(), func(live []ledger.Record) {
 				if !c.Quiet {
 					inv.tool.Warnf("waiting up to %v for execution %s of %s (%s, owner %s) to end", time.Until(until).Round(100*time.Millisecond), live[0].ID, c.Job, live[0].State(), live[0].Owner)
 				}
