@@ -4,10 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"strconv"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -51,10 +49,6 @@ const (
 	logReadSize = 64 << 10
 )
 
-// castagnoli is CRC-32C's table, made at first use: making it builds
-// crc32's hardware tables (8 KiB), which --version and a run's start never
-// need, and every page a start-up touches first costs a page fault.
-var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // errFrame is a frame that is not valid where one was expected.
 var errFrame = errors.New("no valid frame")
@@ -80,7 +74,7 @@ func frame(kind byte, id string, ref int64, payload []byte) []byte {
 	copy(body[2:], id)
 	binary.LittleEndian.PutUint64(body[2+len(id):], uint64(ref))
 	copy(body[bodyHead+len(id):], payload)
-	binary.LittleEndian.PutUint32(b[8:], crc32.Checksum(body, castagnoli()))
+	binary.LittleEndian.PutUint32(b[8:], checksum(body))
 	binary.LittleEndian.PutUint32(b[frameHead+n:], uint32(n))
 	return b
 }
@@ -103,7 +97,7 @@ func parseFrame(b []byte, off int64) (e entry, need int, err error) {
 		return e, size, nil
 	}
 	body := b[frameHead : frameHead+n]
-	if binary.LittleEndian.Uint32(b[frameHead+n:]) != uint32(n) || crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(b[8:]) {
+	if binary.LittleEndian.Uint32(b[frameHead+n:]) != uint32(n) || checksum(body) != binary.LittleEndian.Uint32(b[8:]) {
 		return e, 0, errFrame
 	}
 	k := int(body[1])

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"sort"
 	"strconv"
 	"strings"
@@ -256,7 +255,7 @@ func decodeRuns(line string) (map[ledger.Status]uint64, error) {
 func encodeCache(js jobSummary, gen, end int64) []byte {
 	b := fmt.Appendf(nil, "at %d %d\n", gen, end)
 	b = append(b, js.Encode()...)
-	return fmt.Appendf(b, "crc %08x\n", crc32.Checksum(b, castagnoli()))
+	return fmt.Appendf(b, "crc %08x\n", checksum(b))
 }
 
 // readCache reads job's cached summary in its directory jd; ok is false
@@ -267,7 +266,7 @@ func readCache(jd dirh, job string) (js jobSummary, gen, end int64, ok bool) {
 		return js, 0, 0, false
 	}
 	body, sum, found := bytes.Cut(b, []byte("crc "))
-	if !found || strings.TrimSpace(string(sum)) != fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli())) {
+	if !found || strings.TrimSpace(string(sum)) != fmt.Sprintf("%08x", checksum(body)) {
 		return js, 0, 0, false
 	}
 	at, rest, _ := bytes.Cut(body, []byte("\n"))

@@ -1,0 +1,28 @@
+package filestore
+
+import (
+	"hash/crc32"
+	"testing"
+)
+
+// TestChecksum: both ways of checking give crc32's CRC-32C, across the
+// switch from a byte at a time to the hardware's tables.
+func TestChecksum(t *testing.T) {
+	want := func(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+	long := make([]byte, smallChecked+1)
+	for i := range long {
+		long[i] = byte(i * 7)
+	}
+	for _, b := range [][]byte{nil, {0}, []byte("123456789"), long[:300], long[:4097], long} {
+		if got := crc32.Checksum(b, castagnoliBytewise()); got != want(b) {
+			t.Errorf("bytewise CRC-32C of %d bytes = %08x; want %08x", len(b), got, want(b))
+		}
+		if got := checksum(b); got != want(b) {
+			t.Errorf("checksum(%d bytes) = %08x; want %08x", len(b), got, want(b))
+		}
+	}
+	// The check value of CRC-32C (RFC 3720, B.4).
+	if got := checksum([]byte("123456789")); got != 0xe3069283 {
+		t.Errorf("checksum(123456789) = %08x; want e3069283", got)
+	}
+}
