@@ -49,7 +49,6 @@ const (
 	logReadSize = 64 << 10
 )
 
-
 // errFrame is a frame that is not valid where one was expected.
 var errFrame = errors.New("no valid frame")
 
