@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
-	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -141,13 +139,34 @@ func (r *Scanner) each(fn func(Stat), unreadable func(pid int, err error)) error
 		return fmt.Errorf("rewind %s: %w", procRoot, err)
 	}
 	var dents [32 << 10]byte
+	err := eachNumber(r.dir, dents[:], func(pid int) {
+		st, err := r.Stat(pid)
+		switch {
+		case err == nil:
+			fn(st)
+		case errors.Is(err, ErrGone):
+			// Gone since the listing.
+		default:
+			unreadable(pid, err)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("read %s: %w", procRoot, err)
+	}
+	return nil
+}
+
+// eachNumber calls fn with every positive number that names an entry of
+// the directory open as fd (the PIDs of /proc, the thread ids of a task
+// directory), from its current offset on, reading the entries into dents.
+func eachNumber(fd int, dents []byte, fn func(int)) error {
 	for {
-		n, err := unix.Getdents(r.dir, dents[:])
+		n, err := unix.Getdents(fd, dents)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("read %s: %w", procRoot, err)
+			return err
 		}
 		if n <= 0 {
 			return nil
@@ -163,18 +182,8 @@ func (r *Scanner) each(fn func(Stat), unreadable func(pid int, err error)) error
 			if z := bytes.IndexByte(name, 0); z >= 0 {
 				name = name[:z]
 			}
-			pid, ok := atoi(name)
-			if !ok || pid <= 0 {
-				continue
-			}
-			st, err := r.Stat(pid)
-			switch {
-			case err == nil:
-				fn(st)
-			case errors.Is(err, ErrGone):
-				// Gone since the listing.
-			default:
-				unreadable(pid, err)
+			if id, ok := atoi(name); ok && id > 0 {
+				fn(id)
 			}
 		}
 	}
@@ -208,25 +217,37 @@ func Scan(fn func(Stat)) error {
 // /proc/PID/task/*/children where the kernel has it
 // (CONFIG_PROC_CHILDREN), else from a scan of /proc.
 func Children(pid int) ([]ID, error) {
+	// Raw system calls, not os.ReadDir and os.ReadFile: a runner asks this
+	// at every start, and each os.File costs five more calls (the poller's
+	// registration, refused for a /proc file) and a first run of their code.
 	dir := procRoot + "/" + strconv.Itoa(pid) + "/task"
-	tasks, err := os.ReadDir(dir)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		if err == unix.ENOENT || err == unix.ESRCH {
 			return nil, fmt.Errorf("pid %d: %w", pid, ErrGone)
 		}
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	var tids []int
+	var dents [1024]byte
+	err = eachNumber(fd, dents[:], func(tid int) { tids = append(tids, tid) })
+	unix.Close(fd)
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: dir, Err: err}
 	}
 	var pids []int
-	for i, t := range tasks {
-		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
-		if errors.Is(err, fs.ErrNotExist) && i == 0 {
+	buf := make([]byte, 0, 512)
+	for i, tid := range tids {
+		b, err := readAll(dir+"/"+strconv.Itoa(tid)+"/children", buf[:0])
+		if err == unix.ENOENT && i == 0 {
 			return scanChildren(pid)
 		}
 		if err != nil {
 			continue // a thread that exited meanwhile
 		}
-		for _, f := range strings.Fields(string(b)) {
-			if c, ok := atoi([]byte(f)); ok {
+		buf = b
+		for _, f := range bytes.Fields(b) {
+			if c, ok := atoi(f); ok {
 				pids = append(pids, c)
 			}
 		}
@@ -247,6 +268,30 @@ func Children(pid int) ([]ID, error) {
 		return ids, &bad
 	}
 	return ids, nil
+}
+
+// readAll appends the whole file at path to buf.
+func readAll(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return buf, err
+	}
+	defer unix.Close(fd)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return buf, err
+		case n == 0:
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
 }
 
 // scanChildren is Children from a scan of /proc.
