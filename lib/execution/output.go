@@ -76,6 +76,7 @@ type stream struct {
 	// when the payload fails.
 	held *tailBuffer
 	done chan struct{}
+	buf  []byte // the copier's
 	// broken is set once to's reader is gone (EPIPE): the pipe is closed
 	// behind the payload.
 	broken bool
@@ -157,7 +158,13 @@ func (c *capture) keep(open func() (io.WriteCloser, error), limit int64, what st
 // copy passes s's chunks on until EOF, the drain timeout, or a read error.
 func (c *capture) copy(s *stream) {
 	defer close(s.done)
-	buf := make([]byte, 32<<10)
+	// On the heap (a field), not this goroutine's stack: there 32 KiB
+	// would be cleared and the stack grown to 64 KiB, some twenty pages
+	// touched even for a payload that prints nothing, and a first touch of
+	// a page costs a fault (12-20 µs on these VMs). Fresh from the heap,
+	// its pages are touched only as output arrives.
+	s.buf = make([]byte, 32<<10)
+	buf := s.buf
 	for {
 		n, err := s.r.Read(buf)
 		if n > 0 {
