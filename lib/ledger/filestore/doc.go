@@ -77,7 +77,7 @@
 // there to its end); show of a finished one searches the jobs' indexes
 // up to the one holding it (a binary search and at most 16 KiB of tail
 // each: 29 reads, 27 KB, at 100,000 stored in one job) and reads one or
-// two frames (46 µs more per job searched before it, measured at 200
+// two frames (31 µs more per job searched before it, measured at 200
 // jobs); a claim of a chosen id (ledger run's) looks for it in active/
 // and its own job's index only, not the other jobs' (claim.go, freshID);
 // latest walks its job's log back from the end to the last claim;

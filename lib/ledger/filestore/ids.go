@@ -289,15 +289,20 @@ func searchIds(jd dirh, h uint64) (f idsFile, offs []int64, ok bool) {
 		}
 		offs = append(offs, off)
 	}
-	tail, ok := scanIds(fd, idsHead+f.sorted*idsEntry, h)
+	at := idsHead + f.sorted*idsEntry
+	tail, ok := scanIds(fd, at, size-at, h)
 	return f, append(offs, tail...), ok
 }
 
 // scanIds reads the entries of index fd from offset at to its end, a
 // window at a time, and returns the offsets they give for the id whose
-// hash is h; ok is false when the index could not be read.
-func scanIds(fd int, at int64, h uint64) (offs []int64, ok bool) {
-	buf := make([]byte, idsTailMax*idsEntry)
+// hash is h; ok is false when the index could not be read. expect is how
+// many bytes the tail had at the caller's fstat: the window is no larger
+// than that needs (a show that searches 200 jobs of a few executions
+// each would otherwise clear 200 windows of 16 KiB), and reads on past it
+// should a writer have appended since.
+func scanIds(fd int, at, expect int64, h uint64) (offs []int64, ok bool) {
+	buf := make([]byte, min(max(expect, 0), int64(idsTailMax*idsEntry))+2*idsEntry)
 	have := 0 // buf[:have] is unread, from offset at
 	for {
 		n, err := unix.Pread(fd, buf[have:], at+int64(have))

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -556,5 +557,36 @@ func TestClaimChosenID(t *testing.T) {
 	}
 	if got, err := s.Get(live.ID); err != nil || got.Status != live.Status || got.Job != "other" {
 		t.Errorf("Get(%s) after the refused claims = %s %s, %v; want it %s in other", live.ID, got.Job, got.Status, err, live.Status)
+	}
+}
+
+// TestScanIdsPastExpected: scanIds sizes its window by what the caller's
+// fstat saw of the tail, and still finds the entries a writer appended
+// since, however many.
+func TestScanIdsPastExpected(t *testing.T) {
+	var b []byte
+	var want []int64
+	for i := range 300 {
+		h := uint64(i % 7)
+		b = putEnt(b, idsEnt{h, int64(i)})
+		if h == 3 {
+			want = append(want, int64(i))
+		}
+	}
+	b = append(b, 9, 9) // torn: a writer midway
+	path := filepath.Join(t.TempDir(), "ids")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	for _, expect := range []int64{-1, 0, idsEntry, 40 * idsEntry, int64(len(b)), 1 << 20} {
+		offs, ok := scanIds(fd, 0, expect, 3)
+		if !ok || !slices.Equal(offs, want) {
+			t.Errorf("scanIds(expect %d) = %v, %v; want %v", expect, offs, ok, want)
+		}
 	}
 }
