@@ -100,13 +100,25 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdWaitfile is waitfile [-nonempty] [-show FILE]... FILE: it waits up
+// to waitLimit for FILE to appear (with -nonempty, to hold a byte); when
+// it does not, the failure shows each -show FILE, such as the stderr of
+// the background command that was to write FILE, so that a failure seen
+// once under load says why.
 func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 	nonEmpty := false
-	if len(args) > 0 && args[0] == "-nonempty" {
-		nonEmpty, args = true, args[1:]
+	var show []string
+	for len(args) > 1 {
+		if args[0] == "-nonempty" {
+			nonEmpty, args = true, args[1:]
+		} else if args[0] == "-show" && len(args) > 2 {
+			show, args = append(show, args[1]), args[2:]
+		} else {
+			break
+		}
 	}
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: waitfile [-nonempty] FILE")
+	if neg || len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		ts.Fatalf("usage: waitfile [-nonempty] [-show FILE]... FILE")
 	}
 	path := ts.MkAbs(args[0])
 	deadline := time.Now().Add(waitLimit)
@@ -115,6 +127,14 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 			return
 		}
 		if time.Now().After(deadline) {
+			for _, f := range show {
+				b, err := os.ReadFile(ts.MkAbs(f))
+				if err != nil {
+					ts.Logf("waitfile: %s: %v", f, err)
+					continue
+				}
+				ts.Logf("waitfile: %s holds:\n%s", f, b)
+			}
 			ts.Fatalf("waitfile: %s did not appear within %v", args[0], waitLimit)
 		}
 		time.Sleep(delay)
