@@ -41,7 +41,7 @@ const catchBuffer = 16
 // resets to the default action: the command would die of the HUP or TERM
 // its caller meant it to ignore.
 func Catch(sigs ...os.Signal) *Catcher {
-	c := &Catcher{c: make(chan os.Signal, catchBuffer), caught: make(chan struct{})}
+	c := newCatcher()
 	c.catch(sigs)
 	return c
 }
@@ -58,9 +58,13 @@ func Catch(sigs ...os.Signal) *Catcher {
 // runtime's signal thread), which this overlaps with the caller's own
 // work, such as opening the store and forking the command.
 func CatchSoon(sigs ...os.Signal) *Catcher {
-	c := &Catcher{c: make(chan os.Signal, catchBuffer), caught: make(chan struct{})}
+	c := newCatcher()
 	go c.catch(sigs)
 	return c
+}
+
+func newCatcher() *Catcher {
+	return &Catcher{c: make(chan os.Signal, catchBuffer), caught: make(chan struct{})}
 }
 
 func (c *Catcher) catch(sigs []os.Signal) {
