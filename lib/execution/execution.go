@@ -146,7 +146,7 @@ func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 	defer l.end()
 	job := o.Claim.Job
 	o.Fence, o.Job = l.fence, job
-	id := ledger.NewID(time.Now())
+	id := ledger.NewID(time.Now(), job)
 	claim := func(child proc.ID) error {
 		if o.Signals != nil {
 			o.Signals.Caught()

@@ -61,7 +61,7 @@ func TestNewID(t *testing.T) {
 	prev := ""
 	base := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 	for i := 0; i < 1000; i++ {
-		id := NewID(base.Add(time.Duration(i) * time.Microsecond))
+		id := NewID(base.Add(time.Duration(i)*time.Microsecond), "job")
 		if err := ValidID(id); err != nil {
 			t.Fatalf("NewID = %q: %v", id, err)
 		}
@@ -71,7 +71,34 @@ func TestNewID(t *testing.T) {
 		if id <= prev {
 			t.Fatalf("NewID = %q after %q; want increasing", id, prev)
 		}
+		if !IDHints(id, "job") {
+			t.Fatalf("IDHints(%q, job) = false; want true", id)
+		}
 		prev = id
+	}
+}
+
+// TestIDHints pins the hint ids carry: ids already stored were made with
+// it, and a store searches the jobs it names first.
+func TestIDHints(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		id, job string
+		want    bool
+	}{
+		{NewID(at, "backup"), "backup", true},
+		{"0dncwltmfxriq-8okthb", "backup", true}, // FNV-1a("backup") % 1296 = 623 = "hb"
+		{"0dncwltmfxriq-8okthb", "none", false},  // 1019 = "sb"
+		{"0dncwltmfxriq-8oktsb", "none", true},
+		{NewID(at, "a"), "b", false},
+		{"0dncwltmfxriqx8okthb", "backup", false}, // no dash
+		{"0dncwltmfxriq-8okhb", "backup", false},  // 19 characters
+		{"my-own-id-hb", "backup", false},
+	} {
+		if got := IDHints(c.id, c.job); got != c.want {
+			t.Errorf("IDHints(%q, %q) = %v; want %v", c.id, c.job, got, c.want)
+		}
 	}
 }
 

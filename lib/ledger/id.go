@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// maxIDLen bounds ids; generated ones are 20 characters.
+// maxIDLen bounds ids; NewID's are 20 characters (idLen).
 const maxIDLen = 64
 
 // ValidID reports whether id is 1-64 of [0-9a-z-] (ErrBadID if not). Every
@@ -45,15 +45,21 @@ func ValidJob(job string) error {
 
 const (
 	idTimeDigits = 13 // base-36 digits of Unix nanoseconds: enough until year ~7400
-	idRandDigits = 6  // ~31 random bits to separate claims in the same nanosecond
+	idRandDigits = 4  // ~20.7 random bits; with the job's hint, ~31 between jobs
+	idHintDigits = 2  // JobHint's
+	idLen        = idTimeDigits + 1 + idRandDigits + idHintDigits
 	base36       = "0123456789abcdefghijklmnopqrstuvwxyz"
 )
 
-// NewID returns a fresh execution id for a claim made at t: 13 base-36
-// digits of t's Unix nanoseconds, "-", 6 random base-36 digits. Ids of
-// claims made at different nanoseconds sort like their claim times.
-func NewID(t time.Time) string {
-	var b [idTimeDigits + 1 + idRandDigits]byte
+// NewID returns a fresh execution id for a claim of job made at t: 13
+// base-36 digits of t's Unix nanoseconds, "-", 4 random base-36 digits
+// and job's 2 hint digits (JobHint), 20 characters in all. Ids of claims
+// made at different nanoseconds sort like their claim times. Two ids of
+// one job are the same only when made in the same nanosecond with the
+// same ~20.7 random bits; of two jobs, only if their hints are the same
+// too (1 in 1,296).
+func NewID(t time.Time, job string) string {
+	var b [idLen]byte
 	n := uint64(t.UnixNano())
 	if t.UnixNano() < 0 {
 		n = 0
@@ -74,7 +80,34 @@ func NewID(t time.Time) string {
 	for i, v := range r {
 		b[idTimeDigits+1+i] = base36[int(v)%36]
 	}
+	h := jobHint(job)
+	b[idLen-2], b[idLen-1] = base36[h/36], base36[h%36]
 	return string(b[:])
+}
+
+// IDHints reports whether id ends with job's hint, as every id NewID made
+// for job does: a store that must search its jobs for an id (the file
+// store, for a finished one) searches those first, and for an id NewID
+// made finds it in the first or so. Many jobs share a hint (there are
+// 1,296), and an id not made by NewID (chosen by a caller, or by a
+// version before the hints) may end with any: one that is not among the
+// jobs it hints is searched for among the others.
+func IDHints(id, job string) bool {
+	if len(id) != idLen || id[idTimeDigits] != '-' {
+		return false
+	}
+	h := jobHint(job)
+	return id[idLen-2] == base36[h/36] && id[idLen-1] == base36[h%36]
+}
+
+// jobHint is the FNV-1a hash of job, modulo 36². It is part of the ids
+// already made: never change it.
+func jobHint(job string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(job); i++ {
+		h = (h ^ uint32(job[i])) * 16777619
+	}
+	return h % (36 * 36)
 }
 
 // ValidNoteName accepts a boot note's name, 1-32 of [a-z0-9-] (the name is

@@ -40,8 +40,8 @@ type ClaimOptions struct {
 	Child proc.ID
 	// ID, if set, is the id to give the execution instead of a fresh one:
 	// ledger run puts it in the payload's environment before the fork. It
-	// must come from NewID, whose nanosecond time and 31 random bits
-	// make a repeat practically impossible. The id of a live execution,
+	// must come from NewID, whose nanosecond time, random bits and job
+	// hint make a repeat practically impossible. The id of a live execution,
 	// or of one of job's, is refused (ErrBadInput); a store may leave the
 	// finished executions of other jobs unsearched where that search
 	// would grow with the jobs stored (the file store does). Ids sort like

@@ -66,19 +66,22 @@
 // index entry, not a link: prune removed a link per execution it dropped
 // (0.73 s of its 1 s at 100,000), and rewrites an index whole instead.
 //
-// Ids are 13 base-36 digits of Unix nanoseconds, "-" and 6 random base-36
-// digits (or any chosen [0-9a-z-]), so they sort by claim time; job names use
+// Ids are 13 base-36 digits of Unix nanoseconds, "-", 4 random base-36
+// digits and 2 of their job's hint (ledger.NewID; or any chosen
+// [0-9a-z-]), so they sort by claim time; job names use
 // [A-Za-z0-9._:@-]; names in a job's directory that are not slots start
 // with "_", temporary names with ".", so no name of one kind can be
 // mistaken for another, and no id or job name can climb out of the store.
 //
 // What each operation reads: start/finish (and show of a live execution)
 // read one link and one or two frames at its offset (the log on from
-// there to its end); show of a finished one searches the jobs' indexes
-// up to the one holding it (a binary search and at most 16 KiB of tail
-// each: 29 reads, 27 KB, at 100,000 stored in one job) and reads one or
-// two frames (31 µs more per job searched before it, measured at 200
-// jobs); a claim of a chosen id (ledger run's) looks for it in active/
+// there to its end); show of a finished one lists jobs/ and searches the
+// indexes of the jobs its id's hint names (ledger.IDHints: one in 1,296
+// jobs shares a hint), up to the one holding it (a binary search and at
+// most 16 KiB of tail each: 29 reads, 27 KB, at 100,000 stored in one
+// job), and reads one or two frames; an id without the hint of its job
+// (chosen, or made before the hints) is searched for in the other jobs
+// too (31 µs more per job searched before it, measured at 200 jobs); a claim of a chosen id (ledger run's) looks for it in active/
 // and its own job's index only, not the other jobs' (claim.go, freshID);
 // latest walks its job's log back from the end to the last claim;
 // claim --instant reads one slot; claim --exclusive, claim --every, recover

@@ -446,10 +446,10 @@ func (s *Store) retire(loc *located) {
 }
 
 // locateFinished finds execution id, which has no link, through the
-// indexes of the jobs (write: its log open for appending, under the
+// indexes of the jobs, those its hint names first (jobsFor; write: its log open for appending, under the
 // lock); a job whose index cannot be trusted has its log read.
 func (s *Store) locateFinished(id string, write bool) (*located, error) {
-	jobs, err := s.jobNames()
+	jobs, err := s.jobsFor(id)
 	if err != nil {
 		return nil, err
 	}

@@ -536,7 +536,7 @@ func TestClaimChosenID(t *testing.T) {
 		name, job, id string
 		want          error
 	}{
-		{"fresh", "j", ledger.NewID(time.Now()), nil},
+		{"fresh", "j", ledger.NewID(time.Now(), "j"), nil},
 		{"live in another job", "j", live.ID, ledger.ErrBadInput},
 		{"live in the job", "other", live.ID, ledger.ErrBadInput},
 		{"finished in the job", "j", done.ID, ledger.ErrBadInput},

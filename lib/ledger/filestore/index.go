@@ -95,6 +95,26 @@ func (s *Store) jobNames() ([]string, error) {
 	return jobs, nil
 }
 
+// jobsFor returns the names of the jobs in the store in the order to
+// search them for execution id: first those id ends with the hint of
+// (ledger.IDHints), where every id ledger.NewID made is, then the rest;
+// each part sorted.
+func (s *Store) jobsFor(id string) ([]string, error) {
+	jobs, err := s.jobNames()
+	if err != nil {
+		return nil, err
+	}
+	ordered := make([]string, 0, len(jobs))
+	for _, hinted := range []bool{true, false} {
+		for _, job := range jobs {
+			if ledger.IDHints(id, job) == hinted {
+				ordered = append(ordered, job)
+			}
+		}
+	}
+	return ordered, nil
+}
+
 // newestIn returns the id of the newest claim in l ("" if none) and its
 // frame's offset: the last claim frame, found walking back from the end
 // (forward from the start when a frame on the way back is not valid).

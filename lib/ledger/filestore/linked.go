@@ -306,7 +306,7 @@ var errFound = errors.New("found")
 // locateInLogs finds execution id by reading every job's log for its
 // claim: for an id without a link while the links may not be whole.
 func (s *Store) locateInLogs(id string, write bool) (*located, error) {
-	jobs, err := s.jobNames()
+	jobs, err := s.jobsFor(id)
 	if err != nil {
 		return nil, err
 	}

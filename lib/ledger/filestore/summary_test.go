@@ -46,7 +46,7 @@ func oldStore(t *testing.T, dir string, summaries bool) []ledger.Record {
 	counted := map[string][]string{}
 	for i := 0; i < 12; i++ {
 		job := []string{"a", "b", "c"}[i%3]
-		r := ledger.Record{ID: ledger.NewID(at.Add(time.Duration(i) * time.Second)), Job: job, Status: ledger.Claimed, Owner: owner, ClaimedAt: at.Add(time.Duration(i) * time.Second)}
+		r := ledger.Record{ID: ledger.NewID(at.Add(time.Duration(i)*time.Second), job), Job: job, Status: ledger.Claimed, Owner: owner, ClaimedAt: at.Add(time.Duration(i) * time.Second)}
 		switch i % 4 {
 		case 0:
 			r.Status, r.StartedAt, r.FinishedAt, r.ExitCode = ledger.Completed, r.ClaimedAt, r.ClaimedAt.Add(time.Millisecond), &code

@@ -39,7 +39,7 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 	if o.ID == "" {
 		// Known before it is sent, so that a claim whose answer is lost
 		// can be found and settled (settleClaim).
-		o.ID = ledger.NewID(s.idTime())
+		o.ID = ledger.NewID(s.idTime(), job)
 	}
 	created := false
 	for try := 0; ; try++ {
@@ -210,7 +210,7 @@ func (s *Store) claimOnce(ctx context.Context, q querier, job string, o ledger.C
 	}
 	id := o.ID
 	if id == "" {
-		id = ledger.NewID(s.idTime())
+		id = ledger.NewID(s.idTime(), job)
 	} else if err := ledger.ValidID(id); err != nil {
 		return ledger.Record{}, false, err
 	}

@@ -59,7 +59,7 @@ func TestClaimSettledWhenBackendStalls(t *testing.T) {
 	defer resume()
 
 	instant := time.Unix(1700000000, 0)
-	id := ledger.NewID(time.Now())
+	id := ledger.NewID(time.Now(), "slot")
 	_, err = stalled.Claim("slot", ledger.ClaimOptions{Owner: owner, Instant: instant, ID: id})
 	if !errors.Is(err, ledger.ErrUnavailable) || !strings.Contains(err.Error(), "its outcome is settled") {
 		t.Fatalf("Claim with its backend stalled = %v; want unavailable, its outcome settled", err)
