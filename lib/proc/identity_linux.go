@@ -66,10 +66,14 @@ func Alive(id ID) (bool, error) {
 }
 
 // BootID returns this boot's random id from /proc/sys/kernel/random/boot_id.
+// It reads with raw system calls: an os.File would start the runtime's
+// network poller, which a ledger call that opens no pipe never needs.
 func BootID() (string, error) {
-	b, err := os.ReadFile(procRoot + "/sys/kernel/random/boot_id")
+	const path = procRoot + "/sys/kernel/random/boot_id"
+	var buf [64]byte
+	b, err := readAll(path, buf[:0])
 	if err != nil {
-		return "", err
+		return "", &os.PathError{Op: "read", Path: path, Err: err}
 	}
 	return strings.TrimSpace(string(b)), nil
 }

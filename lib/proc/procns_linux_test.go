@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +109,18 @@ func TestPIDNamespaceGoneHere(t *testing.T) {
 	}
 	if gone, err := PIDNamespaceGone(ns); gone {
 		t.Errorf("PIDNamespaceGone(own namespace %d) = %v, %v; want false", ns, gone, err)
+	}
+}
+
+// TestBootID checks BootID against the kernel's file, read another way:
+// the 36 characters of a UUID, without the newline.
+func TestBootID(t *testing.T) {
+	want, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Skipf("no boot id here: %v", err)
+	}
+	got, err := BootID()
+	if err != nil || got != strings.TrimSpace(string(want)) || len(got) != 36 {
+		t.Fatalf("BootID() = %q, %v; want %q", got, err, strings.TrimSpace(string(want)))
 	}
 }
