@@ -15,11 +15,13 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/tether-sh/tether/internal/pgtest"
+	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib"
 	"github.com/tether-sh/tether/lib/scripttest"
 )
 
 func TestMain(m *testing.M) {
+	testutil.DefaultSignals()
 	// Under -race every process sleeps 1s at exit unless GORACE says
 	// otherwise, and the scenarios start hundreds of short-lived tool
 	// processes (copies of this binary): minutes of sleeping. testscript
