@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,7 +14,15 @@ import (
 // FlockHolder names the process holding a flock on the file open as fd,
 // as /proc/locks tells, with its command name. ok is false when /proc/locks
 // does not tell (the holder is in another PID namespace, or the file is
-// not found there). It reads all of /proc/locks: call it off the hot path.
+// not found there), and when the process it names is not the holder: a
+// flock belongs to an open file description, and /proc/locks names the
+// process that took it, which may have exited since and left the
+// description to another (`exec 9>f; flock 9; cmd`), and its PID to anyone.
+// A named process is taken for the holder only while it has the file
+// open, where its descriptors can be read (without privilege, another
+// user's cannot: that one is taken on /proc/locks' word). When ok is false
+// holder.PID is still the PID /proc/locks named, if any. It reads all of
+// /proc/locks: call it off the hot path.
 func FlockHolder(fd int) (holder ID, comm string, ok bool) {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
@@ -37,13 +46,40 @@ func FlockHolder(fd int) (holder ID, comm string, ok bool) {
 		if err != nil || pid <= 0 {
 			return ID{}, "", false
 		}
-		st, err := ReadStat(pid)
-		if err != nil {
-			return ID{PID: pid}, "", true
+		ps, err := ReadStat(pid)
+		if err != nil || !hasOpen(pid, uint64(st.Dev), uint64(st.Ino)) {
+			return ID{PID: pid}, "", false
 		}
-		return ID{PID: pid, Start: st.Start}, st.Comm, true
+		return ID{PID: pid, Start: ps.Start}, ps.Comm, true
 	}
 	return ID{}, "", false
+}
+
+// hasOpen reports whether process pid has the file dev:ino open, or its
+// descriptors cannot be read (true: it is not known not to).
+func hasOpen(pid int, dev, ino uint64) bool {
+	dir := procRoot + "/" + strconv.Itoa(pid) + "/fd"
+	names, err := readDirNames(dir)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	for _, n := range names {
+		var st unix.Stat_t
+		if unix.Stat(dir+"/"+n, &st) == nil && uint64(st.Dev) == dev && uint64(st.Ino) == ino {
+			return true
+		}
+	}
+	return false
+}
+
+// readDirNames lists a directory's names.
+func readDirNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 // SelfStat is this process's own /proc/self/stat: inside a new PID

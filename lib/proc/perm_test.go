@@ -2,6 +2,7 @@ package proc
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -16,7 +17,26 @@ import (
 // as an unprivileged user.
 const openAs = testutil.Role("PROC_TEST_OPEN")
 
+// With PROC_TEST_FLOCK=exit the test binary takes a flock on its
+// descriptor 3 and exits; with =close it takes it, closes 3, says
+// "locked" and waits for its stdin to end: a lock left with another
+// holder of the open file description, which /proc/locks still names
+// the taker of.
+const flockAs = testutil.Role("PROC_TEST_FLOCK")
+
 func TestMain(m *testing.M) {
+	flockAs.Serve(func(how string, _ []string) int {
+		if err := syscall.Flock(3, syscall.LOCK_EX); err != nil {
+			fmt.Println("flock:", err)
+			return 1
+		}
+		if how == "close" {
+			syscall.Close(3)
+			fmt.Println("locked")
+			io.Copy(io.Discard, os.Stdin)
+		}
+		return 0
+	})
 	openAs.Serve(func(s string, _ []string) int {
 		pid, _ := strconv.Atoi(s)
 		h, err := Open(ID{PID: pid})
