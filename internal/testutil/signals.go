@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"testing"
 )
 
 // signalsReset marks a test binary that DefaultSignals re-executed, so
@@ -44,4 +45,12 @@ func DefaultSignals() {
 	signal.Reset(ignored...)
 	os.Unsetenv(signalsReset)
 	fmt.Fprintf(os.Stderr, "testutil: cannot run the tests again with %v at their default action: %v\n", ignored, err)
+}
+
+// Main is a TestMain that runs the tests with DefaultSignals:
+//
+//	func TestMain(m *testing.M) { testutil.Main(m) }
+func Main(m *testing.M) {
+	DefaultSignals()
+	os.Exit(m.Run())
 }

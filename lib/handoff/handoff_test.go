@@ -11,8 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/proc"
 )
+
+// TestMain runs the tests with no signal ignored but those they ignore
+// themselves (testutil.DefaultSignals).
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 func TestAdoptArgv(t *testing.T) {
 	tests := []struct {

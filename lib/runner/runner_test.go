@@ -17,9 +17,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
 )
+
+// TestMain runs the tests with no signal ignored but those they ignore
+// themselves (testutil.DefaultSignals).
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // Run owns wait4 for the whole process, so these tests never run in
 // parallel and never start children any other way.

@@ -21,6 +21,10 @@ import (
 	"github.com/tether-sh/tether/lib/stop"
 )
 
+// TestMain runs the tests with no signal ignored but those they ignore
+// themselves (testutil.DefaultSignals).
+func TestMain(m *testing.M) { testutil.Main(m) }
+
 // Orphans of the trees below must come back to this process: PID 1 on some
 // machines never reaps, and an escaped descendant must be detectable.
 var subreaperOnce sync.Once

@@ -7,7 +7,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tether-sh/tether/internal/testutil"
 )
+
+// TestMain runs the tests with no signal ignored but those they ignore
+// themselves (testutil.DefaultSignals).
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // buildShowsig builds testdata/showsig with ldflags: go test's own binary
 // is stripped of its symbol table (go test links with -s), an installed
