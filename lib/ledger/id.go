@@ -46,14 +46,14 @@ func ValidJob(job string) error {
 const (
 	idTimeDigits = 13 // base-36 digits of Unix nanoseconds: enough until year ~7400
 	idRandDigits = 4  // ~20.7 random bits; with the job's hint, ~31 between jobs
-	idHintDigits = 2  // JobHint's
+	idHintDigits = 2  // jobHint's
 	idLen        = idTimeDigits + 1 + idRandDigits + idHintDigits
 	base36       = "0123456789abcdefghijklmnopqrstuvwxyz"
 )
 
 // NewID returns a fresh execution id for a claim of job made at t: 13
 // base-36 digits of t's Unix nanoseconds, "-", 4 random base-36 digits
-// and job's 2 hint digits (JobHint), 20 characters in all. Ids of claims
+// and job's 2 hint digits (IDHints), 20 characters in all. Ids of claims
 // made at different nanoseconds sort like their claim times. Two ids of
 // one job are the same only when made in the same nanosecond with the
 // same ~20.7 random bits; of two jobs, only if their hints are the same
