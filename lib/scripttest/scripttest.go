@@ -31,7 +31,9 @@ const waitLimit = 60 * time.Second
 // Cmds are the custom script commands:
 //
 //	exitcode N PROG [ARGS...]   run PROG (as exec does) and require exit status N
-//	waitfile [-nonempty] FILE   wait until FILE exists (and is not empty)
+//	waitfile [-nonempty] [-show F]... FILE
+//	                            wait until FILE exists (and is not empty);
+//	                            should it not, show each F in the failure
 //	signal SIG TARGET           send SIG to TARGET: a PID, @FILE (PID read from
 //	                            FILE) or %N (the Nth background command, 1-based);
 //	                            for KILL, also wait until TARGET is gone
