@@ -26,8 +26,9 @@
 // leftovers, leftovers_linux.go).
 //
 // One owner of wait4 (reaper_linux.go). While Run runs it is the only code in
-// the process that may wait for children: it starts the command with
-// os/exec but never calls exec.Cmd.Wait; one goroutine calls wait4(-1) in
+// the process that may wait for children: it builds the command with
+// os/exec but starts it with syscall.StartProcess, so that no os.Process
+// exists to wait for it (fork_linux.go); one goroutine calls wait4(-1) in
 // a loop, records the command's status and reaps every orphan re-parented
 // to the runner. Any other child started meanwhile (exec.Cmd.Run elsewhere
 // in the process) would be reaped by that loop and its own Wait would

@@ -175,7 +175,7 @@ var traceRefused bool
 //
 // With tty, the command's group is made the terminal's foreground before
 // the command runs (terminal_linux.go).
-func startCommand(o Options, tty *terminal) (*exec.Cmd, holder, error) {
+func startCommand(o Options, tty *terminal) (int, holder, error) {
 	build := func() *exec.Cmd {
 		cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
 		cmd.Env = o.Env
@@ -197,36 +197,37 @@ func startCommand(o Options, tty *terminal) (*exec.Cmd, holder, error) {
 	}
 	cmd := build()
 	if o.OnStart == nil && !o.PIDNamespace {
-		if err := cmd.Start(); err != nil {
-			return nil, nil, StartError(o.Argv[0], err)
+		pid, err := forkExec(cmd)
+		if err != nil {
+			return 0, nil, StartError(o.Argv[0], err)
 		}
-		return cmd, unheld{}, nil
+		return pid, unheld{}, nil
 	}
 	if cmd.Err != nil {
-		return nil, nil, StartError(o.Argv[0], cmd.Err)
+		return 0, nil, StartError(o.Argv[0], cmd.Err)
 	}
 	path := cmd.Path
 	if !o.PIDNamespace && traceable(path) {
 		t, err := startTraced(cmd)
 		if err == nil {
-			return cmd, t, nil
+			return t.pid, t, nil
 		}
 		if !errors.Is(err, syscall.EPERM) {
-			return nil, nil, StartError(o.Argv[0], err)
+			return 0, nil, StartError(o.Argv[0], err)
 		}
 		// ptrace is refused here: hold it at the gate instead.
 		cmd = build()
 	}
 	gc, g, err := gateCommand(o, path)
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, err
 	}
 	gc.Dir, gc.Stdin, gc.Stdout, gc.Stderr, gc.SysProcAttr = cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr
 	if o.PIDNamespace {
 		// A mount namespace too, where the gate mounts the fresh /proc.
 		gc.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 	}
-	err = gc.Start()
+	pid, err := forkExec(gc)
 	for _, f := range gc.ExtraFiles {
 		// The gate has its own copies; ours would hide its end-of-file.
 		f.Close()
@@ -234,11 +235,11 @@ func startCommand(o Options, tty *terminal) (*exec.Cmd, holder, error) {
 	if err != nil {
 		g.shut()
 		if o.PIDNamespace && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
-			return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], proc.UnwrapPath(err))
+			return 0, nil, spec.Errorf(spec.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], proc.UnwrapPath(err))
 		}
-		return nil, nil, StartError(o.Argv[0], err)
+		return 0, nil, StartError(o.Argv[0], err)
 	}
-	return gc, g, nil
+	return pid, g, nil
 }
 
 // traceable reports whether the program at path may be exec'd traced: a
@@ -275,11 +276,12 @@ func startTraced(cmd *exec.Cmd) (*traced, error) {
 		return nil, &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: syscall.EPERM}
 	}
 	cmd.SysProcAttr.Ptrace = true
-	if err := cmd.Start(); err != nil {
+	pid, err := forkExec(cmd)
+	if err != nil {
 		runtime.UnlockOSThread()
 		return nil, err
 	}
-	t := &traced{pid: cmd.Process.Pid, name: cmd.Args[0]}
+	t := &traced{pid: pid, name: cmd.Args[0]}
 	for {
 		var ws unix.WaitStatus
 		_, err := unix.Wait4(t.pid, &ws, unix.WALL, nil)

@@ -42,14 +42,12 @@ func start(o Options) (_ *run, err error) {
 	// Children the runner had before (inherited through exec) are not
 	// the command's: never stopped, only reaped when they exit.
 	inherited := inheritedChildren()
-	cmd, h, err := startCommand(o, r.tty)
+	pid, h, err := startCommand(o, r.tty)
 	if err != nil {
 		return nil, err
 	}
-	// The reaper owns the child from here; os.Process must never wait
-	// for it. Release only drops the pidfd os/exec keeps.
-	r.undo = append(r.undo, func() { cmd.Process.Release() })
-	r.pid = cmd.Process.Pid
+	// The reaper owns the child from here (forkExec: no os.Process).
+	r.pid = pid
 	if r.tty != nil {
 		r.tty.child = r.pid
 	}
