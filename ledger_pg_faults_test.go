@@ -479,13 +479,6 @@ func jsonField(line, key string) string {
 	return rest[:j]
 }
 
-// TestLedgerPostgresPartitionFences is issue #21's first report: host A
-// runs an --exclusive job and is cut off from the database (its relay
-// frozen: its connections hang, everyone else's answer). A cannot renew
-// its lease and stops its payload before the lease runs out; only then may
-// host B's --exclusive run recover A's execution (unknown) and start. The
-// payloads' flock and the times they wrote say that they never overlapped.
-// Once the partition heals, A's late result is kept on its record.
 // waitEither waits until one of first and second holds more than white
 // space and returns the contents, trimmed (first's is looked at first);
 // the test fails if neither is written within limit.
@@ -503,6 +496,47 @@ func waitEither(t *testing.T, first, second string, limit time.Duration) (string
 	}
 }
 
+// startRelayed starts host name running `run` (a ledger run through the
+// relay, with connect_timeout=1 and a short lease, so that a partition
+// cuts it off fast) and waits until its payload has written the execution
+// id to $OUT/WHO.id; run's exit status goes to $OUT/WHO.rc. A loaded
+// machine can outlast connect_timeout or the lease before anything is
+// cut: then ledger run says the database is unavailable and claims
+// nothing, or cannot renew its lease and stops its command before the
+// payload began (as it must), or is refused while the execution that
+// lease held has not yet expired. Nothing was cut yet, so the host is
+// started again (a second apart, at most 6 tries); any other early exit
+// fails the test.
+func (f *fleet) startRelayed(name, who, run, viaRelay string) (host *exec.Cmd, said *bytes.Buffer, id string) {
+	f.t.Helper()
+	rcFile := filepath.Join(f.dir, who+".rc")
+	for try := 1; ; try++ {
+		host, said = f.start(name, run+`; echo $? >"$OUT/`+who+`.rc"`, "TETHER_LEDGER="+viaRelay)
+		var rc string
+		id, rc = waitEither(f.t, filepath.Join(f.dir, who+".id"), rcFile, fleetLimit)
+		if id != "" {
+			return host, said, id
+		}
+		host.Wait()
+		early := said.String()
+		loadBound := strings.Contains(early, "database unavailable") ||
+			strings.Contains(early, "its lease could not be renewed") || rc == "125"
+		if try == 6 || !loadBound {
+			f.t.Fatalf("host %s: ledger run = %s before its payload started (try %d): %s", name, rc, try, said)
+		}
+		f.t.Logf("host %s, try %d: ledger run = %s: %s", name, try, rc, strings.TrimSpace(early))
+		os.Remove(rcFile)
+		time.Sleep(time.Second)
+	}
+}
+
+// TestLedgerPostgresPartitionFences is issue #21's first report: host A
+// runs an --exclusive job and is cut off from the database (its relay
+// frozen: its connections hang, everyone else's answer). A cannot renew
+// its lease and stops its payload before the lease runs out; only then may
+// host B's --exclusive run recover A's execution (unknown) and start. The
+// payloads' flock and the times they wrote say that they never overlapped.
+// Once the partition heals, A's late result is kept on its record.
 func TestLedgerPostgresPartitionFences(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t)
@@ -512,36 +546,7 @@ func TestLedgerPostgresPartitionFences(t *testing.T) {
 		return `flock -n -E 99 "$OUT/alive.lock" sh -c 'trap "date +%s.%N >\"$OUT/` + who + `.end\"; exit 143" TERM
 			date +%s.%N >"$OUT/` + who + `.start"; echo "$TETHER_EXECUTION" >"$OUT/` + who + `.id"; sleep 60 & wait'`
 	}
-	// A connects through the relay with connect_timeout=1 and a lease of
-	// 3s (so that the partition below cuts it off fast), which a loaded
-	// machine can outlast before anything is cut: then A says the
-	// database is unavailable and claims nothing, or cannot renew its
-	// lease and stops its command before the payload began (as it must),
-	// or is refused while the execution that lease held has not yet
-	// expired. Nothing was cut yet, so A is started again (a second
-	// apart, at most 6 tries); any other early exit fails the test.
-	var a *exec.Cmd
-	var aSaid *bytes.Buffer
-	var aID string
-	for try := 1; ; try++ {
-		a, aSaid = f.start("pa", `ledger run excl --exclusive --lease 3s --grace 300ms -- `+payload("a")+`; echo $? >"$OUT/a.rc"`,
-			"TETHER_LEDGER="+viaRelay)
-		var rc string
-		aID, rc = waitEither(t, filepath.Join(f.dir, "a.id"), filepath.Join(f.dir, "a.rc"), fleetLimit)
-		if aID != "" {
-			break
-		}
-		a.Wait()
-		said := aSaid.String()
-		loadBound := strings.Contains(said, "database unavailable") ||
-			strings.Contains(said, "its lease could not be renewed") || rc == "125"
-		if try == 6 || !loadBound {
-			t.Fatalf("host A: ledger run = %s before its payload started (try %d): %s", rc, try, aSaid)
-		}
-		t.Logf("host A, try %d: ledger run = %s: %s", try, rc, strings.TrimSpace(said))
-		os.Remove(filepath.Join(f.dir, "a.rc"))
-		time.Sleep(time.Second)
-	}
+	a, aSaid, aID := f.startRelayed("pa", "a", `ledger run excl --exclusive --lease 3s --grace 300ms -- `+payload("a"), viaRelay)
 	r.freeze()
 	frozen := time.Now()
 
@@ -591,5 +596,61 @@ func TestLedgerPostgresPartitionFences(t *testing.T) {
 	}
 	if !strings.Contains(aSaid.String(), "stopping its command before the lease runs out") {
 		t.Errorf("host A said %q; want it to say it stopped its command before the lease ran out", aSaid.String())
+	}
+}
+
+// TestLedgerPostgresLeaseLostExitZero: a run cut off from the database
+// stops its payload before its lease runs out; a payload that answers the
+// TERM with exit 0 (or ends on its own just then: the runner cannot tell)
+// has done its work by its own word. ledger run exits 0, and the record
+// must say completed, never failed: a failed record would free the slot
+// for another run (the fleet under faults saw a slot run to its end twice
+// that way).
+func TestLedgerPostgresLeaseLostExitZero(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t)
+	r, viaRelay, direct := relayedDB(t)
+	viaRelay += "&connect_timeout=1&statement_timeout=1500"
+	payload := `sh -c 'trap "echo term >\"$OUT/a.term\"; exit 0" TERM
+		echo "$TETHER_EXECUTION" >"$OUT/a.id"; sleep 60 & wait'`
+	a, aSaid, id := f.startRelayed("pa", "a", `ledger run lost --instant 1700000000 --lease 3s --grace 300ms -- `+payload, viaRelay)
+	// Cut off: the lease cannot be renewed, and the payload gets its TERM
+	// before the lease runs out. Then the partition heals, so that the
+	// result can be recorded.
+	r.freeze()
+	testutil.WaitContent(t, filepath.Join(f.dir, "a.term"), fleetLimit)
+	r.thaw()
+	if rc := testutil.WaitContent(t, filepath.Join(f.dir, "a.rc"), fleetLimit); rc != "0" {
+		t.Errorf("host A: ledger run = %s; want 0 (its payload exited 0)", rc)
+	}
+	a.Wait()
+	if !strings.Contains(aSaid.String(), "exited 0 as it was being stopped: recorded completed") {
+		t.Errorf("host A said %q; want it to say the payload exited 0 as it was stopped", aSaid.String())
+	}
+	show := func() string {
+		t.Helper()
+		c := f.host("auditor", "exec ledger show "+id+" --json")
+		c.Env = append(c.Env, "TETHER_LEDGER="+direct)
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("ledger show %s: %v", id, err)
+		}
+		return string(out)
+	}
+	rec := show()
+	if jsonField(rec, "status") == "running" {
+		// The result came back after the lease ran out (a loaded machine):
+		// it is kept as late once recover has judged the execution.
+		time.Sleep(3500 * time.Millisecond)
+		c := f.host("auditor", "exec ledger recover >/dev/null")
+		c.Env = append(c.Env, "TETHER_LEDGER="+direct)
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("ledger recover: %v: %s", err, out)
+		}
+		rec = show()
+	}
+	status, late := jsonField(rec, "status"), jsonField(rec, "late")
+	if status != "completed" && !(status == "unknown" && strings.Contains(late, `"status":"completed"`)) {
+		t.Errorf("record = %s; want completed (or unknown with a late completed result)", rec)
 	}
 }

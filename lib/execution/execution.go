@@ -401,12 +401,22 @@ func notStarted(warn func(format string, args ...any), st ledger.Ledger, id stri
 
 // ended is the status and message to record for id, whose payload ran and
 // ended as res; a deadline is a notice, a lost lease a warning.
+//
+// A payload stopped for a lost lease that exits 0 is recorded completed,
+// as the tool exits 0: it ended on its own between the runner's last look
+// and the TERM, or answered the TERM with success; the runner cannot tell
+// the two apart, and the status is the payload's own word. Recorded
+// failed, its slot would be free for another run although this one had
+// done its work (the fault-injected fleet saw a slot run to its end
+// twice).
 func ended(warn, notice func(format string, args ...any), id string, o Options, res runner.Result) (ledger.Status, string) {
 	status, msg := ledger.Completed, ""
 	switch {
 	case res.DeadlineHit:
 		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", o.Deadline)
 		notice("%s: %s", id, msg)
+	case res.Canceled && !res.Signaled && res.ExitCode == 0:
+		warn("%s: its lease could not be renewed; it exited 0 as it was being stopped: recorded completed", id)
 	case res.Canceled:
 		status, msg = ledger.Failed, "its lease could not be renewed; stopped before it ran out"
 		warn("%s: %s", id, msg)

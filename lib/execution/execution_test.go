@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -15,6 +16,7 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/runner"
 )
 
 // started returns a store and a running execution of job owned by this process.
@@ -105,5 +107,38 @@ func TestRunStoreVanished(t *testing.T) {
 	got := strings.TrimSpace(errb.String())
 	if strings.Count(got, "\n") != 0 || !strings.Contains(got, "the ledger store "+dir+" is gone") {
 		t.Errorf("stderr %q, want one line saying the store is gone", got)
+	}
+}
+
+// TestEnded: the record a finished payload gets. Exit 0 is completed even
+// when the runner was stopping it for a lost lease (the fleet under faults
+// once saw such a slot recorded failed, then run again elsewhere).
+func TestEnded(t *testing.T) {
+	term := syscall.WaitStatus(syscall.SIGTERM) // killed by TERM
+	tests := []struct {
+		name   string
+		res    runner.Result
+		status ledger.Status
+		msg    string // a part of the recorded message; "" wants none
+		warned bool
+	}{
+		{"exit 0", runner.Result{}, ledger.Completed, "", false},
+		{"exit 3", runner.Result{ExitCode: 3}, ledger.Failed, "exited with status 3", false},
+		{"killed", runner.Result{Signaled: true, Status: term, ExitCode: 143}, ledger.Failed, "killed by signal TERM", false},
+		{"deadline", runner.Result{DeadlineHit: true, ExitCode: 124}, ledger.Failed, "deadline 1s passed", false},
+		{"lease lost, killed", runner.Result{Canceled: true, Signaled: true, Status: term, ExitCode: 143}, ledger.Failed, "lease could not be renewed", true},
+		{"lease lost, exit 143", runner.Result{Canceled: true, ExitCode: 143}, ledger.Failed, "lease could not be renewed", true},
+		{"lease lost, exit 0", runner.Result{Canceled: true}, ledger.Completed, "", true},
+	}
+	for _, tt := range tests {
+		warn, errb := tool()
+		notice := func(string, ...any) {}
+		status, msg := ended(warn, notice, "id1", Options{Deadline: time.Second}, tt.res)
+		if status != tt.status || (tt.msg == "") != (msg == "") || !strings.Contains(msg, tt.msg) {
+			t.Errorf("%s: ended() = %s, %q; want %s, %q", tt.name, status, msg, tt.status, tt.msg)
+		}
+		if warned := errb.Len() > 0; warned != tt.warned {
+			t.Errorf("%s: warned %q; want a warning: %v", tt.name, errb, tt.warned)
+		}
 	}
 }
