@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
 	"github.com/posener/complete"
@@ -370,13 +371,34 @@ func Words(parser *kong.Kong, args []string) (words []string, dashdash bool) {
 	return words, false
 }
 
-// CommandArgv strips the leading "--" kong leaves in a passthrough
-// argument (arg:"" passthrough:"partial"): the command a runner runs.
-func CommandArgv(cmd []string) []string {
+// CommandArgv returns the command a runner runs: cmd, the passthrough
+// argument (arg:"" passthrough:"partial") parsed from the command line
+// args, without the leading "--" kong leaves in it, and byte for byte as
+// args gave it. A passthrough argument takes every argument from its
+// first on, so its words are args' last ones; kong hands them on with
+// bytes that are not UTF-8 replaced by U+FFFD, and a command's arguments
+// (a file name, a pattern) must reach it untouched.
+func CommandArgv(args, cmd []string) []string {
+	if n := len(cmd); n <= len(args) {
+		raw := args[len(args)-n:]
+		for i, w := range cmd {
+			if w != raw[i] && !mends(raw[i], w) {
+				raw = cmd // not args' tail after all: keep what was parsed
+				break
+			}
+		}
+		cmd = raw
+	}
 	if len(cmd) > 0 && cmd[0] == "--" {
 		return cmd[1:]
 	}
 	return cmd
+}
+
+// mends reports whether w is raw, which is not UTF-8, with each byte that
+// is not (or each run of them) replaced by U+FFFD.
+func mends(raw, w string) bool {
+	return !utf8.ValidString(raw) && (w == string([]rune(raw)) || w == strings.ToValidUTF8(raw, "\uFFFD"))
 }
 
 // SplitCommand splits args at the first "--": the tool's own arguments

@@ -118,3 +118,26 @@ func TestUnknownValue(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandArgv: a runner's command is args' tail, byte for byte, without
+// kong's leading "--"; what kong parsed is kept when it is not that tail.
+func TestCommandArgv(t *testing.T) {
+	tests := []struct {
+		args, cmd, want []string
+	}{
+		{[]string{"--grace", "1s", "--", "true"}, []string{"--", "true"}, []string{"true"}},
+		{[]string{"sh", "-c", "x"}, []string{"sh", "-c", "x"}, []string{"sh", "-c", "x"}},
+		{[]string{"--", "printf", "a\xffb"}, []string{"--", "printf", "a\uFFFDb"}, []string{"printf", "a\xffb"}},
+		{[]string{"/p\xff\xfe"}, []string{"/p\uFFFD\uFFFD"}, []string{"/p\xff\xfe"}},
+		{nil, nil, nil},
+		// Not the tail (a caller's own list): what was parsed.
+		{[]string{"a", "b"}, []string{"c"}, []string{"c"}},
+		{[]string{"x\xff"}, []string{"y\uFFFD"}, []string{"y\uFFFD"}},
+		{[]string{"a"}, []string{"a", "b"}, []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		if got := CommandArgv(tt.args, tt.cmd); !slices.Equal(got, tt.want) {
+			t.Errorf("CommandArgv(%q, %q) = %q; want %q", tt.args, tt.cmd, got, tt.want)
+		}
+	}
+}

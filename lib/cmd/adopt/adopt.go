@@ -47,7 +47,7 @@ func Main(args []string) int {
 			return code
 		}
 	}
-	argv := cli.CommandArgv(g.Cmd)
+	argv := cli.CommandArgv(args, g.Cmd)
 	if len(argv) == 0 {
 		return t.Fail(errors.New("no command: want adopt ID [--] CMD [ARGS...]"), spec.ExitNotRun)
 	}

@@ -43,11 +43,10 @@ type exitStatus int
 
 func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
-// commandArgv strips the leading "--" kong leaves in a passthrough list.
-func commandArgv(cmd []string) ([]string, error) {
-	if len(cmd) > 0 && cmd[0] == "--" {
-		cmd = cmd[1:]
-	}
+// commandArgv is the command of run and spawn, as given in args
+// (cli.CommandArgv), or a usage error when there is none.
+func commandArgv(args, cmd []string) ([]string, error) {
+	cmd = cli.CommandArgv(args, cmd)
 	if len(cmd) == 0 {
 		return nil, spec.Errorf(spec.ExitUsage, "no command: want -- CMD [ARGS...]")
 	}
@@ -56,7 +55,7 @@ func commandArgv(cmd []string) ([]string, error) {
 
 func (c *runCmd) Run(inv *invocation) (err error) {
 	defer func() { err = asRunner(err) }()
-	argv, err := commandArgv(c.Cmd)
+	argv, err := commandArgv(inv.args, c.Cmd)
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,11 @@ func TestRunSpawnArgs(t *testing.T) {
 			"ledger=d json=false scope=auto wait=true"},
 		{[]string{"spawn", "J", "--scope", "never", "sh", "--wait"}, []string{"sh", "--wait"},
 			"ledger= json=false scope=never wait=false"},
+		// Bytes that are not UTF-8 reach CMD untouched (kong's are mended).
+		{[]string{"run", "J", "--", "printf", "%s", "a\xffb\xc3"}, []string{"printf", "%s", "a\xffb\xc3"},
+			"ledger= json=false deadline=0s grace=5s pidns=false"},
+		{[]string{"run", "J", "/tmp/p\xff", "x"}, []string{"/tmp/p\xff", "x"},
+			"ledger= json=false deadline=0s grace=5s pidns=false"},
 	}
 	for _, tc := range parsed {
 		g, ok, code, stderr := parseOnly(tc.args)
@@ -85,7 +90,7 @@ func TestRunSpawnArgs(t *testing.T) {
 		if g.Spawn.Cmd != nil {
 			cmd = g.Spawn.Cmd
 		}
-		argv, err := commandArgv(cmd)
+		argv, err := commandArgv(tc.args, cmd)
 		if err != nil || !reflect.DeepEqual(argv, tc.argv) {
 			t.Errorf("parse(%q) CMD = %q, %v; want %q", tc.args, argv, err, tc.argv)
 		}

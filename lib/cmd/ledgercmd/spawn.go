@@ -34,7 +34,7 @@ type spawnCmd struct {
 // are only the flags, the output and the exit status.
 func (c *spawnCmd) Run(inv *invocation) (err error) {
 	defer func() { err = asRunner(err) }()
-	argv, err := commandArgv(c.Cmd)
+	argv, err := commandArgv(inv.args, c.Cmd)
 	if err != nil {
 		return err
 	}

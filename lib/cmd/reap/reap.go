@@ -36,7 +36,7 @@ func Main(args []string) int {
 			return code
 		}
 	}
-	g.Cmd = cli.CommandArgv(g.Cmd)
+	g.Cmd = cli.CommandArgv(args, g.Cmd)
 	if len(g.Cmd) == 0 {
 		t.Warnf("no command given: usage: reap [--grace D] [--deadline D] [--signal SIG] [--] CMD [ARGS...]")
 		return spec.ExitNotRun

@@ -93,7 +93,7 @@ func main(t *cli.Tool, args []string) int {
 		return t.Fail(err, spec.ExitUsage)
 	}
 	hasCmd := len(g.Cmd) > 0
-	cmd := cli.CommandArgv(g.Cmd)
+	cmd := cli.CommandArgv(args, g.Cmd)
 	// From here on, a usage error with CMD is a runner's: 125.
 	usage := spec.ExitUsage
 	if hasCmd {
