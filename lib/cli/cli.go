@@ -31,6 +31,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/internal/manual"
 	"github.com/tether-sh/tether/lib/internal/shortcut"
+	"github.com/tether-sh/tether/lib/internal/sigpipe"
 	"github.com/tether-sh/tether/lib/spec"
 )
 
@@ -115,7 +116,21 @@ func (t *Tool) UsageCode(ctx *kong.Context, args []string) int {
 // when kong's model is built (help, a usage error, a verb the generated
 // parser does not take), not on the start-up of every command.
 func New(name string, describe func() string) *Tool {
-	return &Tool{Name: name, Describe: describe, Stdout: NewOutput(os.Stdout), Stderr: os.Stderr}
+	return &Tool{Name: name, Describe: describe, Stdout: NewOutput(os.Stdout), Stderr: new(stderr)}
+}
+
+// stderr is the process's standard error, written through a duplicate of
+// descriptor 2 (sigpipe.Stderr), made at the first write: a diagnostic
+// written to a pipe nobody reads fails with EPIPE instead of killing the
+// tool with SIGPIPE, as a write to descriptor 2 itself would.
+type stderr struct {
+	once sync.Once
+	f    *os.File
+}
+
+func (e *stderr) Write(p []byte) (int, error) {
+	e.once.Do(func() { e.f = sigpipe.Stderr() })
+	return e.f.Write(p)
 }
 
 // description is --help's description.

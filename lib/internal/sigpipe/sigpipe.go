@@ -1,10 +1,10 @@
 // Package sigpipe keeps a tool alive when its standard output or error is
 // a pipe nobody reads any more. It is the one SIGPIPE catcher of the
 // tools: runner.SurviveEPIPE (every runner, before it starts anything)
-// catches SIGPIPE once with Survive. A tool that only prints (cli.Output)
-// catches nothing: it writes through Stdout, which fails with EPIPE all
-// the same, without the thread and goroutine catching a signal costs at
-// start-up.
+// catches SIGPIPE once with Survive. A tool that only prints (cli.Output,
+// cli.Tool's diagnostics) catches nothing: it writes through Stdout and
+// Stderr, which fail with EPIPE all the same, without the thread and
+// goroutine catching a signal costs at start-up.
 package sigpipe
 
 import (

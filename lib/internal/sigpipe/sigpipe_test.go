@@ -73,3 +73,34 @@ func TestStdout(t *testing.T) {
 		t.Errorf("child writing through Stdout to a closed pipe: %v; want exit 0 (EPIPE, named /dev/stdout, on a close-on-exec descriptor)", err)
 	}
 }
+
+// TestStderr: as TestStdout, for standard error.
+func TestStderr(t *testing.T) {
+	if os.Getenv(childEnv) == "stderr" {
+		f := Stderr()
+		if f == os.Stderr {
+			os.Exit(4) // not a duplicate
+		}
+		if flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
+			os.Exit(5)
+		}
+		_, err := f.Write([]byte("lost\n"))
+		if errors.Is(err, syscall.EPIPE) && err.Error() == "write /dev/stderr: broken pipe" {
+			os.Exit(0)
+		}
+		os.Exit(3)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // nobody reads
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStderr$")
+	cmd.Env = append(os.Environ(), childEnv+"=stderr")
+	cmd.Stderr = w
+	err = cmd.Run()
+	w.Close()
+	if err != nil {
+		t.Errorf("child writing through Stderr to a closed pipe: %v; want exit 0 (EPIPE, named /dev/stderr, on a close-on-exec descriptor)", err)
+	}
+}

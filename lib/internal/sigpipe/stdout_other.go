@@ -10,3 +10,9 @@ func Stdout() *os.File {
 	Survive()
 	return os.Stdout
 }
+
+// Stderr returns os.Stderr after Survive.
+func Stderr() *os.File {
+	Survive()
+	return os.Stderr
+}

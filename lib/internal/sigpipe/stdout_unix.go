@@ -18,11 +18,19 @@ import (
 // or no descriptor is free) Stdout calls Survive and returns os.Stdout,
 // whose writes then fail as they would have. Each call makes a new
 // duplicate: call it once, at the first write.
-func Stdout() *os.File {
-	fd, err := unix.FcntlInt(1, unix.F_DUPFD_CLOEXEC, 3)
+func Stdout() *os.File { return duplicate(1, os.Stdout) }
+
+// Stderr is Stdout for standard error (descriptor 2, /dev/stderr): a
+// tool's own diagnostics must never kill it (CONTRACT.md §1.2).
+func Stderr() *os.File { return duplicate(2, os.Stderr) }
+
+// duplicate returns a close-on-exec duplicate of descriptor fd, named as
+// f, the os.File of it; or f, after Survive, when there is none.
+func duplicate(fd int, f *os.File) *os.File {
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
 	if err != nil {
 		Survive()
-		return os.Stdout
+		return f
 	}
-	return os.NewFile(uintptr(fd), "/dev/stdout")
+	return os.NewFile(uintptr(dup), f.Name())
 }
