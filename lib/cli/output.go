@@ -66,19 +66,20 @@ func (o *Output) Err() error {
 	return o.err
 }
 
-// Done returns the exit code of a tool that finished with code: code
-// itself, or 3 after one line on stderr when output to t.Stdout (an
-// *Output) was lost and code reports no failure of its own as serious.
-// A tool that already reported the lost write itself returned 3, so the
-// line is never printed twice.
+// Done returns the exit code of a tool that finished with code, once
+// output to t.Stdout (an *Output) was lost: 3 after one line on stderr
+// when code reports no failure of its own as serious (0 to 2); code
+// itself, after the line, when it says more than 3 would (124, a
+// target's status). A tool that already reported the lost write itself
+// returned 3, so the line is never printed twice.
 func (t *Tool) Done(code int) int {
 	o, ok := t.Stdout.(*Output)
-	if !ok || code >= spec.ExitSystem {
+	if !ok || code == spec.ExitSystem {
 		return code
 	}
 	if err := o.Err(); err != nil {
 		t.Warnf("%v", err)
-		return spec.ExitSystem
+		return max(code, spec.ExitSystem)
 	}
 	return code
 }

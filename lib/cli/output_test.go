@@ -37,9 +37,11 @@ func TestOutputDone(t *testing.T) {
 		{"lost", 0, spec.ExitOK, spec.ExitSystem, "t: cannot write output: no space left on device\n"},
 		{"short", 3, spec.ExitOK, spec.ExitSystem, "t: cannot write output: no space left on device\n"},
 		{"lost, refused", 0, spec.ExitRefused, spec.ExitSystem, "t: cannot write output: no space left on device\n"},
-		// A tool that failed worse (or reported the loss itself) keeps its code and line.
+		// A tool that reported the loss itself (3) keeps its code and line.
 		{"lost, system error", 0, spec.ExitSystem, spec.ExitSystem, ""},
-		{"lost, command status", 0, 124, 124, ""},
+		// A code that says more than 3 is kept, and the loss still said.
+		{"lost, command status", 0, 124, 124, "t: cannot write output: no space left on device\n"},
+		{"written, command status", -1, 124, 124, ""},
 	} {
 		var stderr bytes.Buffer
 		var w = &failAfter{tc.room}
