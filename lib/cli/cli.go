@@ -141,10 +141,13 @@ func (t *Tool) description() string {
 	return t.Describe()
 }
 
-// Warnf prints one diagnostic line "TOOL: msg" on stderr.
+// Warnf prints one diagnostic line "TOOL: msg" on stderr. What the
+// message quotes (a --name label, a file name, a command's name) may
+// hold a newline or a terminal escape: control characters are escaped
+// (EscapeControl), so that the line stays one.
 func (t *Tool) Warnf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	fmt.Fprintf(t.Stderr, "%s: %s\n", t.Name, strings.TrimRight(msg, "\n"))
+	fmt.Fprintf(t.Stderr, "%s: %s\n", t.Name, EscapeControl(strings.TrimRight(msg, "\n")))
 }
 
 // Fail prints err as one diagnostic line and returns its exit code

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
@@ -42,7 +43,7 @@ func (t *table) add(r ledger.Record) {
 	if r.ExitCode != nil {
 		exit = strconv.Itoa(*r.ExitCode)
 	}
-	errMsg := escapeControl(r.Error)
+	errMsg := cli.EscapeControl(r.Error)
 	if errMsg == "" {
 		errMsg = "-"
 	}
@@ -50,7 +51,7 @@ func (t *table) add(r ledger.Record) {
 		tableTime(r.ClaimedAt), tableTime(r.FinishedAt), exit, errMsg}, "\t")
 	beat := ""
 	if !r.BeatAt.IsZero() {
-		note := escapeControl(r.Note)
+		note := cli.EscapeControl(r.Note)
 		if note == "" {
 			note = "-"
 		}

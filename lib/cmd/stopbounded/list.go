@@ -3,10 +3,6 @@ package stopbounded
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/proc"
@@ -56,30 +52,8 @@ func list(t *cli.Tool, g *grammar, args []string) int {
 				continue
 			}
 			id := proc.ID{PID: st.PID, Start: st.Start}
-			fmt.Fprintln(t.Stdout, id.String()+" "+escapeControl(st.Comm))
+			fmt.Fprintln(t.Stdout, id.String()+" "+cli.EscapeControl(st.Comm))
 		}
 	}
 	return spec.ExitOK
-}
-
-// escapeControl makes a command name, which its process chooses
-// (prctl(PR_SET_NAME)), safe for a terminal: control and format characters
-// and invalid UTF-8 are written as Go escapes. The --json form stays
-// exact. (lib/cmd/ledgercmd escapes its tables the same way.)
-func escapeControl(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
 }

@@ -1,4 +1,4 @@
-package ledgercmd
+package cli
 
 import "testing"
 
@@ -18,8 +18,8 @@ func TestEscapeControl(t *testing.T) {
 		{"bad\xffutf8", `bad\xffutf8`},
 		{`back\slash`, `back\slash`},
 	} {
-		if got := escapeControl(tc.in); got != tc.want {
-			t.Errorf("escapeControl(%q) = %q; want %q", tc.in, got, tc.want)
+		if got := EscapeControl(tc.in); got != tc.want {
+			t.Errorf("EscapeControl(%q) = %q; want %q", tc.in, got, tc.want)
 		}
 	}
 }
