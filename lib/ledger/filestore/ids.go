@@ -498,19 +498,32 @@ func (s *Store) findFinished(job, id string, h uint64, write bool) (*located, er
 	}
 	l := loc.log
 	if trusted && f.of(l) {
+		damaged := false
 		for _, off := range offs {
-			if e, err := l.readAt(off); err != nil || string(e.id) != id || e.kind == kindHeader {
-				continue // another id of the same hash, or a stale entry
+			e, err := l.readAt(off)
+			if err != nil {
+				// No frame where the index says: the log or the index is
+				// damaged, and the walk below tells which.
+				damaged = true
+				continue
+			}
+			if string(e.id) != id || e.kind == kindHeader {
+				continue // another id of the same hash
 			}
 			if err := loc.find(id, l.gen, off); err == nil {
 				return loc, nil
 			}
+			damaged = true // its claim, but not its versions
 		}
-		loc.close()
-		return nil, notFound
+		if !damaged {
+			loc.close()
+			return nil, notFound
+		}
 	}
-	// An index not to be trusted (a prune or a write of it cut short):
-	// the log, then.
+	// An index not to be trusted (a prune or a write of it cut short), or
+	// one that led to damage: the log, then. A damaged record is
+	// ErrCorrupt, never "not found": that would free an --instant slot it
+	// holds for a second run.
 	if err := loc.walkFor(id); err != nil {
 		loc.close()
 		return nil, err

@@ -590,3 +590,37 @@ func TestScanIdsPastExpected(t *testing.T) {
 		}
 	}
 }
+
+// TestDamagedFinishHoldsInstant: damage inside a finished execution's
+// terminal version, with sound frames after it, is ErrCorrupt as the
+// index leads to it, as the walk of the log without one says: never "not
+// found", which freed the --instant slot it holds for a second run (an
+// adversarial sweep: one flipped byte, and the payload ran again).
+func TestDamagedFinishHoldsInstant(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	at := time.Unix(100, 0)
+	done := mustClaim(t, s, "j", ledger.ClaimOptions{Instant: at})
+	if _, err := s.Start(done.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Finish(done.ID, ledger.Completed, new(int), ""); err != nil {
+		t.Fatal(err)
+	}
+	finishedIn(t, s, "j", 1) // sound frames after the damage
+	p := s.path(jobsDir, "j", logName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[bytes.Index(b, []byte(`"completed"`))+2] ^= 1
+	if err := os.WriteFile(p, b, 0o600); err != nil { // in place: the index still names it
+		t.Fatal(err)
+	}
+	if _, err := s.Get(done.ID); !errors.Is(err, ledger.ErrCorrupt) {
+		t.Errorf("Get(%s) of a damaged finish = %v; want ErrCorrupt", done.ID, err)
+	}
+	if r, err := s.Claim("j", ledger.ClaimOptions{Owner: ledgertest.Self(t), Instant: at}); !errors.Is(err, ledger.ErrCorrupt) {
+		t.Errorf("Claim of the instant a damaged finish holds = %v, %v; want ErrCorrupt", r.ID, err)
+	}
+}
