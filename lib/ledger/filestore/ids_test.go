@@ -624,3 +624,29 @@ func TestDamagedFinishHoldsInstant(t *testing.T) {
 		t.Errorf("Claim of the instant a damaged finish holds = %v, %v; want ErrCorrupt", r.ID, err)
 	}
 }
+
+// TestDamagedActiveLink: a live execution's link in active/ that names no
+// job (tampering, a damaged disk) is ErrCorrupt to the writers that scan
+// active/, as to Get: an --exclusive claim is refused, never a second
+// live execution beside the first, and Recover says so.
+func TestDamagedActiveLink(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	live := mustClaim(t, s, "j", ledger.ClaimOptions{Exclusive: true})
+	link := s.path(activeDir, live.ID)
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(live.ID); !errors.Is(err, ledger.ErrCorrupt) {
+		t.Errorf("Get(%s) = %v; want ErrCorrupt", live.ID, err)
+	}
+	if r, err := s.Claim("j", ledger.ClaimOptions{Owner: ledgertest.Self(t), Exclusive: true}); !errors.Is(err, ledger.ErrCorrupt) {
+		t.Errorf("Claim(j, exclusive) beside a damaged link = %v, %v; want ErrCorrupt", r.ID, err)
+	}
+	if _, err := s.Recover(0); !errors.Is(err, ledger.ErrCorrupt) {
+		t.Errorf("Recover beside a damaged link = %v; want ErrCorrupt", err)
+	}
+}

@@ -18,7 +18,8 @@ import (
 // target names), in id order: every execution that may still be claimed
 // or running, and rarely one that has just become terminal. While the
 // links may not be whole (linked.go), the live executions of the logs
-// are added to them.
+// are added to them. A link that names no job is ErrCorrupt, returned
+// once fn has seen every other.
 func (s *Store) scanActive(fn func(id, job string) error) error {
 	names, err := readNames(s.active)
 	if err != nil {
@@ -37,6 +38,7 @@ func (s *Store) scanActive(fn func(id, job string) error) error {
 		sort.Strings(names)
 	}
 	buf := make([]byte, 256)
+	var damaged []error
 	for _, n := range names {
 		if job, ok := live[n]; ok {
 			if err := fn(n, job); err != nil {
@@ -48,18 +50,26 @@ func (s *Store) scanActive(fn func(id, job string) error) error {
 			continue
 		}
 		k, err := unix.Readlinkat(s.active.FD, n, buf)
-		if err != nil {
-			continue
+		if errors.Is(err, unix.ENOENT) {
+			continue // it ended meanwhile
 		}
-		_, _, job, ok := parseHint(string(buf[:k]))
+		job, ok := "", false
+		if err == nil {
+			_, _, job, ok = parseHint(string(buf[:k]))
+		}
 		if !ok {
+			// A live execution of no known job (tampering, a damaged
+			// disk: no crash leaves one): said after the others, never
+			// passed over, which would let an --exclusive claim of its
+			// job through, or leave it unrecovered without a word.
+			damaged = append(damaged, fmt.Errorf("%w: %s: bad link", ledger.ErrCorrupt, s.active.Show(n)))
 			continue
 		}
 		if err := fn(n, job); err != nil {
 			return err
 		}
 	}
-	return liveErr
+	return errors.Join(append([]error{liveErr}, damaged...)...)
 }
 
 // readNames returns the names in d, sorted.
