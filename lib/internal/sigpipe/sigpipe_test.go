@@ -41,66 +41,52 @@ func TestSurvive(t *testing.T) {
 	}
 }
 
-// TestStdout: a write through Stdout to a pipe nobody reads fails with
-// EPIPE, though nothing catches SIGPIPE, and the duplicate it writes
-// through is not inherited across exec.
-func TestStdout(t *testing.T) {
-	if os.Getenv(childEnv) == "stdout" {
-		f := Stdout()
-		if f == os.Stdout {
+// TestDuplicates: a write through Stdout or Stderr to a pipe nobody reads
+// fails with EPIPE, though nothing catches SIGPIPE, and the duplicate it
+// writes through is not inherited across exec.
+func TestDuplicates(t *testing.T) {
+	streams := []struct {
+		name string
+		dup  func() *os.File
+		std  *os.File
+	}{
+		{"stdout", Stdout, os.Stdout},
+		{"stderr", Stderr, os.Stderr},
+	}
+	for _, s := range streams {
+		if os.Getenv(childEnv) != s.name {
+			continue
+		}
+		f := s.dup()
+		if f == s.std {
 			os.Exit(4) // not a duplicate
 		}
 		if flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
 			os.Exit(5)
 		}
 		_, err := f.Write([]byte("lost\n"))
-		if errors.Is(err, syscall.EPIPE) && err.Error() == "write /dev/stdout: broken pipe" {
+		if errors.Is(err, syscall.EPIPE) && err.Error() == "write /dev/"+s.name+": broken pipe" {
 			os.Exit(0)
 		}
 		os.Exit(3)
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Close() // nobody reads
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStdout$")
-	cmd.Env = append(os.Environ(), childEnv+"=stdout")
-	cmd.Stdout = w
-	err = cmd.Run()
-	w.Close()
-	if err != nil {
-		t.Errorf("child writing through Stdout to a closed pipe: %v; want exit 0 (EPIPE, named /dev/stdout, on a close-on-exec descriptor)", err)
-	}
-}
-
-// TestStderr: as TestStdout, for standard error.
-func TestStderr(t *testing.T) {
-	if os.Getenv(childEnv) == "stderr" {
-		f := Stderr()
-		if f == os.Stderr {
-			os.Exit(4) // not a duplicate
+	for _, s := range streams {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
 		}
-		if flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
-			os.Exit(5)
+		r.Close() // nobody reads
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDuplicates$")
+		cmd.Env = append(os.Environ(), childEnv+"="+s.name)
+		if s.name == "stdout" {
+			cmd.Stdout = w
+		} else {
+			cmd.Stderr = w
 		}
-		_, err := f.Write([]byte("lost\n"))
-		if errors.Is(err, syscall.EPIPE) && err.Error() == "write /dev/stderr: broken pipe" {
-			os.Exit(0)
+		err = cmd.Run()
+		w.Close()
+		if err != nil {
+			t.Errorf("child writing through %s's duplicate to a closed pipe: %v; want exit 0 (EPIPE, named /dev/%s, on a close-on-exec descriptor)", s.name, err, s.name)
 		}
-		os.Exit(3)
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Close() // nobody reads
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStderr$")
-	cmd.Env = append(os.Environ(), childEnv+"=stderr")
-	cmd.Stderr = w
-	err = cmd.Run()
-	w.Close()
-	if err != nil {
-		t.Errorf("child writing through Stderr to a closed pipe: %v; want exit 0 (EPIPE, named /dev/stderr, on a close-on-exec descriptor)", err)
 	}
 }
