@@ -3,8 +3,11 @@ package filestore
 import (
 	"container/heap"
 	"errors"
+	"fmt"
 	"sort"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
@@ -71,6 +74,11 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 	defer m.close()
 	for _, job := range jobs {
 		jd, l, ok, err := s.openJob(job)
+		if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
+			// Each job's log is open for the whole merge: one line,
+			// before any output, not a line for every job past the limit.
+			return fmt.Errorf("cannot read %d jobs at once (each job's log stays open): %w", len(jobs), err)
+		}
 		if err != nil {
 			m.errs = append(m.errs, err)
 			continue
