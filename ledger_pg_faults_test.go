@@ -32,7 +32,10 @@ import (
 // the same time finds it taken (and says so) whatever the clocks. The
 // payloads are bash, whose evidence needs no child process: a stop's TERM
 // goes to the whole group, and a "$(date)" it killed once left a start line
-// without its time (CI, under -race).
+// without its time (CI, under -race). Its work done, a payload ignores TERM
+// while it writes its end and exits 0: a TERM just then (a lease lost at
+// that instant) must not make a payload that wrote .done exit 143 from its
+// trap; its exit 0 as it is stopped is recorded completed.
 
 // relayedDB makes a fresh database on the shared server and a relay to
 // it, and returns the relay and the database's DSNs through the relay and
@@ -223,6 +226,7 @@ while [ $i -lt ` + strconv.Itoa(slots) + ` ]; do
 			trap "echo \$EPOCHREALTIME >>\"$1.end\"; exit 143" TERM
 			echo "$TETHER_EXECUTION $HOSTNAME $EPOCHREALTIME" >>"$1.ran"
 			sleep 0.$(( $$ % 3 + 1 )) & wait
+			trap "" TERM
 			echo "$EPOCHREALTIME" >>"$1.end"
 			echo "$TETHER_EXECUTION" >>"$1.done"' bash "$RUNS/$i.$(uname -n).$try" 2>"$OUT/err.$(uname -n)"
 		rc=$?
