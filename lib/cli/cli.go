@@ -141,13 +141,16 @@ func (t *Tool) description() string {
 	return t.Describe()
 }
 
-// Warnf prints one diagnostic line "TOOL: msg" on stderr. What the
-// message quotes (a --name label, a file name, a command's name) may
-// hold a newline or a terminal escape: control characters are escaped
-// (EscapeControl), so that the line stays one.
+// Warnf prints a diagnostic on stderr: "TOOL: line" for each line of the
+// message (an errors.Join of several errors has one each), so that every
+// line says whose it is. What a message quotes (a --name label, a file
+// name, a command's name) may hold a terminal escape: the other control
+// characters are escaped (EscapeControl), never written raw.
 func (t *Tool) Warnf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	fmt.Fprintf(t.Stderr, "%s: %s\n", t.Name, EscapeControl(strings.TrimRight(msg, "\n")))
+	msg := strings.TrimRight(fmt.Sprintf(format, args...), "\n")
+	for _, line := range strings.Split(msg, "\n") {
+		fmt.Fprintf(t.Stderr, "%s: %s\n", t.Name, EscapeControl(line))
+	}
 }
 
 // Fail prints err as one diagnostic line and returns its exit code

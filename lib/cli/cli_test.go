@@ -141,3 +141,23 @@ func TestCommandArgv(t *testing.T) {
 		}
 	}
 }
+
+// TestWarnf: every line of a diagnostic is the tool's, and no control
+// character a message quotes reaches the terminal raw.
+func TestWarnf(t *testing.T) {
+	tests := []struct{ msg, want string }{
+		{"plain", "t: plain\n"},
+		{"trailing\n", "t: trailing\n"},
+		{errors.Join(errors.New("one"), errors.New("two")).Error(), "t: one\nt: two\n"},
+		{"label x\x1b[31m survived", "t: label x\\x1b[31m survived\n"},
+		{"tab\there", "t: tab\\there\n"},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		tool := &Tool{Name: "t", Stderr: &b}
+		tool.Warnf("%s", tt.msg)
+		if b.String() != tt.want {
+			t.Errorf("Warnf(%q) wrote %q; want %q", tt.msg, b.String(), tt.want)
+		}
+	}
+}
