@@ -632,7 +632,7 @@ func TestDamagedFinishHoldsInstant(t *testing.T) {
 func TestDamagedActiveLink(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	live := mustClaim(t, s, "j", ledger.ClaimOptions{Exclusive: true})
+	live := mustClaim(t, s, "j", ledger.ClaimOptions{Owner: ledger.Owner{PID: 1}, Exclusive: true}) // an owner not judged on this host: live
 	link := s.path(activeDir, live.ID)
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
