@@ -327,21 +327,10 @@ done`
 	// Every lease has run out by now (2s after the last host ended): an
 	// auditor's recover judges whatever was left open.
 	direct := "postgres:///" + db + "?host=" + srv.SocketDir + "&user=" + pgtest.Superuser
-	audit := func(script string) string {
-		t.Helper()
-		c := f.host("auditor", script)
-		c.Env = append(c.Env, "TETHER_LEDGER="+direct)
-		var out, stderr bytes.Buffer
-		c.Stdout, c.Stderr = &out, &stderr
-		if err := c.Run(); err != nil {
-			t.Fatalf("auditor: %s: %v: %s", script, err, stderr.String())
-		}
-		return out.String()
-	}
 	time.Sleep(2500 * time.Millisecond) // the leases of the last runs, on the hosts' side of the clock
-	audit("exec ledger recover >/dev/null")
+	f.audit(direct, "exec ledger recover >/dev/null")
 	records := map[string][]string{} // id → status, instant, late status, error
-	for _, line := range strings.Split(strings.TrimSpace(audit(`exec ledger list --job fj --json`)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(f.audit(direct, `exec ledger list --job fj --json`)), "\n") {
 		if line == "" {
 			continue
 		}
@@ -353,6 +342,21 @@ done`
 	if b, err := os.ReadFile(filepath.Join(f.dir, "overlap")); err == nil {
 		t.Errorf("two payloads alive at once:\n%s", b)
 	}
+}
+
+// audit runs script on a host of its own, "auditor", against the store
+// dsn (one direct to the server, past every relay), and returns what it
+// printed; the test fails if it fails.
+func (f *fleet) audit(dsn, script string) string {
+	f.t.Helper()
+	c := f.host("auditor", script)
+	c.Env = append(c.Env, "TETHER_LEDGER="+dsn)
+	var out, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &out, &stderr
+	if err := c.Run(); err != nil {
+		f.t.Fatalf("auditor: %s: %v: %s", script, err, stderr.String())
+	}
+	return out.String()
 }
 
 // verdict checks the evidence the payloads left against the records.
@@ -588,13 +592,7 @@ func TestLedgerPostgresPartitionFences(t *testing.T) {
 		t.Errorf("host A: ledger run = %s; want 143 (its payload stopped by TERM)", rc)
 	}
 	a.Wait()
-	c := f.host("auditor", "exec ledger show "+aID+" --json")
-	c.Env = append(c.Env, "TETHER_LEDGER="+direct)
-	out, err := c.Output()
-	if err != nil {
-		t.Fatalf("ledger show %s: %v", aID, err)
-	}
-	rec := string(out)
+	rec := f.audit(direct, "exec ledger show "+aID+" --json")
 	if jsonField(rec, "status") != "unknown" || !strings.Contains(jsonField(rec, "late"), `"status":"failed"`) {
 		t.Errorf("A's record = %s; want unknown (recovered by B) with A's result kept as late (failed)", rec)
 	}
@@ -631,27 +629,14 @@ func TestLedgerPostgresLeaseLostExitZero(t *testing.T) {
 	if !strings.Contains(aSaid.String(), "exited 0 as it was being stopped: recorded completed") {
 		t.Errorf("host A said %q; want it to say the payload exited 0 as it was stopped", aSaid.String())
 	}
-	show := func() string {
-		t.Helper()
-		c := f.host("auditor", "exec ledger show "+id+" --json")
-		c.Env = append(c.Env, "TETHER_LEDGER="+direct)
-		out, err := c.Output()
-		if err != nil {
-			t.Fatalf("ledger show %s: %v", id, err)
-		}
-		return string(out)
-	}
-	rec := show()
+	show := "exec ledger show " + id + " --json"
+	rec := f.audit(direct, show)
 	if jsonField(rec, "status") == "running" {
 		// The result came back after the lease ran out (a loaded machine):
 		// it is kept as late once recover has judged the execution.
 		time.Sleep(3500 * time.Millisecond)
-		c := f.host("auditor", "exec ledger recover >/dev/null")
-		c.Env = append(c.Env, "TETHER_LEDGER="+direct)
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("ledger recover: %v: %s", err, out)
-		}
-		rec = show()
+		f.audit(direct, "exec ledger recover >/dev/null")
+		rec = f.audit(direct, show)
 	}
 	status, late := jsonField(rec, "status"), jsonField(rec, "late")
 	if status != "completed" && !(status == "unknown" && strings.Contains(late, `"status":"completed"`)) {
