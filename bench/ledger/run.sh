@@ -11,7 +11,8 @@
 #       of an existing job and of claim + start + finish
 #   (f) disk per execution in the store holding $BIG (du), and sqlite3's
 #   (g) at $BIG stored: `list --json` and `prune --keep 10` (time, max RSS)
-#       against sqlite3's SELECT and DELETE of the same rows
+#       against sqlite3's SELECT and DELETE of the same rows; and
+#       `list --json` of (h)'s $JOBS jobs against a 1-job store's
 #   (h) at $BIG stored vs a 1-job store: `list --status running` and
 #       `ledger status` (every job's summary); `show` of a finished
 #       execution (found through its job's index) and of an absent id;
@@ -344,6 +345,14 @@ rss_timed "$T/g.lp" "$L" --ledger "$T/c-big" prune --keep 10
 rss_timed "$T/g.sp" sqlite3 -cmd ".timeout 10000" "$T/c-big.db" "PRAGMA synchronous=FULL; DELETE FROM executions WHERE job='bench' AND id NOT IN (SELECT id FROM executions WHERE job='bench' ORDER BY id DESC LIMIT 10);"
 read -r g_lp g_lpm <"$T/g.lp"
 read -r g_sp g_spm <"$T/g.sp"
+# list --json of many jobs: what it holds per job (each job's log is open)
+: >"$T/g.lj" >"$T/g.lo"
+for ((i = 0; i < 5; i++)); do
+	rss_timed "$T/g.lj" "$L" --ledger "$T/h-jobs" list --json
+	rss_timed "$T/g.lo" "$L" --ledger "$T/h-one" list --json
+done
+g_lj=$(cut -d' ' -f1 "$T/g.lj" | median) g_ljm=$(cut -d' ' -f2 "$T/g.lj" | sort -n | tail -1)
+g_lo=$(cut -d' ' -f1 "$T/g.lo" | median) g_lom=$(cut -d' ' -f2 "$T/g.lo" | sort -n | tail -1)
 
 # --- report ---------------------------------------------------------------
 
@@ -368,6 +377,7 @@ $(cycles_report)
       ratio $(ratio "$g_ll" "$g_sl") (target <= 3: $(verdict "$(ratio "$g_ll" "$g_sl")" 3 "<=")), RSS (target <= 32768 KiB: $(verdict "$g_llm" 32768 "<="))
     prune --keep 10: ledger ${g_lp}us ${g_lpm} KiB, sqlite3 DELETE ${g_sp}us ${g_spm} KiB
       ratio $(ratio "$g_lp" "$g_sp") (target <= 3: $(verdict "$(ratio "$g_lp" "$g_sp")" 3 "<=")), RSS (target <= 32768 KiB: $(verdict "$g_lpm" 32768 "<="))
+    list --json of $JOBS jobs vs 1 job: ${g_lj}us ${g_ljm} KiB vs ${g_lo}us ${g_lom} KiB: $(((g_ljm - g_lom) * 1024 / JOBS)) B more per job (reported)
 (h) $BIG stored vs 1, median of $N: list --status running ${h_lb}us vs ${h_lo}us ratio $(ratio "$h_lb" "$h_lo") (target <= 2: $(verdict "$(ratio "$h_lb" "$h_lo")" 2 "<="))
       ledger status ${h_sb}us vs ${h_so}us ratio $(ratio "$h_sb" "$h_so") (target <= 2: $(verdict "$(ratio "$h_sb" "$h_so")" 2 "<="))
       show of a finished one ${h_fb}us vs ${h_fo}us ratio $(ratio "$h_fb" "$h_fo") (flat, as (c): target <= 1.30: $(verdict "$(ratio "$h_fb" "$h_fo")" 1.30 "<="))

@@ -160,6 +160,11 @@ func (s *Store) newestIn(l *jobLog) (string, int64, error) {
 // openJob opens job's directory and log for reading; ok is false when the
 // job has none.
 func (s *Store) openJob(job string) (jd dirh, l *jobLog, ok bool, err error) {
+	return s.openJobLent(job, nil)
+}
+
+// openJobLent is openJob, its log reading through lend's buffers.
+func (s *Store) openJobLent(job string, lend *lender) (jd dirh, l *jobLog, ok bool, err error) {
 	jd, err = openSubdir(s.jobs, job)
 	if errors.Is(err, os.ErrNotExist) {
 		return jd, nil, false, nil
@@ -167,7 +172,7 @@ func (s *Store) openJob(job string) (jd dirh, l *jobLog, ok bool, err error) {
 	if err != nil {
 		return jd, nil, false, err
 	}
-	l, err = openLog(jd, job, false)
+	l, err = openLogLent(jd, job, false, lend)
 	if errors.Is(err, os.ErrNotExist) {
 		unix.Close(jd.FD)
 		return jd, nil, false, nil

@@ -122,15 +122,74 @@ type jobLog struct {
 	// where the next frame is appended (a writer's, found by validEnd) or
 	// the size when opened (a reader's).
 	first, end int64
-	base       jobSummary // the header's: what prune removed
+	base       *jobSummary // the header's, what prune removed: nil for none
 	buf        []byte
 	// ahead, set by walks that only read (Each, Prune's old log), keeps
-	// what readAt read in win, from winOff, up to ahead bytes: the next
-	// frames they ask for are mostly just after the last.
-	ahead  int
-	win    []byte
-	winOff int64
-	claim  []byte // versionJSON's copy of a claim
+	// what readAt read in a window, up to ahead bytes: the next frames
+	// they ask for are mostly just after the last.
+	ahead int
+	win   *window
+	claim []byte // fromBytes' copy of a claim
+	// lend, when set, lends the log its buffers (buf, the window, claim)
+	// while it reads: a read of many logs at once (Each) holds one set.
+	lend *lender
+}
+
+// window is what a log read ahead: b, from offset off, while owner is
+// the log it holds.
+type window struct {
+	b     []byte
+	off   int64
+	owner *jobLog
+	used  uint64 // when its owner last read it (lender's clock)
+}
+
+// lender lends the logs of one read of many jobs (Each) the buffers they
+// read through, so that what the read holds does not grow with the jobs:
+// one readAt buffer, one claim copy, one scan buffer, and at most
+// maxWindows windows (8 MiB), the one read least recently lent again.
+// Only one of the logs reads at a time.
+type lender struct {
+	buf, claim, scan []byte
+	wins             []*window
+	clock            uint64
+}
+
+// maxWindows is how many read-ahead windows a lender holds.
+const maxWindows = 8 << 20 / logReadSize
+
+// window returns l's window, taking one when l has none (its own, or the
+// lender's least recently read).
+func (l *jobLog) window() *window {
+	w := l.win
+	if w != nil && w.owner == l {
+		if l.lend != nil {
+			l.lend.clock++
+			w.used = l.lend.clock
+		}
+		return w
+	}
+	switch {
+	case l.lend == nil:
+		w = &window{}
+	case len(l.lend.wins) < maxWindows:
+		w = &window{}
+		l.lend.wins = append(l.lend.wins, w)
+	default:
+		w = l.lend.wins[0]
+		for _, o := range l.lend.wins[1:] {
+			if o.used < w.used {
+				w = o
+			}
+		}
+	}
+	w.owner, w.b = l, w.b[:0]
+	l.win = w
+	if l.lend != nil {
+		l.lend.clock++
+		w.used = l.lend.clock
+	}
+	return w
 }
 
 // openLog opens job's log in its directory jd: for appending (write, under
@@ -138,6 +197,11 @@ type jobLog struct {
 // if it has another link) or for reading. A missing log is
 // os.ErrNotExist.
 func openLog(jd dirh, job string, write bool) (*jobLog, error) {
+	return openLogLent(jd, job, write, nil)
+}
+
+// openLogLent is openLog reading through lend's buffers (nil: its own).
+func openLogLent(jd dirh, job string, write bool, lend *lender) (*jobLog, error) {
 	flags := unix.O_RDONLY
 	if write {
 		flags = unix.O_RDWR
@@ -150,7 +214,7 @@ func openLog(jd dirh, job string, write bool) (*jobLog, error) {
 		}
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	l := &jobLog{fd: fd, path: path}
+	l := &jobLog{fd: fd, path: path, lend: lend}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		l.close()
@@ -171,7 +235,10 @@ func openLog(jd dirh, job string, write bool) (*jobLog, error) {
 	}
 	if err == nil {
 		l.gen, l.first = h.ref, h.end
-		l.base, err = decodeSummary(h.data, job)
+		var base jobSummary
+		if base, err = decodeSummary(h.data, job); !base.empty() {
+			l.base = &base
+		}
 	}
 	if err != nil {
 		l.close()
@@ -193,6 +260,14 @@ func openLog(jd dirh, job string, write bool) (*jobLog, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// removed is what prune removed from the log, as its header counts it.
+func (l *jobLog) removed() jobSummary {
+	if l.base == nil {
+		return jobSummary{}
+	}
+	return *l.base
 }
 
 func (l *jobLog) close() {
@@ -229,10 +304,14 @@ func (l *jobLog) readAt(off int64) (entry, error) {
 	if l.ahead > 0 {
 		return l.readAhead(off)
 	}
-	if cap(l.buf) < 4096 {
-		l.buf = make([]byte, 4096)
+	buf := &l.buf
+	if l.lend != nil {
+		buf = &l.lend.buf
 	}
-	b := l.buf[:4096]
+	if cap(*buf) < 4096 {
+		*buf = make([]byte, 4096)
+	}
+	b := (*buf)[:4096]
 	for {
 		n, err := l.pread(b, off)
 		if err != nil {
@@ -245,33 +324,35 @@ func (l *jobLog) readAt(off int64) (entry, error) {
 		if n < len(b) || need <= len(b) {
 			return entry{}, errFrame // the file ends before the frame does
 		}
-		l.buf = make([]byte, need)
-		b = l.buf
+		*buf = make([]byte, need)
+		b = *buf
 	}
 }
 
 // readAhead is readAt through the window: a frame the window holds whole
 // is read from it, else the window is read afresh from off.
 func (l *jobLog) readAhead(off int64) (entry, error) {
-	if off >= l.winOff && off < l.winOff+int64(len(l.win)) {
-		e, need, err := parseFrame(l.win[off-l.winOff:], off)
+	w := l.window()
+	if off >= w.off && off < w.off+int64(len(w.b)) {
+		e, need, err := parseFrame(w.b[off-w.off:], off)
 		if err != nil || need == 0 {
 			return e, err
 		}
 	}
-	if cap(l.win) < l.ahead {
-		l.win = make([]byte, l.ahead)
+	if cap(w.b) < l.ahead {
+		w.b = make([]byte, l.ahead)
 	}
-	n, err := l.pread(l.win[:cap(l.win)], off)
+	n, err := l.pread(w.b[:cap(w.b)], off)
 	if err != nil {
+		w.b = w.b[:0]
 		return entry{}, err
 	}
-	l.win, l.winOff = l.win[:n], off
-	e, need, err := parseFrame(l.win, off)
+	w.b, w.off = w.b[:n], off
+	e, need, err := parseFrame(w.b, off)
 	if err != nil || need == 0 {
 		return e, err
 	}
-	if n < cap(l.win) {
+	if n < cap(w.b) {
 		return entry{}, errFrame // the file ends before the frame does
 	}
 	// A frame larger than the window: read it alone.
@@ -294,7 +375,17 @@ func (l *jobLog) scan(off int64, fn func(e entry) error) (end int64, err error) 
 		return off, &os.PathError{Op: "stat", Path: l.path, Err: err}
 	}
 	size := st.Size
-	buf := make([]byte, logReadSize)
+	// A buffer for the whole log, up to logReadSize: most logs are small.
+	want := int(min(max(size-off, 4<<10), logReadSize))
+	var buf []byte
+	if l.lend != nil {
+		if cap(l.lend.scan) < want {
+			l.lend.scan = make([]byte, want)
+		}
+		buf = l.lend.scan[:cap(l.lend.scan)]
+	} else {
+		buf = make([]byte, want)
+	}
 	have, at := 0, off // buf[:have] holds the log from at
 	for {
 		if off >= size {

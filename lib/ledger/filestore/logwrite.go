@@ -19,7 +19,7 @@ func (l *jobLog) detach(jd dirh, job string) error {
 	if err != nil {
 		return err
 	}
-	w, err := newLogWriter(jd, job, l.gen, l.base)
+	w, err := newLogWriter(jd, job, l.gen, l.removed())
 	if err != nil {
 		return err
 	}

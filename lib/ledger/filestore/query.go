@@ -22,12 +22,14 @@ type execRef struct {
 // Each calls fn with each execution matching f, oldest first (by id,
 // which is claim time), one at a time. It walks each job's log once to
 // find where every execution's claim and newest version are, then reads
-// them in order, merging the jobs by id: it holds those offsets and one
-// record per job, never the rest. Claimed or running executions are found
-// from active/ alone. Records that cannot be read are passed over and
-// reported together after the others (wrapping ledger.ErrCorrupt).
+// them in order, merging the jobs by id: it holds those offsets and the
+// id of each job's next execution, never the records, and reads through
+// one set of buffers however many jobs there are (lender). Claimed or
+// running executions are found from active/ alone. Records that cannot
+// be read are passed over and reported together after the others
+// (wrapping ledger.ErrCorrupt).
 func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
-	return s.each(f, false, fn, func(w *walk) error { return fn(w.rec) })
+	return s.each(f, false, fn, func(m *merge) error { return fn(m.rec) })
 }
 
 // EachJSON is Each passing on each record as the object MarshalJSON
@@ -42,12 +44,13 @@ func (s *Store) EachJSON(f ledger.Filter, fn func(b []byte) error) error {
 		}
 		return fn(b)
 	}
-	return s.each(f, true, viaRecord, func(w *walk) error { return fn(w.json) })
+	return s.each(f, true, viaRecord, func(m *merge) error { return fn(m.json) })
 }
 
-// each is Each, and EachJSON when asJSON (the walks then fill json, not
-// rec). active takes a record of active/, pass the head of a walk.
-func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) error, pass func(*walk) error) error {
+// each is Each, and EachJSON when asJSON (the merge then reads json, not
+// rec). active takes a record of active/, pass the merge with the head it
+// read.
+func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) error, pass func(*merge) error) error {
 	if f.Job != "" {
 		if err := ledger.ValidJob(f.Job); err != nil {
 			return err
@@ -70,10 +73,10 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 			return err
 		}
 	}
-	var m merge
+	m := merge{asJSON: asJSON}
 	defer m.close()
 	for _, job := range jobs {
-		jd, l, ok, err := s.openJob(job)
+		jd, l, ok, err := s.openJobLent(job, &m.lend)
 		if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
 			// Each job's log is open for the whole merge: one line,
 			// before any output, not a line for every job past the limit.
@@ -87,17 +90,16 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 			continue
 		}
 		closeDir(jd)
-		l.ahead = window(len(jobs), l.end)
-		w := &walk{l: l, asJSON: asJSON}
+		l.ahead = int(min(max(l.end, 4<<10), logReadSize))
+		w := &walk{l: l}
 		if w.refs, err = l.refs(nil); err != nil {
 			m.errs = append(m.errs, err)
 		}
 		m.add(w)
 	}
 	for len(m.walks) > 0 {
-		w := m.walks[0]
-		if f.Status == "" || w.status == f.Status {
-			if err := pass(w); err != nil {
+		if m.read(m.walks[0]) && (f.Status == "" || m.status == f.Status) {
+			if err := pass(&m); err != nil {
 				return err
 			}
 		}
@@ -106,43 +108,29 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 	return errors.Join(m.errs...)
 }
 
-// window is the read-ahead of one of jobs walks of a log of size bytes:
-// Each holds one per job at a time, so together they stay within 8 MiB
-// (4 KiB each, at least) however many jobs there are.
-func window(jobs int, size int64) int {
-	w := int64(min(max(8<<20/jobs, 4<<10), logReadSize))
-	return int(min(w, max(size, 4<<10)))
-}
-
 // walk is one job's executions in claim order, as Each reads them.
 type walk struct {
 	l    *jobLog
 	refs []execRef
 	i    int
-	// The head, refs[i-1]'s version, the next to pass on: its id and
-	// status, and the record (rec) or, asJSON, MarshalJSON's object.
-	asJSON bool
-	id     string
-	status ledger.Status
-	rec    ledger.Record
-	json   []byte
+	id   string // the head's, refs[i-1]'s: the next to pass on
 }
 
-// advance reads the walk's next version into its head; false at its end.
+// advance reads the id of the walk's next execution, its head; false at
+// its end.
 func (w *walk) advance(errs *[]error) bool {
 	for w.i < len(w.refs) {
-		ref := w.refs[w.i]
+		off := w.refs[w.i].claimOff
 		w.i++
-		var err error
-		if w.asJSON {
-			w.json, w.id, w.status, err = w.l.versionJSON(ref, w.json[:0])
-		} else if w.rec, err = w.l.version(ref); err == nil {
-			w.id, w.status = w.rec.ID, w.rec.Status
+		e, err := w.l.readAt(off)
+		if err == nil && e.kind != kindClaim {
+			err = errFrame
 		}
 		if err != nil {
-			*errs = append(*errs, err)
+			*errs = append(*errs, w.l.corrupt(off, err))
 			continue
 		}
+		w.id = string(e.id)
 		return true
 	}
 	return false
@@ -153,6 +141,13 @@ type merge struct {
 	walks []*walk // a heap by head id
 	all   []*walk
 	errs  []error
+	lend  lender
+	// The head of walks[0] as read to be passed on: its status, and the
+	// record (rec) or, asJSON, MarshalJSON's object (json).
+	asJSON bool
+	status ledger.Status
+	rec    ledger.Record
+	json   []byte
 }
 
 func (m *merge) add(w *walk) {
@@ -161,6 +156,23 @@ func (m *merge) add(w *walk) {
 		m.walks = append(m.walks, w)
 		heap.Fix(m, len(m.walks)-1)
 	}
+}
+
+// read reads w's head, the version of the execution advance found, to be
+// passed on; false (the error kept) when it cannot be read.
+func (m *merge) read(w *walk) bool {
+	ref := w.refs[w.i-1]
+	var err error
+	if m.asJSON {
+		m.json, _, m.status, err = w.l.versionJSON(ref, m.json[:0])
+	} else if m.rec, err = w.l.version(ref); err == nil {
+		m.status = m.rec.Status
+	}
+	if err != nil {
+		m.errs = append(m.errs, err)
+		return false
+	}
+	return true
 }
 
 // step advances the walk whose head is the oldest, walks[0], once its
@@ -287,12 +299,16 @@ func (l *jobLog) fromBytes(ref execRef, read func(claim, delta []byte, id string
 		return read(c.data, nil, id)
 	}
 	// Reading the delta may move the window the claim is in.
-	l.claim = append(l.claim[:0], c.data...)
+	claim := &l.claim
+	if l.lend != nil {
+		claim = &l.lend.claim
+	}
+	*claim = append((*claim)[:0], c.data...)
 	e, err := l.readAt(ref.lastOff)
 	if err != nil || e.kind != kindUpdate || e.ref != ref.claimOff || string(e.id) != id {
 		return false
 	}
-	return read(l.claim, e.data, id)
+	return read(*claim, e.data, id)
 }
 
 // eachActive is Each for a status that is not terminal: every such

@@ -139,6 +139,11 @@ type jobSummary struct {
 	success  ledger.Record
 }
 
+// empty reports whether js counts nothing.
+func (js jobSummary) empty() bool {
+	return len(js.runs) == 0 && js.finished.ID == "" && js.success.ID == ""
+}
+
 // count adds terminal record r.
 func (js *jobSummary) count(r ledger.Record) {
 	if js.runs == nil {
@@ -285,7 +290,7 @@ func counted(jd dirh, l *jobLog, job string) (jobSummary, int64, error) {
 	js, gen, end, ok := readCache(jd, job)
 	if !ok || gen != l.gen || end < l.first || end > l.size() {
 		js, end = jobSummary{}, l.first
-		js.add(l.base)
+		js.add(l.removed())
 	}
 	end, err := l.scan(end, func(e entry) error {
 		r, err := l.terminalAt(e)
