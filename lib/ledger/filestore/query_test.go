@@ -17,7 +17,7 @@ import (
 // and every record is passed on once, oldest first.
 func TestEachHeldPerJob(t *testing.T) {
 	const jobs = maxWindows + 40 // past the lender's windows: they are all in use
-	const perJob = 1 << 10      // bytes; a job's walk, log and open descriptor's Go side
+	const perJob = 1 << 10       // bytes; a job's walk, log and open descriptor's Go side
 	s := newStore(t)
 	defer s.Close()
 	held := func(want int) (uint64, int) {
