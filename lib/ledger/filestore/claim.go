@@ -218,7 +218,7 @@ func (s *Store) checkDue(job string, every, grace time.Duration) error {
 		}
 		return err
 	}
-	sum, err := s.summary(job, nil)
+	sum, err := s.summary(job, nil, nil)
 	if err != nil {
 		return err
 	}

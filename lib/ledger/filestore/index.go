@@ -202,6 +202,11 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 	}
 	defer unix.Close(jd.FD)
 	defer l.close()
+	return s.latestIn(job, l)
+}
+
+// latestIn is Latest reading job's log l, which stays open.
+func (s *Store) latestIn(job string, l *jobLog) (ledger.Record, error) {
 	id, off, err := s.newestIn(l)
 	if err != nil {
 		return ledger.Record{}, err

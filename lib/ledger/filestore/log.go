@@ -313,11 +313,7 @@ func (l *jobLog) readAt(off int64) (entry, error) {
 	}
 	b := (*buf)[:4096]
 	for {
-		n, err := l.pread(b, off)
-		if err != nil {
-			return entry{}, err
-		}
-		e, need, err := parseFrame(b[:n], off)
+		e, need, n, err := l.frameIn(b, off)
 		if err != nil || need == 0 {
 			return e, err
 		}
@@ -327,6 +323,33 @@ func (l *jobLog) readAt(off int64) (entry, error) {
 		*buf = make([]byte, need)
 		b = *buf
 	}
+}
+
+// frameIn reads into b from off and parses the frame there: need is how
+// many bytes the frame takes when b (n of them read) does not hold it
+// whole. One read, mostly: a frame near the end of the file would cost
+// preadAt a second read to find the end. Only when that one read stops
+// short of both b and the frame does it read on (short only at the end).
+func (l *jobLog) frameIn(b []byte, off int64) (e entry, need, n int, err error) {
+	for {
+		n, err = unix.Pread(l.fd, b, off)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return entry{}, 0, 0, &os.PathError{Op: "read", Path: l.path, Err: err}
+	}
+	e, need, err = parseFrame(b[:n], off)
+	if err == nil && need > n && n > 0 && n < len(b) {
+		m, err := l.pread(b[n:], off+int64(n))
+		if err != nil {
+			return entry{}, 0, n, err
+		}
+		n += m
+		e, need, err = parseFrame(b[:n], off)
+	}
+	return e, need, n, err
 }
 
 // readAhead is readAt through the window: a frame the window holds whole
@@ -342,13 +365,8 @@ func (l *jobLog) readAhead(off int64) (entry, error) {
 	if cap(w.b) < l.ahead {
 		w.b = make([]byte, l.ahead)
 	}
-	n, err := l.pread(w.b[:cap(w.b)], off)
-	if err != nil {
-		w.b = w.b[:0]
-		return entry{}, err
-	}
+	e, need, n, err := l.frameIn(w.b[:cap(w.b)], off)
 	w.b, w.off = w.b[:n], off
-	e, need, err := parseFrame(w.b, off)
 	if err != nil || need == 0 {
 		return e, err
 	}

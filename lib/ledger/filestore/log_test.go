@@ -5,7 +5,10 @@ package filestore
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -160,4 +163,81 @@ func TestStaleLinks(t *testing.T) {
 	}
 	check("after Recover", live.ID, ledger.Running)
 	check("after Recover", done.ID, ledger.Failed)
+}
+
+// TestReadAt reads frames of a log at their offsets, plainly and through
+// a read-ahead window (its own, or a lender's shared by two logs whose
+// frames are at the same offsets): each reads back whole and its own log's,
+// whether it is small, larger than a read buffer or a window, or the last
+// in the file; a torn tail and the end of the file are no frame.
+func TestReadAt(t *testing.T) {
+	t.Parallel()
+	frames := func(log int) [][]byte {
+		n := strconv.Itoa(log)
+		return [][]byte{
+			frame(kindClaim, "small"+n, 0, bytes.Repeat([]byte("a"), 100)),
+			frame(kindClaim, "large"+n, 0, bytes.Repeat([]byte("b"), 6000)),
+			frame(kindUpdate, "last"+n, 0, []byte(`{}`)),
+		}
+	}
+	var offs []int64
+	var whole int64
+	for _, f := range frames(0) {
+		offs = append(offs, whole)
+		whole += int64(len(f))
+	}
+	torn := frame(kindUpdate, "torn", 0, []byte(`{"status":"failed"}`))
+	dir := t.TempDir()
+	open := func(name string, b []byte) *jobLog {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return &jobLog{fd: int(f.Fd()), path: p}
+	}
+	// A lender whose windows are all lent to logs read more recently than
+	// any here: the two logs take turns with the one it lends again.
+	var lend lender
+	for range maxWindows {
+		lend.wins = append(lend.wins, &window{used: math.MaxUint64})
+	}
+	for _, tc := range []struct {
+		name  string
+		ahead int
+		lend  *lender
+	}{
+		{"plain", 0, nil},
+		{"own window", 4 << 10, nil},
+		{"lent window", 4 << 10, &lend},
+	} {
+		for _, tail := range [][]byte{nil, torn[:len(torn)-3]} {
+			// Two logs, read in turns: a lent window moves between them.
+			var logs []*jobLog
+			for i := range 2 {
+				l := open(fmt.Sprintf("%s-%d-%d", tc.name, len(tail), i), append(bytes.Join(frames(i), nil), tail...))
+				l.ahead, l.lend = tc.ahead, tc.lend
+				logs = append(logs, l)
+			}
+			for k := range offs {
+				for i, l := range logs {
+					e, err := l.readAt(offs[k])
+					want, _, _ := parseFrame(frames(i)[k], offs[k])
+					if err != nil || e.off != offs[k] || e.end != want.end || !bytes.Equal(e.id, want.id) || !bytes.Equal(e.data, want.data) {
+						t.Errorf("%s, tail %d: log %d: readAt(%d) = %q at %d..%d, %v; want %q at %d..%d",
+							tc.name, len(tail), i, offs[k], e.id, e.off, e.end, err, want.id, want.off, want.end)
+					}
+				}
+			}
+			for _, off := range []int64{whole, whole + 1000} {
+				if e, err := logs[0].readAt(off); !errors.Is(err, errFrame) {
+					t.Errorf("%s, tail %d: readAt(%d) = %q, %v; want errFrame", tc.name, len(tail), off, e.id, err)
+				}
+			}
+		}
+	}
 }

@@ -46,8 +46,9 @@ func (s *Store) Summaries(jobs ...string) ([]ledger.Summary, error) {
 	}
 	out := make([]ledger.Summary, 0, len(jobs))
 	var errs []error
+	var lend lender // one log at a time: one set of buffers
 	for _, j := range jobs {
-		sum, err := s.summary(j, live[j])
+		sum, err := s.summary(j, live[j], &lend)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -386,10 +387,10 @@ func (s *Store) liveByJob() (map[string][]ledger.Record, error) {
 }
 
 // summary returns job's summary: what its log counts, Latest, and its live
-// records (as liveByJob found them).
-func (s *Store) summary(job string, live []ledger.Record) (ledger.Summary, error) {
+// records (as liveByJob found them); its log reads through lend's buffers.
+func (s *Store) summary(job string, live []ledger.Record, lend *lender) (ledger.Summary, error) {
 	sum := ledger.Summary{Job: job, Live: len(live)}
-	jd, l, ok, err := s.openJob(job)
+	jd, l, ok, err := s.openJobLent(job, lend)
 	if err != nil || !ok {
 		return sum, err
 	}
@@ -406,7 +407,7 @@ func (s *Store) summary(job string, live []ledger.Record) (ledger.Summary, error
 		}
 		sum.Runs[st] = n
 	}
-	if r, err := s.Latest(job); err == nil {
+	if r, err := s.latestIn(job, l); err == nil {
 		sum.Latest = r
 	} else if !errors.Is(err, ledger.ErrNotFound) {
 		return sum, err
