@@ -83,3 +83,5 @@ func (m *Member) ID() ID                       { return m.id }
 func (m *Member) Pidfd() int                   { return -1 }
 func (m *Member) Signal(sig unix.Signal) error { return errUnsupported }
 func (m *Member) Close()                       {}
+
+func (r *Scanner) GroupStopped(st Stat) (bool, error) { return false, errUnsupported }

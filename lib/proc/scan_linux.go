@@ -54,6 +54,50 @@ func (r *Scanner) Stat(pid int) (Stat, error) {
 	return readStat(r.dir, p, r.buf[:], pid)
 }
 
+// GroupStopped reports whether the process st describes (as r read it)
+// can run no more until it is continued: it is stopped, or it is a
+// thread-group leader that has exited (a zombie whose other threads still
+// run: Threads > 1) and each of its other threads is stopped or has
+// exited. A stop signal stops every thread of the group, but such a
+// leader's own state stays Z; its threads' states say what the group does.
+func (r *Scanner) GroupStopped(st Stat) (bool, error) {
+	if st.Stopped() {
+		return true, nil
+	}
+	if st.State != Zombie || st.Threads <= 1 {
+		return false, nil
+	}
+	dir := strconv.Itoa(st.PID) + "/task"
+	fd, err := unix.Openat(r.dir, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT || err == unix.ESRCH {
+		return false, fmt.Errorf("pid %d: %w", st.PID, ErrGone)
+	}
+	if err != nil {
+		return false, fmt.Errorf("%w: open %s/%s: %w", ErrCannotJudge, procRoot, dir, err)
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	defer f.Close()
+	tids, err := f.Readdirnames(-1)
+	if err != nil {
+		return false, fmt.Errorf("%w: read %s/%s: %w", ErrCannotJudge, procRoot, dir, err)
+	}
+	for _, tid := range tids {
+		if tid == strconv.Itoa(st.PID) {
+			continue
+		}
+		p := append(append(r.path[:0], dir+"/"+tid+"/stat"...), 0)
+		ts, err := readStat(r.dir, p, r.buf[:], st.PID)
+		switch {
+		case errors.Is(err, ErrGone):
+		case err != nil:
+			return false, err
+		case !ts.Stopped() && ts.State != Zombie && ts.State != Dead:
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // readStat opens path (NUL-terminated, relative to dir) and parses the stat
 // line it holds into buf. pid names the process in errors.
 func readStat(dir int, path []byte, buf []byte, pid int) (Stat, error) {

@@ -133,10 +133,20 @@ func (t *Tree) waitStopped(r *proc.Scanner, deadline time.Time) bool {
 				all = false
 			case err != nil || st.Start != m.ID().Start || st.Exited():
 				m.markGone()
-			case st.Stopped():
-				m.stopped = true
 			default:
-				all = false
+				// A zombie leader's threads say whether its group stopped.
+				stopped, err := r.GroupStopped(st)
+				switch {
+				case errors.Is(err, proc.ErrGone):
+					m.markGone()
+				case err != nil:
+					m.unjudged = err
+					all = false
+				case stopped:
+					m.stopped = true
+				default:
+					all = false
+				}
 			}
 		}
 		if all {

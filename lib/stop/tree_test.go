@@ -18,12 +18,23 @@ import (
 
 	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/scripttest"
 	"github.com/tether-sh/tether/lib/stop"
 )
 
+// tgleader makes the test binary scripttest's tgleader program: a
+// thread-group leader that exits while its other thread runs on.
+const tgleader = testutil.Role("STOP_TEST_TGLEADER")
+
 // TestMain runs the tests with no signal ignored but those they ignore
 // themselves (testutil.DefaultSignals).
-func TestMain(m *testing.M) { testutil.Main(m) }
+func TestMain(m *testing.M) {
+	tgleader.Serve(func(string, []string) int {
+		scripttest.Programs()["tgleader"]()
+		return 2 // not reached: the program exits
+	})
+	testutil.Main(m)
+}
 
 // Orphans of the trees below must come back to this process: PID 1 on some
 // machines never reaps, and an escaped descendant must be detectable.
