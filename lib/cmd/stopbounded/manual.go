@@ -31,7 +31,7 @@ owned by a user other than root, or writable by its group or others, is
 refused (3): its writer could choose which process root signals.
 
 --tree freezes the tree (SIGSTOP) while it walks and signals it, and never
-leaves it frozen: TERM, INT or HUP to stopbounded end the stop, continue
+leaves it frozen: TERM, INT, HUP or QUIT to stopbounded end the stop, continue
 every member and exit 128+N; a guardian process, in a session of its own
 and re-parented away from stopbounded (so that a --tree stop of
 stopbounded's own supervisor neither freezes nor kills it), holds every

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tether-sh/tether/lib/spec"
@@ -17,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/internal/sigdefault"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
 )
@@ -125,7 +128,7 @@ func run(t *cli.Tool, g *grammar) int {
 	var guard *stop.ThawGuard
 	if g.Tree && !g.List {
 		// A --tree is frozen while it is walked: never leave it so. A
-		// TERM, INT or HUP ends the stop and continues the tree before
+		// TERM, INT, HUP or QUIT ends the stop and continues the tree before
 		// stopbounded exits (see below); a guardian continues it if
 		// stopbounded is killed. It starts while the targets are checked.
 		if guard, err = stop.StartThawGuard(); err != nil {
@@ -163,9 +166,14 @@ func run(t *cli.Tool, g *grammar) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var caught atomic.Value // the signal that interrupted a --tree stop
+	// Signals it does not handle end it as they end a C tool (QUIT, USR1…).
+	others := sigdefault.Signals
 	if len(trees) > 0 {
+		// A --tree stop ends on TERM, INT, HUP or QUIT with every member
+		// continued.
+		others = slices.DeleteFunc(slices.Clone(others), func(s syscall.Signal) bool { return s == unix.SIGQUIT })
 		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+		signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT)
 		defer signal.Stop(sigs)
 		for _, tr := range trees {
 			tr.Guard = guard
@@ -182,6 +190,7 @@ func run(t *cli.Tool, g *grammar) int {
 			}
 		}()
 	}
+	sigdefault.AsC(others...)
 	outcomes := stop.Run(ctx, engineTargets, sched)
 	if sig, ok := caught.Load().(os.Signal); ok {
 		for _, tr := range trees {

@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/internal/sigdefault"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -148,6 +149,8 @@ func main(t *cli.Tool, args []string) int {
 	if hasCmd {
 		return runCommand(t, &g, targets, cmd, timeout)
 	}
+	// It forwards nothing: QUIT, USR1 and the like end it as a C tool.
+	sigdefault.AsC(sigdefault.Signals...)
 	return wait(t, &g, targets, timeout)
 }
 

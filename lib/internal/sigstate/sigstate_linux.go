@@ -65,16 +65,28 @@ func kernelIgnores(sig syscall.Signal) bool {
 // instead: the runtime resets the signals it handles in every child it
 // forks, and only signal.Ignore tells it not to handle one.
 func Restore() {
+	for _, s := range Passed() {
+		setAction(s, sigIGN)
+	}
+}
+
+// Default sets sig's action to the default (SIG_DFL) with the raw system
+// call, behind the Go runtime's back: os/signal can only give a signal
+// back to the runtime's handler. For a process about to raise sig to die
+// of it (lib/internal/sigdefault); the runtime must not be catching sig
+// for os/signal afterwards.
+func Default(sig syscall.Signal) { setAction(sig, sigDFL) }
+
+// setAction sets sig's handler (sigDFL or sigIGN) with rt_sigaction.
+func setAction(sig syscall.Signal, handler uintptr) {
 	var act struct {
 		handler  uintptr
 		flags    uint64
 		restorer uintptr
 		mask     uint64
 	}
-	act.handler = sigIGN
-	for _, s := range Passed() {
-		syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(s), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
-	}
+	act.handler = handler
+	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
 }
 
 // readTable returns a copy of the runtime's fwdSig, found through

@@ -2,6 +2,8 @@
 
 package sigstate
 
+import "syscall"
+
 // sigStkflt: no such signal here.
 const sigStkflt = 0
 
@@ -10,3 +12,6 @@ func load() (mask uint64, exact bool) { return 0, false }
 
 // Restore does nothing beyond Linux.
 func Restore() {}
+
+// Default does nothing beyond Linux.
+func Default(sig syscall.Signal) {}
