@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -73,14 +74,14 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 			return err
 		}
 	}
-	m := merge{asJSON: asJSON}
+	m := merge{s: s, asJSON: asJSON, maxOpen: openLogsLimit()}
 	defer m.close()
 	for _, job := range jobs {
-		jd, l, ok, err := s.openJobLent(job, &m.lend)
+		l, ok, err := m.openLog(job)
 		if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
-			// Each job's log is open for the whole merge: one line,
-			// before any output, not a line for every job past the limit.
-			return fmt.Errorf("cannot read %d jobs at once (each job's log stays open): %w", len(jobs), err)
+			// Descriptors ran out though the merge holds few: one line,
+			// before any output, not a line for every job after.
+			return fmt.Errorf("cannot read the jobs' logs: %w", err)
 		}
 		if err != nil {
 			m.errs = append(m.errs, err)
@@ -89,15 +90,20 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 		if !ok {
 			continue
 		}
-		closeDir(jd)
-		l.ahead = int(min(max(l.end, 4<<10), logReadSize))
-		w := &walk{l: l}
+		w := &walk{job: job, gen: l.gen, l: l}
 		if w.refs, err = l.refs(nil); err != nil {
 			m.errs = append(m.errs, err)
 		}
+		m.opened = append(m.opened, w)
 		m.add(w)
+		m.trim()
 	}
 	for len(m.walks) > 0 {
+		if err := m.reopen(m.walks[0]); err != nil {
+			m.errs = append(m.errs, err)
+			heap.Pop(&m)
+			continue
+		}
 		if m.read(m.walks[0]) && (f.Status == "" || m.status == f.Status) {
 			if err := pass(&m); err != nil {
 				return err
@@ -108,16 +114,39 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 	return errors.Join(m.errs...)
 }
 
+// maxOpenLogs, when not 0, is how many job logs a merge keeps open at
+// once (the tests' choice); else openLogsLimit says.
+var maxOpenLogs int
+
+// openLogsLimit is how many job logs a merge keeps open at once: a
+// quarter of the descriptors the process may open (Go raises the soft
+// limit to the hard one at start), 4 to 16384, some 4 MiB of the kernel's
+// memory. Past it, a log is opened again for each record in the worst
+// case (jobs whose executions alternate): 12 system calls.
+func openLogsLimit() int {
+	if maxOpenLogs > 0 {
+		return maxOpenLogs
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 64
+	}
+	return int(min(max(lim.Cur/4, 4), 16384))
+}
+
 // walk is one job's executions in claim order, as Each reads them.
 type walk struct {
-	l    *jobLog
+	job  string
+	gen  int64   // the generation of the log refs are of
+	l    *jobLog // nil while closed (merge.reopen)
+	used uint64  // when the merge last read it
 	refs []execRef
 	i    int
 	id   string // the head's, refs[i-1]'s: the next to pass on
 }
 
 // advance reads the id of the walk's next execution, its head; false at
-// its end.
+// its end. The walk's log is open.
 func (w *walk) advance(errs *[]error) bool {
 	for w.i < len(w.refs) {
 		off := w.refs[w.i].claimOff
@@ -136,12 +165,18 @@ func (w *walk) advance(errs *[]error) bool {
 	return false
 }
 
-// merge passes on the heads of several walks in id order.
+// merge passes on the heads of several walks in id order. It keeps at
+// most maxOpen of their logs open, closing the one read least recently
+// to open another: a walk whose log was closed opens it again where it
+// was, unless a prune has written the log's next generation since.
 type merge struct {
-	walks []*walk // a heap by head id
-	all   []*walk
-	errs  []error
-	lend  lender
+	s       *Store
+	walks   []*walk // a heap by head id
+	opened  []*walk // those whose log is open
+	maxOpen int
+	clock   uint64
+	errs    []error
+	lend    lender
 	// The head of walks[0] as read to be passed on: its status, and the
 	// record (rec) or, asJSON, MarshalJSON's object (json).
 	asJSON bool
@@ -150,8 +185,61 @@ type merge struct {
 	json   []byte
 }
 
+// openLog opens job's log to read it through the merge's buffers; ok is
+// false when the job has none.
+func (m *merge) openLog(job string) (*jobLog, bool, error) {
+	jd, l, ok, err := m.s.openJobLent(job, &m.lend)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	closeDir(jd)
+	l.ahead = int(min(max(l.end, 4<<10), logReadSize))
+	return l, true, nil
+}
+
+// reopen opens w's log again if the merge closed it, and counts w as
+// read now.
+func (m *merge) reopen(w *walk) error {
+	m.clock++
+	w.used = m.clock
+	if w.l != nil {
+		return nil
+	}
+	l, ok, err := m.openLog(w.job)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("job %s: its log is gone", w.job)
+	case l.gen != w.gen:
+		l.close()
+		return fmt.Errorf("job %s: its log was pruned while it was listed (generation %d, now %d): list it again", w.job, w.gen, l.gen)
+	}
+	w.l = l
+	m.opened = append(m.opened, w)
+	m.trim()
+	return nil
+}
+
+// trim closes the logs read least recently until at most maxOpen are
+// open.
+func (m *merge) trim() {
+	for len(m.opened) > m.maxOpen {
+		lru := 0
+		for i, w := range m.opened {
+			if w.used < m.opened[lru].used {
+				lru = i
+			}
+		}
+		m.opened[lru].l.close()
+		m.opened[lru].l = nil
+		m.opened = slices.Delete(m.opened, lru, lru+1)
+	}
+}
+
 func (m *merge) add(w *walk) {
-	m.all = append(m.all, w)
+	m.clock++
+	w.used = m.clock
 	if w.advance(&m.errs) {
 		m.walks = append(m.walks, w)
 		heap.Fix(m, len(m.walks)-1)
@@ -186,7 +274,7 @@ func (m *merge) step() {
 }
 
 func (m *merge) close() {
-	for _, w := range m.all {
+	for _, w := range m.opened {
 		w.l.close()
 	}
 }

@@ -5,7 +5,10 @@ package filestore
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tether-sh/tether/lib/ledger"
@@ -66,5 +69,60 @@ func TestEachHeldPerJob(t *testing.T) {
 	if grew := (int64(large) - int64(small)) / jobs; grew > perJob {
 		t.Errorf("EachJSON held %d bytes at %d jobs, %d at %d: %d bytes more per job; want at most %d",
 			small, jobs, large, 2*jobs, grew, perJob)
+	}
+}
+
+// TestEachFewLogsOpen lists jobs whose executions alternate while at most
+// two of their logs may be open: every record is passed on once, in id
+// order, and never more than two logs are open. A log pruned while it was
+// closed is reported, not read at stale offsets: the rest is listed.
+func TestEachFewLogsOpen(t *testing.T) {
+	defer func(n int) { maxOpenLogs = n }(maxOpenLogs)
+	maxOpenLogs = 2
+	s := newStore(t)
+	defer s.Close()
+	var want []string
+	for range 2 {
+		for _, job := range []string{"a", "b", "c"} {
+			want = append(want, job+":"+cycle(t, s, job).ID)
+		}
+	}
+	openLogs := func() int {
+		fds, _ := os.ReadDir("/proc/self/fd")
+		n := 0
+		for _, fd := range fds {
+			if p, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasSuffix(p, "/"+logName) {
+				n++
+			}
+		}
+		return n
+	}
+	list := func(during func()) ([]string, error) {
+		var got []string
+		err := s.Each(ledger.Filter{}, func(r ledger.Record) error {
+			if n := openLogs(); n > maxOpenLogs {
+				t.Errorf("Each held %d logs open; want at most %d", n, maxOpenLogs)
+			}
+			got = append(got, r.Job+":"+r.ID)
+			if len(got) == 1 && during != nil {
+				during()
+			}
+			return nil
+		})
+		return got, err
+	}
+	if got, err := list(nil); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Each = %v, %v; want %v", got, err, want)
+	}
+	// After a's first record, a and c are open: b, read least recently,
+	// was closed. Its log's next generation has none of its records.
+	got, err := list(func() {
+		if n, err := s.Prune(ledger.PruneOptions{Job: "b"}, nil); n != 2 || err != nil {
+			t.Fatalf("Prune(b) = %d, %v; want 2", n, err)
+		}
+	})
+	wantRest := slices.DeleteFunc(slices.Clone(want), func(r string) bool { return strings.HasPrefix(r, "b:") })
+	if !slices.Equal(got, wantRest) || err == nil || !strings.Contains(err.Error(), "job b: its log was pruned while it was listed") {
+		t.Errorf("Each with b pruned meanwhile = %v, %v; want %v and b's log reported pruned", got, err, wantRest)
 	}
 }
