@@ -60,7 +60,32 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 		unix.Fchmod(jobDir.FD, 0o700) // the umask may have cleared bits
 		durable.Inherit(s.jobs, jobDir.FD, true)
 	}
+	r, err := s.claimIn(job, jobDir, newJob, o)
+	if err != nil && newJob {
+		// No job is left that no claim made it into (a full disk):
+		// status would show it as one that never ran.
+		s.dropJob(job, jobDir)
+	}
+	return r, err
+}
 
+// dropJob removes job's directory jd, which the claim that made it could
+// not claim in, with what that claim left in it (its log's header, an
+// empty index, a slot naming no claim). Called with the lock held.
+func (s *Store) dropJob(job string, jd dirh) {
+	names, err := readNames(jd)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		unix.Unlinkat(jd.FD, n, 0)
+	}
+	unix.Unlinkat(s.jobs.FD, job, unix.AT_REMOVEDIR)
+}
+
+// claimIn is Claim once job's directory is open as jobDir (newJob: made
+// by this claim). Called with the lock held.
+func (s *Store) claimIn(job string, jobDir dirh, newJob bool, o ledger.ClaimOptions) (ledger.Record, error) {
 	if err := s.admitClaim(job, jobDir, o); err != nil {
 		return ledger.Record{}, err
 	}
