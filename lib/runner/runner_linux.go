@@ -28,8 +28,12 @@ var running atomic.Bool
 // the command has ended are absorbed: the cleanup is bounded anyway, and
 // the runner must not die with its leftovers unreaped.
 func Run(ctx context.Context, o Options) (Result, error) {
-	if len(o.Argv) == 0 || o.Argv[0] == "" {
+	if len(o.Argv) == 0 {
 		return Result{}, spec.Errorf(spec.ExitNotRun, "no command given")
+	}
+	if o.Argv[0] == "" {
+		// A command named by an empty word: a shell finds none (127).
+		return Result{}, spec.Errorf(spec.ExitNotFound, `"": command not found`)
 	}
 	if !running.CompareAndSwap(false, true) {
 		return Result{}, spec.Errorf(spec.ExitNotRun, "%w", ErrBusy)
