@@ -237,7 +237,7 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 		if errors.As(err, &pe) {
 			partial = pe.Context
 		}
-		t.Warnf("%v", unknownValue(unknownCommand(parser, partial, err)))
+		t.Warnf("%v", missingValue(unknownValue(unknownCommand(parser, partial, err))))
 		if errors.Is(err, ErrOutput) {
 			return nil, spec.ExitSystem, true // --help could not be written
 		}
@@ -346,6 +346,36 @@ func unknownValue(err error) error {
 		want = strings.Join(values[:len(values)-1], ", ") + " or " + want
 	}
 	return fmt.Errorf("unknown %s %s (want %s)", m[1], m[3], want)
+}
+
+// kongExpected is kong's message for a flag whose value is missing or
+// looks like a flag. Compiled on first use: only a usage error needs it.
+var kongExpected = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(--\S+): expected (\w+) value but got (.*)$`)
+})
+
+// missingValue words kong's "--owner: expected value value but got "EOL"
+// (<EOL>)" as "--owner: missing its value", and names the kind of value
+// wanted with its article otherwise ("expected a duration value", not
+// "expected duration value"; "expected a value" for kong's "value value"
+// and "string value").
+func missingValue(err error) error {
+	m := kongExpected().FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	if strings.HasPrefix(m[3], `"EOL"`) {
+		return fmt.Errorf("%s: missing its value", m[1])
+	}
+	what := "a value"
+	switch kind := m[2]; {
+	case kind == "value" || kind == "string":
+	case strings.ContainsRune("aeiou", rune(kind[0])):
+		what = "an " + kind + " value"
+	default:
+		what = "a " + kind + " value"
+	}
+	return fmt.Errorf("%s: expected %s but got %s", m[1], what, m[3])
 }
 
 // Subcommand is the subcommand a command line names: the first of its

@@ -119,6 +119,21 @@ func TestUnknownValue(t *testing.T) {
 	}
 }
 
+func TestMissingValue(t *testing.T) {
+	for in, want := range map[string]string{
+		`--owner: expected value value but got "EOL" (<EOL>)`:                                                 `--owner: missing its value`,
+		`--status: expected string value but got "EOL" (<EOL>)`:                                               `--status: missing its value`,
+		`--owner: expected value value but got "--exclusive" (long flag); perhaps try --owner="--exclusive"?`: `--owner: expected a value but got "--exclusive" (long flag); perhaps try --owner="--exclusive"?`,
+		`--grace: expected duration value but got "--" (long flag); perhaps try --grace="--"?`:                `--grace: expected a duration value but got "--" (long flag); perhaps try --grace="--"?`,
+		`--n: expected int value but got "-x" (short flag)`:                                                   `--n: expected an int value but got "-x" (short flag)`,
+		`unknown flag --x`: `unknown flag --x`,
+	} {
+		if got := missingValue(errors.New(in)).Error(); got != want {
+			t.Errorf("missingValue(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
 // TestCommandArgv: a runner's command is args' tail, byte for byte, without
 // kong's leading "--"; what kong parsed is kept when it is not that tail.
 func TestCommandArgv(t *testing.T) {

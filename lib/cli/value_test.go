@@ -27,8 +27,8 @@ func TestNegativeValues(t *testing.T) {
 		{[]string{"--keep", "-1"}, "t: --keep: invalid count \"-1\": must not be negative\n", nil},
 		{[]string{"--keep", "x"}, "t: --keep: invalid count \"x\"\n", nil},
 		// a flag after a flag that wants a value is still not taken as its value
-		{[]string{"--grace", "-f"}, "t: --grace: expected duration value but got \"-f\" (short flag); perhaps try --grace=\"-f\"?\n", nil},
-		{[]string{"--grace", "--keep", "1"}, "t: --grace: expected duration value but got \"--keep\" (long flag); perhaps try --grace=\"--keep\"?\n", nil},
+		{[]string{"--grace", "-f"}, "t: --grace: expected a duration value but got \"-f\" (short flag); perhaps try --grace=\"-f\"?\n", nil},
+		{[]string{"--grace", "--keep", "1"}, "t: --grace: expected a duration value but got \"--keep\" (long flag); perhaps try --grace=\"--keep\"?\n", nil},
 		{[]string{"--grace", "2", "--opt", "0", "--older", "7d", "--keep", "3", "-f", "4"}, "", func(v g) bool {
 			return v.Grace.D() == 2*time.Second && v.Opt.Given && v.Older.D() == 7*24*time.Hour && v.Keep == 3 && v.Force && v.Target == 4
 		}},
