@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/internal/sigdefault"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/spec"
 )
@@ -47,6 +48,11 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 			continue
 		}
 		hs, idx = append(hs, w.h), append(idx, i)
+	}
+	if len(hs) > 0 && timeout != 0 {
+		// It forwards nothing: QUIT, USR1 and the like end it as a C
+		// tool, once it waits (catching them costs a millisecond).
+		sigdefault.AsC(sigdefault.Signals...)
 	}
 	gone := make([]bool, len(hs))
 	done, err := proc.PollEach(hs, timeout, func(i int) bool {

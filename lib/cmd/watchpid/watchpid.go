@@ -13,7 +13,6 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/internal/sigdefault"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -149,8 +148,6 @@ func main(t *cli.Tool, args []string) int {
 	if hasCmd {
 		return runCommand(t, &g, targets, cmd, timeout)
 	}
-	// It forwards nothing: QUIT, USR1 and the like end it as a C tool.
-	sigdefault.AsC(sigdefault.Signals...)
 	return wait(t, &g, targets, timeout)
 }
 
