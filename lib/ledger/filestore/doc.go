@@ -97,8 +97,8 @@
 // StoredFate) instead of decoding it. Prune goes job by job. List merges
 // the jobs by id: it reads every log through one set of buffers, with at
 // most 128 read-ahead windows of up to 64 KiB (8 MiB) lent to the logs
-// read most recently, and keeps at most a quarter of the open files limit
-// of them open (up to 16,384), opening one again where it was (unless a
+// read most recently, and keeps open all but an eighth of the open files
+// limit of them (up to 16,384), opening one again where it was (unless a
 // prune rewrote it meanwhile: that job is reported); so what it holds
 // grows by some 350 bytes a job and 16 an execution.
 //

@@ -118,11 +118,11 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 // once (the tests' choice); else openLogsLimit says.
 var maxOpenLogs int
 
-// openLogsLimit is how many job logs a merge keeps open at once: a
-// quarter of the descriptors the process may open (Go raises the soft
-// limit to the hard one at start), 4 to 16384, some 4 MiB of the kernel's
-// memory. Past it, a log is opened again for each record in the worst
-// case (jobs whose executions alternate): 12 system calls.
+// openLogsLimit is how many job logs a merge keeps open at once: all but
+// an eighth (at least 16) of the descriptors the process may open (Go
+// raises the soft limit to the hard one at start), 4 to 16384: some 4 MiB
+// of the kernel's memory. Past it, a log is opened again for each record
+// in the worst case (jobs whose executions alternate): 12 system calls.
 func openLogsLimit() int {
 	if maxOpenLogs > 0 {
 		return maxOpenLogs
@@ -131,7 +131,11 @@ func openLogsLimit() int {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		return 64
 	}
-	return int(min(max(lim.Cur/4, 4), 16384))
+	n := lim.Cur - max(lim.Cur/8, 16)
+	if lim.Cur < 16+4 {
+		n = 4
+	}
+	return int(min(max(n, 4), 16384))
 }
 
 // walk is one job's executions in claim order, as Each reads them.
