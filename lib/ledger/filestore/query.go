@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -78,7 +79,7 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 	defer m.close()
 	for _, job := range jobs {
 		l, ok, err := m.openLog(job)
-		if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
+		if outOfFiles(err) {
 			// Descriptors ran out though the merge holds few: one line,
 			// before any output, not a line for every job after.
 			return fmt.Errorf("cannot read the jobs' logs: %w", err)
@@ -99,8 +100,14 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 		m.trim()
 	}
 	for len(m.walks) > 0 {
-		if err := m.reopen(m.walks[0]); err != nil {
-			m.errs = append(m.errs, err)
+		err := m.reopen(m.walks[0])
+		if outOfFiles(err) {
+			return errors.Join(append(m.errs, fmt.Errorf("cannot read the jobs' logs: %w", err))...)
+		}
+		if err != nil {
+			if err != errPruned {
+				m.errs = append(m.errs, err)
+			}
 			heap.Pop(&m)
 			continue
 		}
@@ -111,7 +118,29 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 		}
 		m.step()
 	}
+	switch n := len(m.pruned); {
+	case n == 1:
+		m.errs = append(m.errs, fmt.Errorf("job %s's log was pruned while it was listed; what it holds now is not listed: list again", m.pruned[0]))
+	case n > 1:
+		// One line for them all: a prune of every job meets many.
+		sort.Strings(m.pruned)
+		names := strings.Join(m.pruned[:min(n, 3)], ", ")
+		if n > 3 {
+			names += ", …"
+		}
+		m.errs = append(m.errs, fmt.Errorf("%d jobs' logs were pruned while they were listed (%s); what they hold now is not listed: list again", n, names))
+	}
 	return errors.Join(m.errs...)
+}
+
+// errPruned is reopen's word that a walk's log was pruned while closed
+// (merge.pruned names the job).
+var errPruned = errors.New("pruned while listed")
+
+// outOfFiles reports whether err is the process's or the system's open
+// files limit.
+func outOfFiles(err error) bool {
+	return errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE)
 }
 
 // maxOpenLogs, when not 0, is how many job logs a merge keeps open at
@@ -179,6 +208,7 @@ type merge struct {
 	opened  []*walk // those whose log is open
 	maxOpen int
 	clock   uint64
+	pruned  []string // jobs whose log was pruned while closed (errPruned)
 	errs    []error
 	lend    lender
 	// The head of walks[0] as read to be passed on: its status, and the
@@ -210,6 +240,13 @@ func (m *merge) reopen(w *walk) error {
 		return nil
 	}
 	l, ok, err := m.openLog(w.job)
+	for outOfFiles(err) && len(m.opened) > 1 {
+		// Something else took descriptors the merge counted on (the
+		// output's): it keeps fewer logs open.
+		m.maxOpen = len(m.opened) - 1
+		m.trim()
+		l, ok, err = m.openLog(w.job)
+	}
 	switch {
 	case err != nil:
 		return err
@@ -217,7 +254,8 @@ func (m *merge) reopen(w *walk) error {
 		return fmt.Errorf("job %s: its log is gone", w.job)
 	case l.gen != w.gen:
 		l.close()
-		return fmt.Errorf("job %s: its log was pruned while it was listed (generation %d, now %d): list it again", w.job, w.gen, l.gen)
+		m.pruned = append(m.pruned, w.job)
+		return errPruned
 	}
 	w.l = l
 	m.opened = append(m.opened, w)

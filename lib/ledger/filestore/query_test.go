@@ -75,7 +75,8 @@ func TestEachHeldPerJob(t *testing.T) {
 // TestEachFewLogsOpen lists jobs whose executions alternate while at most
 // two of their logs may be open: every record is passed on once, in id
 // order, and never more than two logs are open. A log pruned while it was
-// closed is reported, not read at stale offsets: the rest is listed.
+// closed is reported, not read at stale offsets: the rest is listed; logs
+// pruned so are reported in one line.
 func TestEachFewLogsOpen(t *testing.T) {
 	defer func(n int) { maxOpenLogs = n }(maxOpenLogs)
 	maxOpenLogs = 2
@@ -122,7 +123,22 @@ func TestEachFewLogsOpen(t *testing.T) {
 		}
 	})
 	wantRest := slices.DeleteFunc(slices.Clone(want), func(r string) bool { return strings.HasPrefix(r, "b:") })
-	if !slices.Equal(got, wantRest) || err == nil || !strings.Contains(err.Error(), "job b: its log was pruned while it was listed") {
+	if !slices.Equal(got, wantRest) || err == nil || err.Error() != "job b's log was pruned while it was listed; what it holds now is not listed: list again" {
 		t.Errorf("Each with b pruned meanwhile = %v, %v; want %v and b's log reported pruned", got, err, wantRest)
+	}
+	// One log open: after a's first record, b and c are closed, and both
+	// pruned: one line says so.
+	maxOpenLogs = 1
+	cycle(t, s, "b")
+	got, err = list(func() {
+		for _, job := range []string{"b", "c"} {
+			if _, err := s.Prune(ledger.PruneOptions{Job: job}, nil); err != nil {
+				t.Fatalf("Prune(%s) = %v", job, err)
+			}
+		}
+	})
+	wantA := slices.DeleteFunc(slices.Clone(want), func(r string) bool { return !strings.HasPrefix(r, "a:") })
+	if !slices.Equal(got, wantA) || err == nil || err.Error() != "2 jobs' logs were pruned while they were listed (b, c); what they hold now is not listed: list again" {
+		t.Errorf("Each with b and c pruned meanwhile = %v, %v; want %v and one line for both", got, err, wantA)
 	}
 }
