@@ -360,11 +360,16 @@ var kongExpected = sync.OnceValue(func() *regexp.Regexp {
 // "expected duration value"; "expected a value" for kong's "value value"
 // and "string value").
 func missingValue(err error) error {
+	if flag, ok := strings.CutSuffix(err.Error(), `: missing value, expecting "<arg>,..."`); ok {
+		// A repeatable flag's (stopbounded --pidfile): not a list.
+		return fmt.Errorf("%s: missing its value", flag)
+	}
 	m := kongExpected().FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
 	}
-	if strings.HasPrefix(m[3], `"EOL"`) {
+	if strings.HasPrefix(m[3], `"EOL"`) || strings.HasPrefix(m[3], `"--" `) {
+		// Nothing after it, or only the end of the flags.
 		return fmt.Errorf("%s: missing its value", m[1])
 	}
 	what := "a value"

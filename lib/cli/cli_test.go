@@ -124,8 +124,10 @@ func TestMissingValue(t *testing.T) {
 		`--owner: expected value value but got "EOL" (<EOL>)`:                                                 `--owner: missing its value`,
 		`--status: expected string value but got "EOL" (<EOL>)`:                                               `--status: missing its value`,
 		`--owner: expected value value but got "--exclusive" (long flag); perhaps try --owner="--exclusive"?`: `--owner: expected a value but got "--exclusive" (long flag); perhaps try --owner="--exclusive"?`,
-		`--grace: expected duration value but got "--" (long flag); perhaps try --grace="--"?`:                `--grace: expected a duration value but got "--" (long flag); perhaps try --grace="--"?`,
+		`--grace: expected duration value but got "--keep" (long flag); perhaps try --grace="--keep"?`:        `--grace: expected a duration value but got "--keep" (long flag); perhaps try --grace="--keep"?`,
 		`--n: expected int value but got "-x" (short flag)`:                                                   `--n: expected an int value but got "-x" (short flag)`,
+		`--deadline: expected duration value but got "--" (long flag); perhaps try --deadline="--"?`:          `--deadline: missing its value`,
+		`--pidfile: missing value, expecting "<arg>,..."`:                                                     `--pidfile: missing its value`,
 		`unknown flag --x`: `unknown flag --x`,
 	} {
 		if got := missingValue(errors.New(in)).Error(); got != want {
