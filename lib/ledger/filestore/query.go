@@ -80,8 +80,8 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 	for _, job := range jobs {
 		l, ok, err := m.openLog(job)
 		if outOfFiles(err) {
-			// Descriptors ran out though the merge holds few: one line,
-			// before any output, not a line for every job after.
+			// Descriptors ran out with no log of the merge open: one
+			// line, not a line for every job after.
 			return fmt.Errorf("cannot read the jobs' logs: %w", err)
 		}
 		if err != nil {
@@ -220,9 +220,18 @@ type merge struct {
 }
 
 // openLog opens job's log to read it through the merge's buffers; ok is
-// false when the job has none.
+// false when the job has none. When descriptors run out, something else
+// took some the merge counted on (the output's first flush takes one): it
+// closes its logs one at a time, keeping fewer open from then on, until
+// the log opens or none is left open.
 func (m *merge) openLog(job string) (*jobLog, bool, error) {
 	jd, l, ok, err := m.s.openJobLent(job, &m.lend)
+	for outOfFiles(err) && len(m.opened) > 0 {
+		m.maxOpen = len(m.opened) - 1
+		m.trim()
+		jd, l, ok, err = m.s.openJobLent(job, &m.lend)
+	}
+	m.maxOpen = max(m.maxOpen, 1)
 	if err != nil || !ok {
 		return nil, ok, err
 	}
@@ -240,13 +249,6 @@ func (m *merge) reopen(w *walk) error {
 		return nil
 	}
 	l, ok, err := m.openLog(w.job)
-	for outOfFiles(err) && len(m.opened) > 1 {
-		// Something else took descriptors the merge counted on (the
-		// output's): it keeps fewer logs open.
-		m.maxOpen = len(m.opened) - 1
-		m.trim()
-		l, ok, err = m.openLog(w.job)
-	}
 	switch {
 	case err != nil:
 		return err
