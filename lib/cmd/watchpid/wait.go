@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,14 @@ func goneEvents(ctx context.Context, targets []watched) <-chan int {
 // else to do, that is the shortest path from a death to the exit.
 func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int {
 	r := &reporter{t: t, g: g, enc: json.NewEncoder(t.Stdout), done: make([]bool, len(targets))}
+	if timeout != 0 && slices.ContainsFunc(targets, func(w watched) bool { return w.h != nil }) &&
+		!(g.Any && slices.ContainsFunc(targets, func(w watched) bool { return w.h == nil })) {
+		// It will wait, and forwards nothing: QUIT, USR1 and the like end
+		// it as a C tool. Caught before it says anything, so that whoever
+		// reads its first line may signal it; and only when it waits:
+		// catching costs a millisecond.
+		sigdefault.AsC(sigdefault.Signals...)
+	}
 	code := spec.ExitOK
 	var hs []*proc.Handle
 	var idx []int
@@ -48,11 +57,6 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 			continue
 		}
 		hs, idx = append(hs, w.h), append(idx, i)
-	}
-	if len(hs) > 0 && timeout != 0 {
-		// It forwards nothing: QUIT, USR1 and the like end it as a C
-		// tool, once it waits (catching them costs a millisecond).
-		sigdefault.AsC(sigdefault.Signals...)
 	}
 	gone := make([]bool, len(hs))
 	done, err := proc.PollEach(hs, timeout, func(i int) bool {
