@@ -82,7 +82,7 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 		if outOfFiles(err) {
 			// Descriptors ran out with no log of the merge open: one
 			// line, not a line for every job after.
-			return fmt.Errorf("cannot read the jobs' logs: %w", err)
+			return errOutOfFiles(err)
 		}
 		if err != nil {
 			m.errs = append(m.errs, err)
@@ -102,7 +102,7 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 	for len(m.walks) > 0 {
 		err := m.reopen(m.walks[0])
 		if outOfFiles(err) {
-			return errors.Join(append(m.errs, fmt.Errorf("cannot read the jobs' logs: %w", err))...)
+			return errors.Join(append(m.errs, errOutOfFiles(err))...)
 		}
 		if err != nil {
 			if err != errPruned {
@@ -137,6 +137,10 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 // (merge.pruned names the job).
 var errPruned = errors.New("pruned while listed")
 
+// errOutOfFiles is the one line a merge that no descriptor is left for
+// ends with.
+func errOutOfFiles(err error) error { return fmt.Errorf("cannot read the jobs' logs: %w", err) }
+
 // outOfFiles reports whether err is the process's or the system's open
 // files limit.
 func outOfFiles(err error) bool {
@@ -149,9 +153,11 @@ var maxOpenLogs int
 
 // openLogsLimit is how many job logs a merge keeps open at once: all but
 // an eighth (at least 16) of the descriptors the process may open (Go
-// raises the soft limit to the hard one at start), 4 to 16384: some 4 MiB
-// of the kernel's memory. Past it, a log is opened again for each record
-// in the worst case (jobs whose executions alternate): 12 system calls.
+// raises the soft limit to the hard one at start), 4 to 16384: an open
+// file each in the kernel. Past it, a log is opened again for each record
+// in the worst case (jobs whose executions alternate): about 13 system
+// calls each (strace: 200 jobs of 2 alternating executions listed with 4
+// logs open made 5,067 more calls than with all 200 open).
 func openLogsLimit() int {
 	if maxOpenLogs > 0 {
 		return maxOpenLogs
