@@ -164,7 +164,7 @@ Description: crash-safe shell wrappers and cron jobs
  .
  ledger (a durable execution ledger, with ledger run for cron lines),
  adopt, watchpid, stopbounded and reap; tether-pg is ledger and adopt with
- the PostgreSQL store linked in.
+ the PostgreSQL store and ledger's help linked in.
 EOF
 	find "$root" -type d -exec chmod 0755 {} +
 	find "$root" -type f -exec chmod 0644 {} +
@@ -198,8 +198,9 @@ mkdir -p "$bindir"
 
 go run ./lib/cmd/tetherdoc -man "$tmp/man" -completion "$tmp/completion" -bindir "$PREFIX/bin"
 
-# tether-pg is ledger and adopt with the PostgreSQL store linked in: they
-# hand a postgres:// store's commands to it, and stay small and quick.
+# tether-pg is ledger and adopt with the PostgreSQL store linked in, and
+# ledger's kong model: they hand it a postgres:// store's commands, ledger
+# its help and usage errors, and stay small and quick.
 # -w drops the debug information; the symbol table stays (no -s): the
 # runners read the signals their caller ignored through it.
 for tool in $TOOLS tether-pg; do
@@ -225,7 +226,7 @@ share="$DESTDIR$PREFIX/share"
 cat >"$tmp/man/tether-pg.1" <<'EOF'
 .TH TETHER-PG 1 "" tether "User Commands"
 .SH NAME
-tether-pg \- ledger and adopt with the PostgreSQL store linked in
+tether-pg \- ledger and adopt with the PostgreSQL store and ledger's help linked in
 .SH SYNOPSIS
 .B tether-pg
 .BR ledger | adopt
@@ -239,8 +240,13 @@ run
 themselves (one exec, same PID) when their store is a
 .B postgres://
 URL, so that the file store's users never pay for the database driver's
-start-up. Nobody needs to call it by hand, though it works the same when
-called.
+start-up; and
+.B ledger
+runs it for its
+.B \-\-help ,
+its usage errors and a shell's completion, so that no other command pays
+for the model they are made from. Nobody needs to call it by hand, though
+it works the same when called.
 .B \-\-version
 and
 .B \-\-help

@@ -26,7 +26,8 @@
 // testscript.RunMain takes ScriptMainCommands instead.
 //
 // Each tool is also importable as lib/cmd/<tool>.Main (ledger as
-// lib/cmd/ledgercmd.Main).
+// lib/cmd/ledgercmd/ledgerkong.Main, with its help; lib/cmd/ledgercmd.Main
+// is the ledger binary's, which leaves help and usage errors to tether-pg).
 package lib
 
 import (
@@ -35,7 +36,7 @@ import (
 	"strings"
 
 	"github.com/tether-sh/tether/lib/cmd/adopt"
-	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
 	"github.com/tether-sh/tether/lib/cmd/reap"
 	"github.com/tether-sh/tether/lib/cmd/stopbounded"
 	"github.com/tether-sh/tether/lib/cmd/watchpid"
@@ -47,7 +48,7 @@ import (
 // Tools maps each tool's name to its Main: arguments without the program
 // name in, exit code out.
 var Tools = map[string]func(args []string) int{
-	"ledger":      ledgercmd.Main,
+	"ledger":      ledgerkong.Main,
 	"adopt":       adopt.Main,
 	"watchpid":    watchpid.Main,
 	"stopbounded": stopbounded.Main,

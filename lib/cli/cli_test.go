@@ -5,10 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/alecthomas/kong"
-
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 func TestSplitCommand(t *testing.T) {
@@ -25,113 +21,6 @@ func TestSplitCommand(t *testing.T) {
 		own, cmd, has := SplitCommand(tt.in)
 		if !slices.Equal(own, tt.own) || !slices.Equal(cmd, tt.cmd) || has != tt.has {
 			t.Errorf("SplitCommand(%q) = %q, %q, %v; want %q, %q, %v", tt.in, own, cmd, has, tt.own, tt.cmd, tt.has)
-		}
-	}
-}
-
-func TestParseExitCodes(t *testing.T) {
-	type g struct {
-		VersionFlag
-		N int `arg:""`
-	}
-	tests := []struct {
-		args []string
-		code int
-		done bool
-	}{
-		{[]string{"--version"}, 0, true},
-		{[]string{"--help"}, 0, true},
-		{[]string{"--bogus"}, spec.ExitUsage, true},
-		{[]string{"notanumber"}, spec.ExitUsage, true},
-		{[]string{}, spec.ExitUsage, true},
-		{[]string{"3"}, 0, false},
-	}
-	for _, tt := range tests {
-		var out, errOut stringsBuilder
-		tool := &Tool{Name: "t", Stdout: &out, Stderr: &errOut}
-		var v g
-		_, code, done := tool.Parse(&v, tt.args)
-		if code != tt.code || done != tt.done {
-			t.Errorf("Parse(%q) = %d, %v; want %d, %v (stderr %q)", tt.args, code, done, tt.code, tt.done, errOut.String())
-		}
-		if tt.code == spec.ExitUsage && len(errOut.String()) < 4 || tt.code == spec.ExitUsage && errOut.String()[:3] != "t: " {
-			t.Errorf("Parse(%q) stderr = %q; want a line starting \"t: \"", tt.args, errOut.String())
-		}
-	}
-}
-
-type stringsBuilder struct{ b []byte }
-
-func (s *stringsBuilder) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
-func (s *stringsBuilder) String() string              { return string(s.b) }
-
-// TestRunnerUsage: a runner's usage error is 125, everything else's 2;
-// Subcommand finds the subcommand past flags and a mistyped flag's value.
-func TestRunnerUsage(t *testing.T) {
-	type run struct {
-		Grace string   `placeholder:"D"`
-		Cmd   []string `arg:"" optional:"" passthrough:"partial"`
-	}
-	type g struct {
-		Ledger string `placeholder:"DIR"`
-		JSON   bool
-		Run    run      `cmd:""`
-		List   struct{} `cmd:""`
-	}
-	tool := func() (*Tool, *stringsBuilder) {
-		var errOut stringsBuilder
-		tl := &Tool{Name: "t", Stdout: &stringsBuilder{}, Stderr: &errOut}
-		tl.RunsCommand = func(ctx *kong.Context, args []string) bool {
-			return ctx != nil && Subcommand(ctx.Kong, args) == "run"
-		}
-		return tl, &errOut
-	}
-	tests := []struct {
-		args []string
-		code int
-		msg  string
-	}{
-		{[]string{"run", "--gace", "1s", "--", "true"}, spec.ExitNotRun, `t: unknown flag --gace, did you mean "--grace"?`},
-		{[]string{"--ledger", "run", "list", "--bogus"}, spec.ExitUsage, "t: unknown flag --bogus"},
-		{[]string{"--ledgr", "x", "run", "--bogus"}, spec.ExitNotRun, "t: unknown flag --ledgr"},
-		{[]string{"--json", "list", "x"}, spec.ExitUsage, `t: unexpected argument x`},
-		{[]string{"frobnicate"}, spec.ExitUsage, `t: unknown command "frobnicate"; the commands are run, list`},
-	}
-	for _, tt := range tests {
-		tl, errOut := tool()
-		var v g
-		_, code, done := tl.Parse(&v, tt.args)
-		if !done || code != tt.code || !strings.HasPrefix(errOut.String(), tt.msg) {
-			t.Errorf("Parse(%q) = %d, %v, %q; want %d, %q", tt.args, code, done, errOut.String(), tt.code, tt.msg)
-		}
-	}
-}
-
-func TestUnknownValue(t *testing.T) {
-	for in, want := range map[string]string{
-		`--status must be one of "completed","failed" but got "ok"`:     `unknown status "ok" (want completed or failed)`,
-		`--scope must be one of "auto","require","never" but got "x y"`: `unknown scope "x y" (want auto, require or never)`,
-		`unknown flag --x`: `unknown flag --x`,
-	} {
-		if got := unknownValue(errors.New(in)).Error(); got != want {
-			t.Errorf("unknownValue(%q) = %q; want %q", in, got, want)
-		}
-	}
-}
-
-func TestMissingValue(t *testing.T) {
-	for in, want := range map[string]string{
-		`--owner: expected value value but got "EOL" (<EOL>)`:                                                 `--owner: missing its value`,
-		`--status: expected string value but got "EOL" (<EOL>)`:                                               `--status: missing its value`,
-		`--owner: expected value value but got "--exclusive" (long flag); perhaps try --owner="--exclusive"?`: `--owner: expected a value but got "--exclusive" (long flag); perhaps try --owner="--exclusive"?`,
-		`--grace: expected duration value but got "--keep" (long flag); perhaps try --grace="--keep"?`:        `--grace: expected a duration value but got "--keep" (long flag); perhaps try --grace="--keep"?`,
-		`--n: expected int value but got "-x" (short flag)`:                                                   `--n: expected an int value but got "-x" (short flag)`,
-		`--deadline: expected duration value but got "--" (long flag); perhaps try --deadline="--"?`:          `--deadline: missing its value`,
-		`--pidfile: missing value, expecting "<arg>,..."`:                                                     `--pidfile: missing its value`,
-		`unknown flag --x`: `unknown flag --x`,
-	} {
-		if got := missingValue(errors.New(in)).Error(); got != want {
-			t.Errorf("missingValue(%q) = %q; want %q", in, got, want)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -59,18 +58,6 @@ func TestOutputDone(t *testing.T) {
 		}
 		if got := tool.Done(tc.code); got != tc.want || stderr.String() != tc.stderr {
 			t.Errorf("%s: Done(%d) = %d, stderr %q; want %d, %q", tc.name, tc.code, got, stderr.String(), tc.want, tc.stderr)
-		}
-	}
-}
-
-func TestParseHelpLost(t *testing.T) {
-	var g struct{ VersionFlag }
-	for _, args := range [][]string{{"--help"}, {"--version"}} {
-		var stderr bytes.Buffer
-		tool := &Tool{Name: "t", Stdout: NewOutput(&failAfter{0}), Stderr: &stderr}
-		_, code, done := tool.Parse(&g, args)
-		if !done || code != spec.ExitSystem || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "cannot write output") {
-			t.Errorf("Parse(%v) to a full stdout = %d, %v, stderr %q; want 3, one line", args, code, done, stderr.String())
 		}
 	}
 }

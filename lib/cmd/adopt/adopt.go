@@ -15,6 +15,7 @@ import (
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/execution"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
@@ -36,7 +37,7 @@ type grammar struct {
 
 // Main runs adopt with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("adopt", Page.Description)
+	t := kongcli.New("adopt", Page.Description)
 	// adopt always runs a command: its usage errors are 125, as timeout's.
 	t.RunsCommand = func(*kong.Context, []string) bool { return true }
 	var g grammar
@@ -54,7 +55,7 @@ func Main(args []string) int {
 	if err := ledger.ValidID(g.ID); err != nil {
 		return t.Fail(err, spec.ExitNotRun)
 	}
-	return run(t, &g, argv, args)
+	return run(t.Tool, &g, argv, args)
 }
 
 // run adopts and runs; args is the command line, for

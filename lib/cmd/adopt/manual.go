@@ -3,7 +3,7 @@ package adopt
 import (
 	"github.com/alecthomas/kong"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/internal/manual"
 )
 
@@ -40,5 +40,5 @@ timeout(1) does); 126 when CMD is not executable; 127 when it is not found.`,
 
 // Model returns kong's model of adopt's command line, as --help sees it.
 func Model() (*kong.Kong, error) {
-	return cli.New(Page.Name, Page.Description).Model(&grammar{})
+	return kongcli.New(Page.Name, Page.Description).Model(&grammar{})
 }

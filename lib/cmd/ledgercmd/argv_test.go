@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/internal/argv"
 	"github.com/tether-sh/tether/lib/internal/argv/argvtest"
@@ -13,13 +15,13 @@ import (
 // kongParse parses args with kong and the full grammar: what run does when
 // the generated parser declines.
 func kongParse(g *grammar, args []string) (string, bool) {
-	t := cli.New("ledger", Page.Description)
+	t := cli.New("ledger", nil)
 	t.Stdout, t.Stderr = io.Discard, io.Discard
-	ctx, _, done := t.Parse(g, args)
+	ctx, _, done := explain(t, g, args)
 	if done {
 		return "", false
 	}
-	return ctx.Command(), true
+	return ctx.(*kong.Context).Command(), true
 }
 
 func checkArgv(t *testing.T, args []string) bool {

@@ -171,21 +171,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // parse: UNKNOWN (3), as monitoring plugins exit on a usage error, so that
 // a mistyped check is never read as a WARNING or CRITICAL of the job.
 // args are ledger's arguments; it reports whether they name check.
-func checkUsage(args []string) bool {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return false
-		case a == "--ledger" || a == "--lock-timeout":
-			i++ // its value
-		case strings.HasPrefix(a, "-"):
-		default:
-			return a == "check"
-		}
-	}
-	return false
-}
+func checkUsage(args []string) bool { return subcommand(args) == "check" }
 
 func (*checkCmd) Help() string {
 	return `A monitoring plugin (Nagios, Icinga, Sensu, Zabbix): prints one line,

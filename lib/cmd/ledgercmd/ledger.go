@@ -4,9 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
-
-	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/ledger/filestore"
@@ -51,6 +50,10 @@ type commands struct {
 	Metrics metricsCmd `cmd:"" help:"Print every job's metrics in the Prometheus text format (tether_*), or write them to a file for node_exporter."`
 }
 
+// Grammar returns a new zero grammar, for kong's model of it
+// (lib/cmd/ledgercmd/ledgerkong).
+func Grammar() any { return new(grammar) }
+
 // invocation is one parsed command line, what every subcommand's Run
 // receives: the tool, the global flags and the arguments as given.
 type invocation struct {
@@ -80,48 +83,118 @@ func (inv *invocation) openWith(o location.Options) (ledger.Ledger, error) {
 // location is the store --ledger or the defaults name.
 func (inv *invocation) location() (string, error) { return location.Resolve(string(inv.g.Ledger)) }
 
-// Main runs ledger with args (without the program name) and returns its exit code.
-func Main(args []string) int {
-	t := newTool()
-	return t.Done(run(t, args))
+// Main runs ledger with args (without the program name) and returns its
+// exit code. The command lines that the generated parser does not take
+// (--help, a usage error, a shell completing) need kong's model, which
+// this package does not link, so that no verb pays for it at start-up:
+// Main hands them to tether-pg, which links it (one exec, the same PID,
+// "tether-pg ledger ARGS"). MainWith explains them in process.
+func Main(args []string) int { return MainWith(args, nil) }
+
+// Explainer parses a command line with kong's model into g, a *grammar
+// (lib/cmd/ledgercmd/ledgerkong.Explain is one): it prints help, a usage
+// error or a shell's completions and reports done with the exit code, or
+// returns the command kong selected.
+type Explainer func(t *cli.Tool, g any, args []string) (cmd Runner, code int, done bool)
+
+// Runner is a command kong selected: a *kong.Context. Its Run calls the
+// subcommand's Run with the invocation.
+type Runner interface{ Run(bindings ...any) error }
+
+// MainWith is Main with explain parsing the command lines the generated
+// parser does not take; nil hands them to tether-pg, as Main does.
+func MainWith(args []string, explain Explainer) int {
+	t := cli.New("ledger", nil)
+	return t.Done(run(t, args, explain))
 }
 
-// newTool is ledger's cli.Tool: run's and spawn's usage errors exit 125.
-func newTool() *cli.Tool {
-	t := cli.New("ledger", Page.Description)
-	t.RunsCommand = func(ctx *kong.Context, args []string) bool {
-		return ctx != nil && runners[cli.Subcommand(ctx.Kong, args)]
+// RunsCommand reports whether the command line args selects run or spawn,
+// the subcommands that run a command: their usage errors exit 125, not 2
+// (kongcli.Tool.RunsCommand).
+func RunsCommand(args []string) bool {
+	switch subcommand(args) {
+	case "run", "spawn":
+		return true
 	}
-	return t
+	return false
 }
 
-// runners are the subcommands that run a command: their usage errors
-// exit 125, not 2 (cli.Tool.RunsCommand).
-var runners = map[string]bool{"run": true, "spawn": true}
+// subcommand is the subcommand a command line names: the first word
+// before "--" that is not one of ledger's own flags or such a flag's
+// value and is the name of a subcommand (a mistyped flag's value before
+// it is passed over), or "" when there is none.
+func subcommand(args []string) string {
+	root := argvGrammar()
+	takesValue := map[string]bool{}
+	for _, f := range root.Flags {
+		for _, n := range f.Names {
+			takesValue["--"+n] = !f.Switch
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			return ""
+		case strings.HasPrefix(a, "-") && a != "-":
+			if takesValue[a] {
+				i++
+			}
+		default:
+			for _, c := range root.Children {
+				if c.Name == a {
+					return a
+				}
+			}
+		}
+	}
+	return ""
+}
 
-func run(t *cli.Tool, args []string) int {
-	if cli.Completing() {
-		// A shell completing a line: kong's full model answers.
-		var g grammar
-		t.Predictors = predictors()
-		_, code, _ := t.Parse(&g, args)
+func run(t *cli.Tool, args []string, explain Explainer) int {
+	if code, done := t.LoneVersion(args); done {
 		return code
 	}
 	if code, done := fastRun(t, args); done {
 		return code
 	}
+	if explain == nil {
+		return explainElsewhere(t, args)
+	}
 	var g grammar
-	ctx, code, done := t.Parse(&g, args)
+	cmd, code, done := explain(t, &g, args)
 	if done {
 		if code == spec.ExitUsage && checkUsage(args) {
-			// A monitoring plugin's usage error is UNKNOWN, on stdout
-			// where the monitoring system reads it.
-			fmt.Fprintln(t.Stdout, "UNKNOWN: bad usage of ledger check (see ledger check --help)")
-			return int(checkUnknown)
+			return checkUsageUnknown(t)
 		}
 		return code
 	}
-	return result(t, ctx.Run(&invocation{tool: t, g: &g, args: args}))
+	return result(t, cmd.Run(&invocation{tool: t, g: &g, args: args}))
+}
+
+// explainElsewhere execs tether-pg to explain args (see Main). It returns
+// only when tether-pg cannot be run, after one line on stderr (none for a
+// shell completing, whose prompt it would garble), with the exit code of
+// a usage error.
+func explainElsewhere(t *cli.Tool, args []string) int {
+	err := sibling.ExecExplain("ledger", args)
+	if cli.Completing() {
+		return spec.ExitOK
+	}
+	t.Warnf("%v", err)
+	switch {
+	case checkUsage(args):
+		return checkUsageUnknown(t)
+	case RunsCommand(args):
+		return spec.ExitNotRun
+	}
+	return spec.ExitUsage
+}
+
+// checkUsageUnknown is a monitoring plugin's usage error: UNKNOWN, on
+// stdout where the monitoring system reads it.
+func checkUsageUnknown(t *cli.Tool) int {
+	fmt.Fprintln(t.Stdout, "UNKNOWN: bad usage of ledger check (see ledger check --help)")
+	return int(checkUnknown)
 }
 
 // result reports a subcommand's error, if any, and returns the exit code.

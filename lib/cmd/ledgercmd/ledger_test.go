@@ -11,8 +11,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 )
 
 // With LEDGER_TEST_MAIN set the test binary is the ledger tool, so tests
@@ -20,8 +23,22 @@ import (
 const tool = testutil.Role("LEDGER_TEST_MAIN")
 
 func TestMain(m *testing.M) {
-	tool.Serve(func(_ string, args []string) int { return Main(args) })
+	tool.Serve(func(_ string, args []string) int { return MainWith(args, explain) })
 	os.Exit(m.Run())
+}
+
+// explain is ledgerkong.Explain without completion and the manual: kong's
+// model of the grammar, in process (ledgerkong imports this package, so
+// that its tests cannot be here).
+func explain(t *cli.Tool, g any, args []string) (Runner, int, bool) {
+	kt := &kongcli.Tool{Tool: t, RunsCommand: func(ctx *kong.Context, args []string) bool {
+		return ctx != nil && RunsCommand(args)
+	}}
+	ctx, code, done := kt.Parse(g, args)
+	if done {
+		return nil, code, true
+	}
+	return ctx, 0, false
 }
 
 // ledgerProc returns a command running the ledger tool in a new process.
@@ -32,9 +49,9 @@ func ledgerProc(args ...string) *exec.Cmd {
 // runMain runs Main in-process and returns its exit code and output.
 func runMain(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	t := cli.New("ledger", Page.Description)
+	t := cli.New("ledger", nil)
 	t.Stdout, t.Stderr = &out, &errb
-	code = run(t, args)
+	code = run(t, args, explain)
 	return code, out.String(), errb.String()
 }
 

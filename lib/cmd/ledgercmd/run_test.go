@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/spec"
 )
 
@@ -16,9 +17,9 @@ import (
 // message on stderr.
 func parseOnly(args []string) (g grammar, ok bool, code int, stderr string) {
 	var errb bytes.Buffer
-	t := newTool()
+	t := cli.New("ledger", nil)
 	t.Stdout, t.Stderr = io.Discard, &errb
-	_, code, done := t.Parse(&g, args)
+	_, code, done := explain(t, &g, args)
 	if done {
 		return g, false, code, errb.String()
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
 )
@@ -23,7 +24,7 @@ type grammar struct {
 
 // Main runs reap with args (without the program name) and returns its exit code.
 func Main(args []string) int {
-	t := cli.New("reap", Page.Description)
+	t := kongcli.New("reap", Page.Description)
 	// reap always runs a command: its usage errors are 125, as timeout's.
 	t.RunsCommand = func(*kong.Context, []string) bool { return true }
 	// CMD starts at "--" or at the first argument that is not a flag of

@@ -3,7 +3,7 @@ package stopbounded
 import (
 	"github.com/alecthomas/kong"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/internal/manual"
 )
 
@@ -82,5 +82,5 @@ signal N interrupted a --tree stop.`,
 // Model returns kong's model of stopbounded's command line, as --help
 // sees it.
 func Model() (*kong.Kong, error) {
-	return cli.New(Page.Name, Page.Description).Model(&grammar{})
+	return kongcli.New(Page.Name, Page.Description).Model(&grammar{})
 }

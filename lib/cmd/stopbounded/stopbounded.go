@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/internal/sigdefault"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/stop"
@@ -59,11 +60,11 @@ func negativeArg(a string) bool {
 
 // Main runs stopbounded with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("stopbounded", Page.Description)
+	t := kongcli.New("stopbounded", Page.Description)
 	return t.Done(main(t, args))
 }
 
-func main(t *cli.Tool, args []string) int {
+func main(t *kongcli.Tool, args []string) int {
 	for i, a := range args {
 		if a == "--" {
 			break
@@ -81,7 +82,7 @@ func main(t *cli.Tool, args []string) int {
 			return code
 		}
 	}
-	return run(t, &g)
+	return run(t.Tool, &g)
 }
 
 // schedule is a --schedule value. Parsing it as kong reads the flag means

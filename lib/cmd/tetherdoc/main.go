@@ -28,7 +28,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cmd/adopt"
-	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
 	"github.com/tether-sh/tether/lib/cmd/reap"
 	"github.com/tether-sh/tether/lib/cmd/stopbounded"
 	"github.com/tether-sh/tether/lib/cmd/watchpid"
@@ -43,7 +43,7 @@ type tool struct {
 }
 
 var tools = []tool{
-	{ledgercmd.Page, ledgercmd.Model},
+	{ledgerkong.Page, ledgerkong.Model},
 	{adopt.Page, adopt.Model},
 	{watchpid.Page, watchpid.Model},
 	{stopbounded.Page, stopbounded.Model},

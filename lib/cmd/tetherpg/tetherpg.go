@@ -1,9 +1,13 @@
 // Package tetherpg is tether-pg: ledger and adopt with the PostgreSQL
-// store linked in. ledger and adopt exec it in their place
-// (sibling.ExecPostgres) for a command whose store is a postgres://
-// location ("tether-pg ledger ARGS...", "tether-pg adopt ARGS..."), so that their own start-up never pays for the database
-// driver's initialisation (TLS, x509, net). It is installed next to them;
-// nobody needs to call it by hand, though it works the same when called.
+// store linked in, and ledger's kong model. ledger and adopt exec it in
+// their place (sibling.ExecPostgres) for a command whose store is a
+// postgres:// location ("tether-pg ledger ARGS...", "tether-pg adopt
+// ARGS..."), so that their own start-up never pays for the database
+// driver's initialisation (TLS, x509, net); ledger execs it too
+// (sibling.ExecExplain) for a command line its generated parser does not
+// take — --help, a usage error, a shell completing — so that it never
+// pays for kong's. It is installed next to them; nobody needs to call it
+// by hand, though it works the same when called.
 //
 //	tether-pg ledger --ledger postgres:///jobs?host=/run/postgresql run nightly -- ./nightly.sh
 package tetherpg
@@ -14,7 +18,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/adopt"
-	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	_ "github.com/tether-sh/tether/lib/ledger/pgstore" // registers the PostgreSQL store
 	"github.com/tether-sh/tether/lib/spec"
@@ -26,7 +30,7 @@ func Main(args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "ledger":
-			return ledgercmd.Main(args[1:])
+			return ledgerkong.Main(args[1:])
 		case "adopt":
 			return adopt.Main(args[1:])
 		case "--version":
@@ -42,9 +46,10 @@ func Main(args []string) int {
 
 const help = `Usage: tether-pg ledger|adopt [ARGS...]
 
-ledger and adopt with the PostgreSQL store linked in. ledger and adopt run
-it themselves (one exec, same PID) when their store is a postgres:// URL;
-nobody needs to call it by hand, though it works the same when called:
+ledger and adopt with the PostgreSQL store linked in, and ledger's help.
+ledger and adopt run it themselves (one exec, same PID) when their store
+is a postgres:// URL, and ledger for its --help and usage errors; nobody
+needs to call it by hand, though it works the same when called:
 
   tether-pg ledger --ledger 'postgres:///jobs?host=/run/postgresql' latest nightly
 

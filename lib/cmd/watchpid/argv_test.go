@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/internal/argv/argvtest"
 )
 
 // kongParse parses args with kong: what Main does when the generated
 // parser declines.
 func kongParse(g *grammar, args []string) (string, bool) {
-	t := cli.New(Page.Name, Page.Description)
+	t := kongcli.New(Page.Name, Page.Description)
 	t.Stdout, t.Stderr = io.Discard, io.Discard
 	ctx, _, done := t.Parse(g, args)
 	if done {

@@ -3,7 +3,7 @@ package watchpid
 import (
 	"github.com/alecthomas/kong"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/internal/manual"
 )
 
@@ -81,5 +81,5 @@ is not found.`,
 // Model returns kong's model of watchpid's command line, as --help sees
 // it.
 func Model() (*kong.Kong, error) {
-	return cli.New(Page.Name, Page.Description).Model(&grammar{})
+	return kongcli.New(Page.Name, Page.Description).Model(&grammar{})
 }

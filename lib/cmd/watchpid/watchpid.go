@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -66,18 +67,18 @@ func runsCommand(ctx *kong.Context, args []string) bool {
 	if ctx == nil {
 		return false
 	}
-	words, _ := cli.Words(ctx.Kong, args)
+	words, _ := kongcli.Words(ctx.Kong, args)
 	i := slices.IndexFunc(words, func(w string) bool { return !isTarget(w) })
 	return i > 0 || i == 0 && slices.ContainsFunc(args, func(a string) bool { return a == "--parent" || strings.HasPrefix(a, "--parent=") })
 }
 
 // Main runs watchpid with args and returns its exit status.
 func Main(args []string) int {
-	t := cli.New("watchpid", Page.Description)
+	t := kongcli.New("watchpid", Page.Description)
 	return t.Done(main(t, args))
 }
 
-func main(t *cli.Tool, args []string) int {
+func main(t *kongcli.Tool, args []string) int {
 	t.RunsCommand = runsCommand
 	var g grammar
 	// kong's model is built only for what the generated parser leaves
@@ -106,7 +107,7 @@ func main(t *cli.Tool, args []string) int {
 		if hasCmd || g.Parent || g.Status {
 			return t.Fail(errors.New("--id takes PIDs only"), usage)
 		}
-		return printIDs(t, &g)
+		return printIDs(t.Tool, &g)
 	}
 	if g.Status {
 		if hasCmd {
@@ -146,9 +147,9 @@ func main(t *cli.Tool, args []string) int {
 		return t.Fail(err, usage)
 	}
 	if hasCmd {
-		return runCommand(t, &g, targets, cmd, timeout)
+		return runCommand(t.Tool, &g, targets, cmd, timeout)
 	}
-	return wait(t, &g, targets, timeout)
+	return wait(t.Tool, &g, targets, timeout)
 }
 
 // watched is one target: h is nil when it was already gone.

@@ -1,6 +1,6 @@
 // Package sibling finds the programs installed beside this one (adopt for
-// ledger spawn, tether-pg for a PostgreSQL store) and execs tether-pg in
-// this program's place.
+// ledger spawn, tether-pg for a PostgreSQL store and for ledger's help)
+// and execs tether-pg in this program's place.
 //
 //	adopt, err := sibling.Find("adopt")
 //	if location.IsPostgres(loc) && !location.PostgresLinked() {
@@ -68,16 +68,29 @@ func Find(name string) (string, error) {
 // it. It returns only if tether-pg cannot be run, with an error that is
 // ledger.ErrUnavailable.
 func ExecPostgres(tool string, args []string) error {
+	return execFull(tool, args, "PostgreSQL stores are served by")
+}
+
+// ExecExplain is ExecPostgres for a command line that tool's generated
+// parser does not take: tether-pg links kong's model of tool's grammar,
+// which prints --help and usage errors and completes a shell's line.
+func ExecExplain(tool string, args []string) error {
+	return execFull(tool, args, tool+"'s help and usage errors are printed by")
+}
+
+// execFull execs tether-pg running tool with args; what says what it
+// was wanted for, in the error returned when it cannot be run.
+func execFull(tool string, args []string, what string) error {
 	pg, err := Find(location.PostgresBinary)
 	if err != nil {
-		return unavailable(fmt.Sprintf("PostgreSQL stores are served by %s, which is neither beside this program nor on PATH", location.PostgresBinary))
+		return unavailable(fmt.Sprintf("%s %s, which is neither beside this program nor on PATH", what, location.PostgresBinary))
 	}
 	// Exec keeps ignored only what this process ignores now: give
 	// tether-pg back the signals its caller ignored, which the Go
 	// runtime here replaced by its handlers at start.
 	sigstate.Restore()
 	err = syscall.Exec(pg, append([]string{pg, tool}, args...), os.Environ())
-	return unavailable(fmt.Sprintf("PostgreSQL stores are served by %s, which cannot be run: %v", pg, err))
+	return unavailable(fmt.Sprintf("%s %s, which cannot be run: %v", what, pg, err))
 }
 
 // unavailable is ledger.ErrUnavailable that reads as its message alone.

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/tether-sh/tether/lib/cli"
 )
 
 // The hot path's parser: argv_gen.go holds the tables lib/internal/argv
@@ -272,6 +274,11 @@ func reverse(ns []*kong.Node) []*kong.Node {
 // flag writes one argv.Flag, or reports false when the flag is kong's only.
 func (w *argvWriter) flag(f *kong.Flag) (string, bool) {
 	if len(f.Xor) > 0 || len(f.And) > 0 || len(f.LastWins) > 0 || hasHooks(f.Target.Type()) {
+		return "", false
+	}
+	if f.Target.Type() == reflect.TypeFor[cli.PrintVersion]() {
+		// kongcli's hook prints the version: cli.Tool.LoneVersion takes
+		// "--version" alone, kong every other line with it.
 		return "", false
 	}
 	set, isSwitch, ok := w.setter(f.Value, true)

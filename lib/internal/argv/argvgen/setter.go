@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
-	"github.com/tether-sh/tether/lib/cli"
+
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 )
 
 var (
 	textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
 	mapperValue     = reflect.TypeOf((*kong.MapperValue)(nil)).Elem()
-	textDecoder     = reflect.TypeOf((*cli.TextDecoder)(nil)).Elem()
 	// kong's registered types: its own mappers read them.
 	kongTypes = map[reflect.Type]bool{
 		reflect.TypeOf(time.Time{}):      true,
@@ -76,12 +76,15 @@ func (w *argvWriter) setter(v *kong.Value, isFlag bool) (set string, isSwitch, o
 	// kong's Registry.ForType, in its order.
 	switch {
 	case reflect.PointerTo(t).Implements(mapperValue) || t.Implements(mapperValue):
-		if !reflect.PointerTo(t).Implements(textDecoder) || typ != "" {
+		return "", false, false // a Decode of its own, which may read anyhow
+	case kongTypes[t]:
+		return "", false, false
+	case kongcli.DecodesText(t):
+		// Registered by kongcli.Tool.Model: read as UnmarshalText reads.
+		if typ != "" {
 			return "", false, false
 		}
 		return fn(fmt.Sprintf("return %s.UnmarshalText([]byte(v)) == nil", e)), false, true
-	case kongTypes[t]:
-		return "", false, false
 	case reflect.PointerTo(t).Implements(textUnmarshaler):
 		if typ != "" || t.Kind() == reflect.Pointer {
 			return "", false, false

@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 )
 
 // Env is what the Run methods take.
@@ -103,5 +104,5 @@ func (h hooked) BeforeApply() error { return nil }
 
 // Model returns kong's model of the toy's command line.
 func Model() (*kong.Kong, error) {
-	return cli.New("toy", func() string { return "A toy." }).Model(&grammar{})
+	return kongcli.New("toy", func() string { return "A toy." }).Model(&grammar{})
 }

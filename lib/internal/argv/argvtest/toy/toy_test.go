@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/internal/argv"
 	"github.com/tether-sh/tether/lib/internal/argv/argvgen"
 	"github.com/tether-sh/tether/lib/internal/argv/argvtest"
@@ -46,7 +46,7 @@ func TestToyUpToDate(t *testing.T) {
 }
 
 func kongParse(g *grammar, args []string) (string, bool) {
-	t := cli.New("toy", func() string { return "A toy." })
+	t := kongcli.New("toy", func() string { return "A toy." })
 	t.Stdout, t.Stderr = io.Discard, io.Discard
 	ctx, _, done := t.Parse(g, args)
 	if done {

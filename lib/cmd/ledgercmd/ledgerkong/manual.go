@@ -1,11 +1,6 @@
-package ledgercmd
+package ledgerkong
 
-import (
-	"github.com/alecthomas/kong"
-
-	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/internal/manual"
-)
+import "github.com/tether-sh/tether/lib/internal/manual"
 
 // Page is ledger's manual: --help, this package's doc (doc.go, generated)
 // and ledger(1) are all made from it and the grammar.
@@ -110,9 +105,4 @@ namespace's). run and spawn exit with their command's status instead, and
 125 when it did not run, a usage error of theirs included: see their
 sections.`,
 	SeeAlso: []string{"adopt(1)", "reap(1)", "watchpid(1)", "stopbounded(1)", "flock(2)"},
-}
-
-// Model returns kong's model of ledger's command line, as --help sees it.
-func Model() (*kong.Kong, error) {
-	return cli.New(Page.Name, Page.Description).Model(&grammar{})
 }

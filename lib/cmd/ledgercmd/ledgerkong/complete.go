@@ -1,4 +1,4 @@
-package ledgercmd
+package ledgerkong
 
 import (
 	"os"

@@ -1,0 +1,121 @@
+//go:build linux
+
+package tether_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLedgerHelpFromSibling: the ledger binary does not link kong, so that
+// no verb pays for it at start-up; a command line its generated parser
+// does not take (help, a usage error, a shell completing) is tether-pg's,
+// which answers it byte for byte as ledger would, with the same exit
+// code. Without tether-pg, ledger says so in one line and exits as a
+// usage error (125 for run, UNKNOWN for check), and every command line
+// the generated parser takes still runs.
+func TestLedgerHelpFromSibling(t *testing.T) {
+	deps, err := exec.Command("go", "list", "-deps", "./cmd/ledger").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/ledger: %v", err)
+	}
+	for _, pkg := range []string{"github.com/alecthomas/kong", "github.com/willabides/kongplete", "github.com/posener/complete", "github.com/tether-sh/tether/lib/cli/kongcli", "github.com/tether-sh/tether/lib/internal/manual"} {
+		if bytes.Contains(deps, []byte(pkg+"\n")) {
+			t.Errorf("./cmd/ledger links %s; want it left to tether-pg", pkg)
+		}
+	}
+
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/ledger", "./cmd/tether-pg")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	store := filepath.Join(t.TempDir(), "st")
+	type result struct {
+		stdout, stderr string
+		code           int
+	}
+	run := func(env []string, name string, args ...string) result {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(bin, name), args...)
+		cmd.Env = append(os.Environ(), append([]string{"TETHER_LEDGER=" + store}, env...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{stdout.String(), stderr.String(), code}
+	}
+
+	lines := []struct {
+		env  []string
+		args []string
+		code int
+	}{
+		{nil, []string{"--help"}, 0},
+		{nil, []string{"run", "--help"}, 0},
+		{nil, []string{"--json", "--version"}, 0},
+		{nil, []string{"--bogus"}, 2},
+		{nil, []string{"claim"}, 2},
+		{nil, []string{"frobnicate"}, 2},
+		{nil, []string{"run", "j", "--dedline", "4m", "--", "true"}, 125},
+		{nil, []string{"--lock-timeout", "x", "spawn", "j", "--", "true"}, 125},
+		{nil, []string{"check", "j", "--max-agee", "1h"}, 3},
+		{[]string{"COMP_LINE=ledger li", "COMP_POINT=9"}, []string{}, 0},
+		{[]string{"COMP_LINE=ledger list --st", "COMP_POINT=18"}, []string{}, 0},
+	}
+	for _, l := range lines {
+		got := run(l.env, "ledger", l.args...)
+		want := run(l.env, "tether-pg", append([]string{"ledger"}, l.args...)...)
+		if got != want || got.code != l.code {
+			t.Errorf("%s ledger %q = %+v;\ntether-pg ledger says %+v; want that, exit %d", l.env, l.args, got, want, l.code)
+		}
+		if l.env == nil && got.code != 0 && strings.Count(got.stderr, "\n") != 1 {
+			t.Errorf("ledger %q: stderr %q; want one line", l.args, got.stderr)
+		}
+	}
+	if got := run(nil, "ledger", "--help"); !strings.HasPrefix(got.stdout, "Usage: ledger ") {
+		t.Errorf("ledger --help begins %q; want \"Usage: ledger \"", got.stdout[:min(len(got.stdout), 40)])
+	}
+	if got := run([]string{"COMP_LINE=ledger li", "COMP_POINT=9"}, "ledger"); got.stdout != "list\n" {
+		t.Errorf("completing \"ledger li\" = %q; want list", got.stdout)
+	}
+
+	if err := os.Remove(filepath.Join(bin, "tether-pg")); err != nil {
+		t.Fatal(err)
+	}
+	// No tether-pg beside it, none on PATH: help and usage errors cannot
+	// be printed, and ledger says why.
+	noPath := []string{"PATH=" + t.TempDir()}
+	for _, l := range []struct {
+		args         []string
+		code         int
+		stdout, line string
+	}{
+		{[]string{"--help"}, 2, "", "ledger: ledger's help and usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: ledger's help and usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"check", "j", "--max-agee", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: ledger's help and usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
+	} {
+		if got := run(noPath, "ledger", l.args...); got != (result{l.stdout, l.line, l.code}) {
+			t.Errorf("without tether-pg, ledger %q = %+v; want %q on stdout, %q, exit %d", l.args, got, l.stdout, l.line, l.code)
+		}
+	}
+	if got := run(append(noPath, "COMP_LINE=ledger li", "COMP_POINT=9"), "ledger"); got != (result{}) {
+		t.Errorf("without tether-pg, completing = %+v; want nothing, exit 0 (stderr would garble the prompt)", got)
+	}
+	// What the generated parser takes runs as ever.
+	if got := run(noPath, "ledger", "--version"); got.code != 0 || !strings.HasPrefix(got.stdout, "ledger ") {
+		t.Errorf("without tether-pg, ledger --version = %+v; want ledger …, 0", got)
+	}
+	if got := run(noPath, "ledger", "run", "j", "--", "/bin/sh", "-c", "echo ran"); got.code != 0 || got.stdout != "ran\n" {
+		t.Errorf("without tether-pg, ledger run = %+v; want ran, 0", got)
+	}
+}

@@ -1,0 +1,54 @@
+// Package ledgerkong is ledger with kong's model of its command line
+// linked in: --help, usage errors in tether's words, a shell's completion,
+// and the man page and package doc made from Page. The ledger binary
+// (lib/cmd/ledgercmd.Main) does not link it, so that its start-up never
+// pays for kong; it execs tether-pg, which runs Main, for a command line
+// its generated parser does not take. lib.Tools runs Main in process.
+//
+//	os.Exit(ledgerkong.Main(os.Args[1:]))
+package ledgerkong
+
+import (
+	"github.com/alecthomas/kong"
+
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cli/kongcli"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
+)
+
+// Main runs ledger with args (without the program name), explaining in
+// process what the generated parser does not take, and returns its exit
+// code.
+func Main(args []string) int { return ledgercmd.MainWith(args, Explain) }
+
+// Explain is a ledgercmd.Explainer: kong's model parses args into g (a
+// command line the generated parser did not take), prints help, a usage
+// error (2, or 125 for run and spawn) or a shell's completions, or
+// returns the command it selected.
+func Explain(t *cli.Tool, g any, args []string) (cmd ledgercmd.Runner, code int, done bool) {
+	kt := tool(t)
+	if cli.Completing() {
+		kt.Predictors = predictors()
+	}
+	ctx, code, done := kt.Parse(g, args)
+	if done {
+		return nil, code, true
+	}
+	return ctx, 0, false
+}
+
+// tool is t as kong parses for ledger.
+func tool(t *cli.Tool) *kongcli.Tool {
+	t.Describe = Page.Description
+	return &kongcli.Tool{
+		Tool: t,
+		RunsCommand: func(ctx *kong.Context, args []string) bool {
+			return ctx != nil && ledgercmd.RunsCommand(args)
+		},
+	}
+}
+
+// Model returns kong's model of ledger's command line, as --help sees it.
+func Model() (*kong.Kong, error) {
+	return tool(cli.New(Page.Name, nil)).Model(ledgercmd.Grammar())
+}
