@@ -61,3 +61,46 @@ func TestHandMatchers(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactKeywordValue holds redactKeywordValue, written by hand, to
+// the expression it stands for, on the shapes a password takes in libpq's
+// keyword/value form.
+func TestRedactKeywordValue(t *testing.T) {
+	passwordValue := regexp.MustCompile(`(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']\S*|'.*$)`)
+	for _, loc := range []string{
+		"host=/run/postgresql dbname=jobs password=s3cret connect_timeout=2",
+		"password=s3cret", "password = s3cret", "password=\ts3cret x=1", "password=", "password= x=1",
+		"password='s3 cret' dbname=x", `password='s3\'cr et' x=1`, `password='s3\\' x=1`, "password='unclosed and more",
+		"password=a password=b", "mypassword=x password=y", "x_password=z", "password1=z", "passwordx=y",
+		"dbname=password password=p", "password", "password x=1", "PASSWORD=x", "password=a'b c",
+		"password==x", "a=1 password='' b=2", "password=é", "password\n=x",
+	} {
+		if got, want := redactKeywordValue(loc), passwordValue.ReplaceAllString(loc, "${1}xxxxx"); got != want {
+			t.Errorf("redactKeywordValue(%q) = %q; want %q", loc, got, want)
+		}
+	}
+}
+
+// TestRedact: a password in a location never shows in a message.
+func TestRedact(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"postgres://u:s3cret@db/x", "postgres://u:xxxxx@db/x"},
+		{"postgresql://u:s3cret@db:5432/x?sslmode=require", "postgresql://u:xxxxx@db:5432/x?sslmode=require"},
+		{"postgres:///x?host=/run/postgresql&password=s3cret", "postgres:///x?host=/run/postgresql&password=xxxxx"},
+		{"postgres:///x?password=a&password=b#frag", "postgres:///x?password=xxxxx&password=xxxxx#frag"},
+		{"postgres:///x?pass%77ord=s3cret", "postgres:///x?pass%77ord=xxxxx"},
+		{"postgres:///x?passwordx=1&xpassword=2", "postgres:///x?passwordx=1&xpassword=2"},
+		{"postgres://u@db/x", "postgres://u@db/x"},
+		{"postgres://u:s3:cr@et@db/x", "postgres://u:xxxxx@db/x"},
+		{"postgres://u:s3cret@db/x%zz", "postgres://u:xxxxx@db/x%zz"},
+		{"postgres://db/x@y:z", "postgres://db/x@y:z"},
+		{"ftp://u:pw@host/x", "ftp://u:xxxxx@host/x"},
+		{"u:pw@host://x", "…"},
+		{"host=h password=s3cret", "host=h password=xxxxx"},
+		{"/var/lib/tether", "/var/lib/tether"},
+	} {
+		if got := Redact(tc.in); got != tc.want {
+			t.Errorf("Redact(%q) = %q; want %q", tc.in, got, tc.want)
+		}
+	}
+}
