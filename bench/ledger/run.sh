@@ -22,7 +22,7 @@
 # (a) and (b) also run bench/ledger/floor: the same files, links, renames and
 # flushes as ledger's claim/start/finish from a minimal Go program (no
 # parsing, no JSON, no checks), bare and with the initialisation of every
-# package ledger links (kong's...): the protocol before job logs, for
+# package ledger links: the protocol before job logs, for
 # comparison. They also run floor with FLOOR_PROTOCOL=log: the cycle of
 # lib/ledger/filestore's job logs (bench/ledger/floor/log.go): what a Go
 # ledger keeping that write protocol cannot beat here.
