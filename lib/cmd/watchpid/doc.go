@@ -67,17 +67,17 @@
 //   - --grace=D: With CMD: wait at most D after TERM before KILL (default: 5s).
 //   - -q, --quiet: Print nothing but errors: the exit status says gone (0) or timed out (124), as in a loop that waits one idle period at a time.
 //   - --parent: Watch the caller's parent process.
-//   - --id: Print PID@START for each PID and exit (1 if one does not exist or is a thread).
+//   - --id: Print PID@START for each PID and exit (1 if one does not exist, has exited (a zombie) or is a thread).
 //   - --status: Exit with TARGET's own status once it is gone (N, or 128+SIG); 193 when the kernel cannot tell.
 //   - --json: Print one JSON object per PID (--id) or per target as it goes (pid, id, gone, status, exit_code, signal, reaped).
 //
 // # Exit status
 //
 // Without CMD: 0 gone; 124 --timeout expired; 1 with --id, a PID that
-// does not exist or is a thread; 2 bad input; 3 system error (among them a
-// /proc mounted for another PID namespace, through which watchpid judges no
-// process); with --status, TARGET's own status, or 193 when it cannot be
-// known. With CMD: 0 when the target went and CMD was stopped; CMD's own
+// does not exist, has exited (a zombie) or is a thread; 2 bad input; 3
+// system error (among them a /proc mounted for another PID namespace,
+// through which watchpid judges no process); with --status, TARGET's own
+// status, or 193 when it cannot be known. With CMD: 0 when the target went and CMD was stopped; CMD's own
 // status when CMD ended first; 124 when --timeout stopped CMD; 128+N after
 // forwarding signal N; 125 when CMD could not be started or stopped (or was
 // not started: a foreign /proc, bad usage); 126 when CMD is not executable; 127 when it

@@ -43,9 +43,14 @@ func printIDs(t *cli.Tool, g *grammar) int {
 		if err != nil {
 			thread := errors.Is(err, proc.ErrBadID)
 			if thread || errors.Is(err, proc.ErrGone) {
-				if thread {
+				switch st, serr := proc.ReadStat(want.PID); {
+				case thread:
 					t.Warnf("pid %d is a thread, not a process", want.PID)
-				} else {
+				case serr == nil && st.Exited() && (want.Start == 0 || want.Start == st.Start):
+					// Its PID is still taken, but no process is left
+					// to name: what a later tool would judge gone.
+					t.Warnf("pid %d is gone: it exited, and its parent has not reaped it", want.PID)
+				default:
 					t.Warnf("pid %d does not exist", want.PID)
 				}
 				code = spec.ExitRefused

@@ -67,10 +67,10 @@ watchpid --parent -- stall-watch "$job" &    # helper dies with its wrapper
 token=$(watchpid --id "$pid")                # PID@START for later use
 watchpid --status "$pid"; echo "it ended $?" # a sibling's exit status`,
 	Exit: `Without CMD: 0 gone; 124 --timeout expired; 1 with --id, a PID that
-does not exist or is a thread; 2 bad input; 3 system error (among them a
-/proc mounted for another PID namespace, through which watchpid judges no
-process); with --status, TARGET's own status, or 193 when it cannot be
-known. With CMD: 0 when the target went and CMD was stopped; CMD's own
+does not exist, has exited (a zombie) or is a thread; 2 bad input; 3
+system error (among them a /proc mounted for another PID namespace,
+through which watchpid judges no process); with --status, TARGET's own
+status, or 193 when it cannot be known. With CMD: 0 when the target went and CMD was stopped; CMD's own
 status when CMD ended first; 124 when --timeout stopped CMD; 128+N after
 forwarding signal N; 125 when CMD could not be started or stopped (or was
 not started: a foreign /proc, bad usage); 126 when CMD is not executable; 127 when it

@@ -30,7 +30,7 @@ type grammar struct {
 	Grace   cli.Duration `default:"5s" placeholder:"D" help:"With CMD: wait at most D after TERM before KILL."`
 	Quiet   bool         `short:"q" help:"Print nothing but errors: the exit status says gone (0) or timed out (124), as in a loop that waits one idle period at a time."`
 	Parent  bool         `help:"Watch the caller's parent process."`
-	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist or is a thread)."`
+	ID      bool         `name:"id" help:"Print PID@START for each PID and exit (1 if one does not exist, has exited (a zombie) or is a thread)."`
 	Status  bool         `help:"Exit with TARGET's own status once it is gone (N, or 128+SIG); 193 when the kernel cannot tell."`
 	JSON    bool         `name:"json" help:"Print one JSON object per PID (--id) or per target as it goes (pid, id, gone, status, exit_code, signal, reaped)."`
 	Targets targets      `arg:"" optional:"" name:"TARGET" help:"PID or PID@START, one or more."`
