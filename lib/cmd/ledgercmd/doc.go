@@ -457,8 +457,10 @@
 // order): its latest execution's status, when it finished, how long it ran
 // (so far, while it is live), its exit code, when the job last completed
 // successfully, and how many of its executions are live (claimed,
-// claimed+fenced or running). A named job with nothing stored shows as
-// never-ran. --json prints one object per job: job, status, id,
+// claimed+fenced or running). A named job that never ran shows as
+// never-ran; one whose records were all pruned, its run that finished
+// last, which a file store's summary keeps (in a PostgreSQL store, as
+// pruned). --json prints one object per job: job, status, id,
 // finished_at, duration_seconds, exit_code, last_success_at, running and
 // runs (counts by terminal status), null when unknown. Reads a per-job
 // summary, never every record; creates no store (3 when there is none).

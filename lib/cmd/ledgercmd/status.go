@@ -155,7 +155,7 @@ func writeStatusJSON(w io.Writer, sums []ledger.Summary, now time.Time) error {
 				o.Runs[string(st)] = s.Runs[st]
 			}
 		}
-		if r := s.Latest; r.ID != "" {
+		if r := latestOf(s); r.ID != "" {
 			state, id := r.State(), r.ID
 			o.Status, o.ID = &state, &id
 			if !r.FinishedAt.IsZero() {
@@ -184,7 +184,11 @@ func writeStatusTable(w io.Writer, sums []ledger.Summary, now time.Time) {
 	fmt.Fprintln(tw, "JOB\tSTATUS\tFINISHED\tDURATION\tEXIT\tLAST-SUCCESS\tRUNNING")
 	for _, s := range sums {
 		status, finished, duration, exit := "never-ran", "-", "-", "-"
-		if r := s.Latest; r.ID != "" {
+		if ranBefore(s) > 0 {
+			// Every record pruned, and the store keeps no last run.
+			status = "pruned"
+		}
+		if r := latestOf(s); r.ID != "" {
 			status = r.State()
 			finished = tableTime(r.FinishedAt)
 			duration = shortDuration(lastDuration(r, now))
@@ -199,6 +203,17 @@ func writeStatusTable(w io.Writer, sums []ledger.Summary, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", s.Job, status, finished, duration, exit, success, s.Live)
 	}
 	tw.Flush()
+}
+
+// latestOf is the execution status reports for s's job: its latest, or,
+// once prune deleted every record of the job, the one that finished last,
+// which a file store's summary keeps (a PostgreSQL store's does not: the
+// job shows as pruned, never as never-ran).
+func latestOf(s ledger.Summary) ledger.Record {
+	if s.Latest.ID == "" {
+		return s.LastFinished
+	}
+	return s.Latest
 }
 
 // shortDuration prints d to a precision a person reads: 250ms, 3.2s, 4m10s.
@@ -217,8 +232,10 @@ func (*statusCmd) Help() string {
 order): its latest execution's status, when it finished, how long it ran
 (so far, while it is live), its exit code, when the job last completed
 successfully, and how many of its executions are live (claimed,
-claimed+fenced or running). A named job with nothing stored shows as
-never-ran. --json prints one object per job: job, status, id,
+claimed+fenced or running). A named job that never ran shows as
+never-ran; one whose records were all pruned, its run that finished
+last, which a file store's summary keeps (in a PostgreSQL store, as
+pruned). --json prints one object per job: job, status, id,
 finished_at, duration_seconds, exit_code, last_success_at, running and
 runs (counts by terminal status), null when unknown. Reads a per-job
 summary, never every record; creates no store (3 when there is none).
