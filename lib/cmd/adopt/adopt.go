@@ -87,7 +87,7 @@ func run(t *cli.Tool, g *grammar, argv, args []string) int {
 	}
 	// An execution to adopt lives in an existing store: never create one.
 	if err := location.Exists(dir); err != nil {
-		return t.Fail(fmt.Errorf("ledger store %s: %w", dir, proc.UnwrapPath(err)), spec.ExitNotRun)
+		return t.Fail(fmt.Errorf("ledger store %s: %w", location.Redact(dir), proc.UnwrapPath(err)), spec.ExitNotRun)
 	}
 	st, err := location.Open(dir, location.Options{Lease: g.Lease.D(), File: []filestore.Option{
 		filestore.LockTimeoutFlag(g.LockTimeout.Given, g.LockTimeout.D()), filestore.LockWarn(func(msg string) { t.Warnf("%s", msg) })}})

@@ -3,6 +3,7 @@ package location
 import (
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/tether-sh/tether/lib/ledger"
@@ -67,6 +68,19 @@ func TestHandMatchers(t *testing.T) {
 // keyword/value form.
 func TestRedactKeywordValue(t *testing.T) {
 	passwordValue := regexp.MustCompile(`(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']\S*|'.*$)`)
+	// Where libpq reads more than the expression: a backslash escapes
+	// in an unquoted value too, and \v is a space.
+	for loc, want := range map[string]string{
+		`password=QQ1\ QQ2 x=1`: `password=xxxxx x=1`,
+		`password=QQ1\`:         `password=xxxxx`,
+		"password\v=QQ1 x=1":    "password\v=xxxxx x=1",
+		"password=\vQQ1":        "password=\vxxxxx",
+		"password=QQ1\vx=1":     "password=xxxxx\vx=1",
+	} {
+		if got := redactKeywordValue(loc); got != want {
+			t.Errorf("redactKeywordValue(%q) = %q; want %q", loc, got, want)
+		}
+	}
 	for _, loc := range []string{
 		"host=/run/postgresql dbname=jobs password=s3cret connect_timeout=2",
 		"password=s3cret", "password = s3cret", "password=\ts3cret x=1", "password=", "password= x=1",
@@ -96,11 +110,61 @@ func TestRedact(t *testing.T) {
 		{"postgres://db/x@y:z", "postgres://db/x@y:z"},
 		{"ftp://u:pw@host/x", "ftp://u:xxxxx@host/x"},
 		{"u:pw@host://x", "…"},
+		// A password with what ends an authority, unescaped: a lenient
+		// driver connects with it as written.
+		{"postgres://u:QQ1#QQ2@127.0.0.1:1/db", "postgres://u:xxxxx@127.0.0.1:1/db"},
+		{"postgres://u:QQ1?QQ2@h/db", "postgres://u:xxxxx@h/db"},
+		{"postgres://u:QQ1?QQ2@h/db?password=QQ3", "postgres://u:xxxxx@h/db?password=xxxxx"},
+		{"postgres://h/db?password=QQ1@QQ2&x=1", "postgres://h/db?password=xxxxx&x=1"},
+		{"postgres://u:QQ1/QQ2@h/db?password=z", "postgres://u:xxxxx@h/db?password=xxxxx"},
+		{"ftp://u:pa#ss@h/x", "ftp://u:xxxxx@h/x"},
+		// An @ in the query hides more than the password, never less.
+		{"postgres://h:5432/db?application_name=a@b", "postgres://h:xxxxx@b"},
 		{"host=h password=s3cret", "host=h password=xxxxx"},
 		{"/var/lib/tether", "/var/lib/tether"},
 	} {
 		if got := Redact(tc.in); got != tc.want {
 			t.Errorf("Redact(%q) = %q; want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestRedactHidesPassword puts a password holding each character that
+// ends a part of a URL or a keyword value into every form a location
+// takes, and checks that no part of it shows.
+func TestRedactHidesPassword(t *testing.T) {
+	for _, c := range []string{"#", "?", "/", "@", ":", "&", "=", " ", "'", "%", "%40", "\\", "\t"} {
+		secret := "QQ1" + c + "QQ2"
+		forms := []string{
+			"postgres://u:" + secret + "@h/db",
+			"postgres://u:" + secret + "@h:5432/db?sslmode=disable#f",
+			"postgresql://u:" + secret + "@/db?host=/run/postgresql",
+			"ftp://u:" + secret + "@h/x",
+			// libpq's keyword/value form, the value quoted as libpq reads it
+			"host=h password='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(secret) + "' dbname=x",
+			"host=h password=" + strings.NewReplacer(`\`, `\\`, " ", `\ `, "\t", "\\\t", "'", `\'`).Replace(secret) + " dbname=x",
+		}
+		if !strings.ContainsAny(c, "#&") {
+			// (a query parameter ends at & or #, as in every URL parser)
+			forms = append(forms, "postgres:///db?host=/tmp&password="+secret+"&sslmode=disable")
+		}
+		for _, loc := range forms {
+			if got := Redact(loc); strings.Contains(got, "QQ") {
+				t.Errorf("Redact(%q) = %q; shows the password", loc, got)
+			}
+		}
+	}
+}
+
+// TestExists: a database is never looked for as a folder (adopt asks
+// before it opens), in either of its forms.
+func TestExists(t *testing.T) {
+	for _, loc := range []string{"postgres://h/db", "postgresql:///db?host=/run/postgresql", "host=/run/postgresql password='a b' dbname=x", " dbname=x"} {
+		if err := Exists(loc); err != nil {
+			t.Errorf("Exists(%q) = %v; want nil", loc, err)
+		}
+	}
+	if err := Exists(t.TempDir() + "/none"); err == nil {
+		t.Errorf("Exists(a missing folder) = nil; want an error")
 	}
 }
