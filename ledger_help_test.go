@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLedgerHelpFromSibling: the ledger binary does not link kong, so that
@@ -87,6 +88,42 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 	}
 	if got := run([]string{"COMP_LINE=ledger li", "COMP_POINT=9"}, "ledger"); got.stdout != "list\n" {
 		t.Errorf("completing \"ledger li\" = %q; want list", got.stdout)
+	}
+
+	// What tether-pg runs for ledger does not inherit the mark of the
+	// hand-off.
+	if got := run([]string{"TETHER_NO_SHORTCUTS=1"}, "ledger", "run", "j", "--", "/bin/sh", "-c", "env"); got.code != 0 || strings.Contains(got.stdout, "TETHER_HANDED") {
+		t.Errorf("ledger run through tether-pg = %+v; want exit 0 and no TETHER_HANDED_TO_PG in the payload's environment", got)
+	}
+
+	// A "tether-pg" that is ledger itself (a symlink, a copy) would be
+	// handed the line again and again: the ledger it starts refuses.
+	loop := t.TempDir()
+	if err := os.Link(filepath.Join(bin, "ledger"), filepath.Join(loop, "ledger")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("ledger", filepath.Join(loop, "tether-pg")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--help"}, {"--ledger", "postgres://u@127.0.0.1:1/db", "list"}} {
+		cmd := exec.Command(filepath.Join(loop, "ledger"), args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		done := make(chan error, 1)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if code := cmd.ProcessState.ExitCode(); err == nil || code == 0 || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "ran "+filepath.Join(loop, "ledger")+" again") {
+				t.Errorf("ledger %q with tether-pg a symlink to it: exit %d, stderr %q; want one line naming it, not 0", args, code, stderr.String())
+			}
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("ledger %q with tether-pg a symlink to it still runs after 20s: it hands itself the line forever", args)
+		}
 	}
 
 	if err := os.Remove(filepath.Join(bin, "tether-pg")); err != nil {

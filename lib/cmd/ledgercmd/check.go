@@ -171,7 +171,10 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // parse: UNKNOWN (3), as monitoring plugins exit on a usage error, so that
 // a mistyped check is never read as a WARNING or CRITICAL of the job.
 // args are ledger's arguments; it reports whether they name check.
-func checkUsage(args []string) bool { return subcommand(args) == "check" }
+func checkUsage(args []string) bool {
+	words := ownWords(args)
+	return len(words) > 0 && words[0] == "check"
+}
 
 func (*checkCmd) Help() string {
 	return `A monitoring plugin (Nagios, Icinga, Sensu, Zabbix): prints one line,

@@ -68,10 +68,36 @@ func TestCheckUsage(t *testing.T) {
 		{[]string{"run", "j", "--", "check"}, false},
 		{[]string{"--", "check"}, false},
 		{nil, false},
+		// check must be the first word: a mistyped command before it is
+		// a usage error of its own, not the plugin's
+		{[]string{"help", "check"}, false},
+		{[]string{"foo", "check", "j"}, false},
+		{[]string{"--owner", "5", "check"}, false},
 	}
 	for _, tt := range tests {
 		if got := checkUsage(tt.args); got != tt.want {
 			t.Errorf("checkUsage(%q) = %v; want %v", tt.args, got, tt.want)
+		}
+	}
+}
+
+// TestRunsCommand: run's and spawn's usage errors are a runner's (125),
+// however the line went wrong before them; no other's is.
+func TestRunsCommand(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"run", "j", "--dedline", "1", "--", "true"}, true},
+		{[]string{"--ledger", "/x", "spawn", "j"}, true},
+		{[]string{"--ledgr", "x", "run", "--bogus"}, true},
+		{[]string{"--ledger", "run", "list"}, false},
+		{[]string{"list", "run"}, false},
+		{[]string{"--", "run"}, false},
+		{[]string{"frobnicate"}, false},
+	} {
+		if got := RunsCommand(tt.args); got != tt.want {
+			t.Errorf("RunsCommand(%q) = %v; want %v", tt.args, got, tt.want)
 		}
 	}
 }

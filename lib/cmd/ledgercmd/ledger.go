@@ -119,35 +119,43 @@ func RunsCommand(args []string) bool {
 	return false
 }
 
-// subcommand is the subcommand a command line names: the first word
-// before "--" that is not one of ledger's own flags or such a flag's
-// value and is the name of a subcommand (a mistyped flag's value before
-// it is passed over), or "" when there is none.
+// subcommand is the subcommand a command line names: the first of its
+// ownWords that is the name of a subcommand (a mistyped flag's value
+// before it is passed over), or "" when there is none.
 func subcommand(args []string) string {
-	root := argvGrammar()
+	for _, w := range ownWords(args) {
+		for _, c := range argvGrammar().Children {
+			if c.Name == w {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// ownWords are the arguments before a first "--" that are neither flags
+// nor the values of ledger's own flags (--ledger DIR).
+func ownWords(args []string) []string {
 	takesValue := map[string]bool{}
-	for _, f := range root.Flags {
+	for _, f := range argvGrammar().Flags {
 		for _, n := range f.Names {
 			takesValue["--"+n] = !f.Switch
 		}
 	}
+	var words []string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--":
-			return ""
+			return words
 		case strings.HasPrefix(a, "-") && a != "-":
 			if takesValue[a] {
 				i++
 			}
 		default:
-			for _, c := range root.Children {
-				if c.Name == a {
-					return a
-				}
-			}
+			words = append(words, a)
 		}
 	}
-	return ""
+	return words
 }
 
 func run(t *cli.Tool, args []string, explain Explainer) int {

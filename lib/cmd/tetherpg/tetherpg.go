@@ -17,6 +17,7 @@ import (
 	"os"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/cmd/adopt"
 	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
 	"github.com/tether-sh/tether/lib/ledger/location"
@@ -27,6 +28,7 @@ import (
 // Main runs the tool args[0] names (ledger or adopt) with the rest of
 // args, and returns its exit code.
 func Main(args []string) int {
+	sibling.Served()
 	if len(args) > 0 {
 		switch args[0] {
 		case "ledger":
