@@ -17,8 +17,8 @@ import (
 	"os"
 
 	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/cmd/adopt"
+	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	_ "github.com/tether-sh/tether/lib/ledger/pgstore" // registers the PostgreSQL store
