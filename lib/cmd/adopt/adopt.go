@@ -38,6 +38,10 @@ type grammar struct {
 // Main runs adopt with args and returns its exit status.
 func Main(args []string) int {
 	t := kongcli.New("adopt", Page.Description)
+	if sibling.HandedBack(args, "ledger", "adopt") {
+		// Started as tether-pg, which this is not: never hand on again.
+		return t.Fail(sibling.ErrHandedBack, spec.ExitNotRun)
+	}
 	// adopt always runs a command: its usage errors are 125, as timeout's.
 	t.RunsCommand = func(*kong.Context, []string) bool { return true }
 	var g grammar

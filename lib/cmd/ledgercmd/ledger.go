@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
+	"github.com/tether-sh/tether/lib/internal/argv"
 	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
@@ -166,6 +167,9 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 		return code
 	}
 	if explain == nil {
+		if sibling.HandedBack(args, "ledger") {
+			return handedBack(t, args)
+		}
 		return explainElsewhere(t, args)
 	}
 	var g grammar
@@ -194,6 +198,28 @@ func explainElsewhere(t *cli.Tool, args []string) int {
 		return checkUsageUnknown(t)
 	case RunsCommand(args):
 		return spec.ExitNotRun
+	}
+	return spec.ExitUsage
+}
+
+// handedBack refuses a command line handed to tether-pg (see
+// sibling.HandedBack) in one line, with the exit code the handing tool
+// gives when tether-pg cannot be run: ledger handed tether-pg a line its
+// parser takes only for a PostgreSQL store (3, or 125 for run and spawn),
+// and one it does not take for its help and usage errors (2, 125 for run
+// and spawn, UNKNOWN for check).
+func handedBack(t *cli.Tool, args []string) int {
+	t.Warnf("%v", sibling.ErrHandedBack)
+	rest := args[1:]
+	var g grammar
+	_, parses := argv.Parse(argvGrammar(), &g, rest)
+	switch {
+	case RunsCommand(rest):
+		return spec.ExitNotRun
+	case parses:
+		return spec.ExitSystem
+	case checkUsage(rest):
+		return checkUsageUnknown(t)
 	}
 	return spec.ExitUsage
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/adopt"
-	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	_ "github.com/tether-sh/tether/lib/ledger/pgstore" // registers the PostgreSQL store
@@ -28,7 +27,6 @@ import (
 // Main runs the tool args[0] names (ledger or adopt) with the rest of
 // args, and returns its exit code.
 func Main(args []string) int {
-	sibling.Served()
 	if len(args) > 0 {
 		switch args[0] {
 		case "ledger":

@@ -3,6 +3,7 @@ package location
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,7 +78,7 @@ func TestRedactKeywordValue(t *testing.T) {
 		"password=\vQQ1":        "password=\vxxxxx",
 		"password=QQ1\vx=1":     "password=xxxxx\vx=1",
 	} {
-		if got := redactKeywordValue(loc); got != want {
+		if got, _ := redactKeywordValue(loc); got != want {
 			t.Errorf("redactKeywordValue(%q) = %q; want %q", loc, got, want)
 		}
 	}
@@ -89,7 +90,8 @@ func TestRedactKeywordValue(t *testing.T) {
 		"dbname=password password=p", "password", "password x=1", "PASSWORD=x", "password=a'b c",
 		"password==x", "a=1 password='' b=2", "password=é", "password\n=x",
 	} {
-		if got, want := redactKeywordValue(loc), passwordValue.ReplaceAllString(loc, "${1}xxxxx"); got != want {
+		if got, _ := redactKeywordValue(loc); got != passwordValue.ReplaceAllString(loc, "${1}xxxxx") {
+			want := passwordValue.ReplaceAllString(loc, "${1}xxxxx")
 			t.Errorf("redactKeywordValue(%q) = %q; want %q", loc, got, want)
 		}
 	}
@@ -101,7 +103,18 @@ func TestRedact(t *testing.T) {
 		{"postgres://u:s3cret@db/x", "postgres://u:xxxxx@db/x"},
 		{"postgresql://u:s3cret@db:5432/x?sslmode=require", "postgresql://u:xxxxx@db:5432/x?sslmode=require"},
 		{"postgres:///x?host=/run/postgresql&password=s3cret", "postgres:///x?host=/run/postgresql&password=xxxxx"},
-		{"postgres:///x?password=a&password=b#frag", "postgres:///x?password=xxxxx&password=xxxxx#frag"},
+		{"postgres:///x?password=a&password=b#frag", "postgres:///x?password=xxxxx&password=xxxxx"},
+		// A # does not end a query a lenient driver reads on; spaces
+		// around a name are not part of it; sslpassword is a password.
+		{"postgres:///x?application_name=a#b&password=QQ1", "postgres:///x?application_name=a#b&password=xxxxx"},
+		{"postgres:///x? password=QQ1&password =QQ2&+password=QQ3", "postgres:///x? password=xxxxx&password =xxxxx&+password=xxxxx"},
+		{"postgres:///x?sslpassword=QQ1", "postgres:///x?sslpassword=xxxxx"},
+		{"host=h sslpassword=QQ1 sslmode=verify-full", "host=h sslpassword=xxxxx sslmode=verify-full"},
+		{"host=h nosslpassword=QQ1", "host=h nosslpassword=QQ1"},
+		// A password parameter begun inside what the user's password
+		// hides runs on past the last @.
+		{"postgres://u:QQ1?password=QQ2@127.0.0.1:1/db", "postgres://u:xxxxx@xxxxx"},
+		{"postgres://u:QQ1?x@h/db?password=QQ2@QQ3&sslmode=disable", "postgres://u:xxxxx@xxxxx&sslmode=disable"},
 		{"postgres:///x?pass%77ord=s3cret", "postgres:///x?pass%77ord=xxxxx"},
 		{"postgres:///x?passwordx=1&xpassword=2", "postgres:///x?passwordx=1&xpassword=2"},
 		{"postgres://u@db/x", "postgres://u@db/x"},
@@ -166,5 +179,23 @@ func TestExists(t *testing.T) {
 	}
 	if err := Exists(t.TempDir() + "/none"); err == nil {
 		t.Errorf("Exists(a missing folder) = nil; want an error")
+	}
+}
+
+// TestSecrets: the pieces a driver's message might quote of a password,
+// longest first.
+func TestSecrets(t *testing.T) {
+	for _, tc := range []struct {
+		loc  string
+		want []string
+	}{
+		{"postgres://u:QQ1@QQ2@host/db", []string{"QQ1", "QQ2"}},
+		{"host=h password='QQ1 QQ2' dbname=x", []string{"QQ1", "QQ2"}},
+		{"postgres://u@h/db?password=s3cret&sslpassword=x", []string{"s3cret"}},
+		{"/var/lib/tether", nil},
+	} {
+		if got := Secrets(tc.loc); !slices.Equal(got, tc.want) {
+			t.Errorf("Secrets(%q) = %q; want %q", tc.loc, got, tc.want)
+		}
 	}
 }

@@ -1,17 +1,46 @@
 package location
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Redact is loc as messages, --json and process titles show it: a URL
 // without its password.
 func Redact(loc string) string {
+	shown, _ := redact(loc)
+	return shown
+}
+
+// Secrets are the pieces of loc that Redact hides, split where a driver's
+// own message might split them (at '@', spaces, quotes and backslashes),
+// longest first, none shorter than two bytes: what a message quoting a
+// driver's reading of loc must not show either (pgstore scrubs them).
+func Secrets(loc string) []string {
+	_, hidden := redact(loc)
+	seen := map[string]bool{}
+	var out []string
+	for _, h := range hidden {
+		for _, f := range strings.FieldsFunc(h, func(r rune) bool { return r == '@' || r == '\'' || r == '\\' || strings.ContainsRune(libpqSpaces, r) }) {
+			if len(f) >= 2 && !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// redact returns loc as Redact shows it, and the texts it hid.
+func redact(loc string) (shown string, hidden []string) {
 	switch {
 	case IsURL(loc):
 		return redactURL(loc)
 	case isKeywordValue(loc):
 		return redactKeywordValue(loc)
 	}
-	return loc
+	return loc, nil
 }
 
 // The redaction below is written by hand, not with net/url and regexp,
@@ -20,18 +49,20 @@ func Redact(loc string) string {
 // and a tenth of a hello world's time.
 
 // redactKeywordValue returns libpq's keyword/value form loc with the value
-// of every password keyword replaced by xxxxx, as libpq reads a value:
+// of every password and sslpassword keyword replaced by xxxxx, and the
+// values it replaced, as libpq reads a value:
 // quoted (an unclosed quote runs to the end) or up to the next space,
 // with backslash escapes either way, and its spaces (isspace: \v too).
 // An empty value is left, as there is nothing to hide.
-func redactKeywordValue(loc string) string {
+func redactKeywordValue(loc string) (string, []string) {
 	var b strings.Builder
+	var hidden []string
 	rest := loc
 	for {
 		at := passwordKeyword(rest)
 		if at < 0 {
 			b.WriteString(rest)
-			return b.String()
+			return b.String(), hidden
 		}
 		v := at + len("password")
 		v += len(rest[v:]) - len(strings.TrimLeft(rest[v:], libpqSpaces))
@@ -46,21 +77,23 @@ func redactKeywordValue(loc string) string {
 		b.WriteString(rest[:v])
 		if n > 0 {
 			b.WriteString("xxxxx")
+			hidden = append(hidden, rest[v:v+n])
 		}
 		rest = rest[v+n:]
 	}
 }
 
 // passwordKeyword is the index of the first "password" in s that begins
-// a word, or -1.
+// a word, or ends a word "sslpassword", or -1.
 func passwordKeyword(s string) int {
+	wordStart := func(i int) bool { return i == 0 || !isWordByte(s[i-1]) }
 	for off := 0; ; {
 		i := strings.Index(s[off:], "password")
 		if i < 0 {
 			return -1
 		}
 		i += off
-		if i == 0 || !isWordByte(s[i-1]) {
+		if wordStart(i) || i >= 3 && s[i-3:i] == "ssl" && wordStart(i-3) {
 			return i
 		}
 		off = i + 1
@@ -102,48 +135,65 @@ func valueLen(s string) int {
 }
 
 // redactURL returns the URL loc with the password of its user and of any
-// password query parameter replaced by "xxxxx". A URL whose scheme is not
-// one (text before "://" that could hold anything) shows nothing.
+// password or sslpassword query parameter replaced by "xxxxx", and the
+// texts it replaced. A URL whose scheme is not one (text before "://"
+// that could hold anything) shows nothing.
 //
-// The user's password runs from the first ':' after "://" to the last
-// '@' of the whole URL, not of its authority alone: a password may hold
-// an unescaped '/', '?', '#' or '@', which a driver reading leniently
-// takes as written. So the query is redacted both before the user's
-// password is found (a password parameter may hold an '@') and after (a
-// user's password may hold a '?'). An '@' in a query hides more than the
-// password, never less.
-func redactURL(loc string) string {
+// It hides more than a URL parser would read as the password, never
+// less, since a driver may read more leniently than one:
+//   - the user's password runs from the first ':' after "://" to the last
+//     '@' of the whole URL, not of its authority alone: it may hold an
+//     unescaped '/', '?', '#' or '@';
+//   - when what that hides holds "password", a password parameter may
+//     have begun in it: what follows the '@' is hidden up to the next '&';
+//   - a parameter runs to the next '&' (a '#' is not taken for the end of
+//     the query), its name read without the spaces around it.
+func redactURL(loc string) (string, []string) {
 	i := strings.Index(loc, "://")
 	if scheme(loc) != loc[:i+1] {
-		return "…"
+		return "…", []string{loc}
 	}
-	head, rest := loc[:i+3], redactQuery(loc[i+3:])
+	head, rest := loc[:i+3], loc[i+3:]
+	var hidden []string
 	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
 		if colon := strings.IndexByte(rest[:at], ':'); colon >= 0 {
-			head, rest = head+rest[:colon+1]+"xxxxx@", redactQuery(rest[at+1:])
+			user := rest[colon+1 : at]
+			hidden = append(hidden, user)
+			head, rest = head+rest[:colon+1]+"xxxxx@", rest[at+1:]
+			if strings.Contains(user, "password") {
+				end := strings.IndexByte(rest, '&')
+				if end < 0 {
+					end = len(rest)
+				}
+				if end > 0 {
+					hidden = append(hidden, rest[:end])
+					rest = "xxxxx" + rest[end:]
+				}
+			}
 		}
 	}
-	return head + rest
+	rest, params := redactQuery(rest)
+	return head + rest, append(hidden, params...)
 }
 
-// redactQuery returns s with the value of every password parameter of
-// the query after its first '?' replaced by "xxxxx".
-func redactQuery(s string) string {
+// redactQuery returns s with the value of every password and sslpassword
+// parameter of the query after its first '?' replaced by "xxxxx", and the
+// values it replaced.
+func redactQuery(s string) (string, []string) {
 	q := strings.IndexByte(s, '?')
 	if q < 0 {
-		return s
+		return s, nil
 	}
-	query, fragment := s[q+1:], ""
-	if h := strings.IndexByte(query, '#'); h >= 0 {
-		query, fragment = query[:h], query[h:]
-	}
-	params := strings.Split(query, "&")
+	var hidden []string
+	params := strings.Split(s[q+1:], "&")
 	for n, p := range params {
-		if key, _, ok := strings.Cut(p, "="); ok && unescape(key) == "password" {
+		key, value, ok := strings.Cut(p, "=")
+		if name := strings.TrimSpace(unescape(key)); ok && (name == "password" || name == "sslpassword") {
 			params[n] = key + "=xxxxx"
+			hidden = append(hidden, value)
 		}
 	}
-	return s[:q+1] + strings.Join(params, "&") + fragment
+	return s[:q+1] + strings.Join(params, "&"), hidden
 }
 
 // unescape is a query key with its %XX escapes and "+" decoded, as libpq

@@ -129,7 +129,10 @@ type Store struct {
 	cfg      *pgx.ConnConfig
 	loc      string
 	password string
-	opts     Options
+	// secrets are what location.Redact hid of the location (Secrets),
+	// scrubbed from the driver's messages with the password.
+	secrets []string
+	opts    Options
 	// pageSize is how many rows Each fetches per statement (eachPage;
 	// tests make it small).
 	pageSize int
@@ -150,9 +153,13 @@ func Open(loc string, o Options) (*Store, error) {
 	if !location.IsPostgres(loc) {
 		return nil, fmt.Errorf("%w: %s is not a postgres:// URL", ledger.ErrBadInput, s.loc)
 	}
+	s.secrets = location.Secrets(loc)
 	cfg, err := pgx.ParseConfig(loc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: ledger database %s: %v", ledger.ErrBadInput, s.loc, s.scrub(err))
+		// The driver's message quotes its own reading of loc, whose
+		// redaction is not Redact's (an unclosed quote, an escaped space
+		// show a password's tail): only its cause is said.
+		return nil, fmt.Errorf("%w: ledger database %s: not a connection string the driver reads (a postgres:// URL or libpq's key=value form)", ledger.ErrBadInput, s.loc)
 	}
 	s.password = cfg.Password
 	if v, ok := cfg.RuntimeParams["statement_timeout"]; ok {
@@ -219,6 +226,11 @@ func (s *Store) scrub(err error) string {
 	msg := err.Error()
 	if s.password != "" {
 		msg = strings.ReplaceAll(msg, s.password, "xxxxx")
+	}
+	// What Redact hid, as the driver may have split it otherwise (a
+	// password's tail read as the host name: "no such host QQ2@h").
+	for _, secret := range s.secrets {
+		msg = strings.ReplaceAll(msg, secret, "xxxxx")
 	}
 	return msg
 }

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"syscall"
 
 	"github.com/tether-sh/tether/lib/internal/sigstate"
@@ -78,23 +79,23 @@ func ExecExplain(tool string, args []string) error {
 	return execFull(tool, args, tool+"'s help and usage errors are printed by")
 }
 
-// Handed is set in the environment of the tether-pg that execFull runs,
-// which unsets it at once (Served). A ledger or adopt that finds it set
-// was run by a tether-pg that is not one (a copy of ledger, a symlink to
-// it): it refuses to hand off again rather than exec itself forever.
-const Handed = "TETHER_HANDED_TO_PG"
+// HandedBack reports whether args, a ledger's or adopt's arguments, are
+// a command line handed to tether-pg ("ledger ARGS", "adopt ARGS") that
+// starts with one of words, which no command line of the caller starts
+// with: then the program was started as tether-pg but is not it (a copy
+// of ledger, a link to it, a script that runs it), and must refuse rather
+// than hand the line on again, forever. ledger passes "ledger" ("ledger
+// adopt ID" is its own), adopt both.
+func HandedBack(args []string, words ...string) bool {
+	return len(args) > 0 && slices.Contains(words, args[0])
+}
 
-// Served is called by tether-pg first thing: what it runs (a payload, a
-// worker it spawns, an adopt that hands off again) starts without Handed.
-func Served() { os.Unsetenv(Handed) }
+// ErrHandedBack is HandedBack's error: ledger.ErrUnavailable.
+var ErrHandedBack error = unavailable("this program was handed a command line for " + location.PostgresBinary + ", which it is not (a copy of ledger or adopt installed as " + location.PostgresBinary + ", or a link to one?)")
 
 // execFull execs tether-pg running tool with args; what says what it
 // was wanted for, in the error returned when it cannot be run.
 func execFull(tool string, args []string, what string) error {
-	if _, again := os.LookupEnv(Handed); again {
-		self, _ := os.Executable()
-		return unavailable(fmt.Sprintf("%s %s, but the one found ran %s again (a copy of it, not tether-pg?)", what, location.PostgresBinary, self))
-	}
 	pg, err := Find(location.PostgresBinary)
 	if err != nil {
 		return unavailable(fmt.Sprintf("%s %s, which is neither beside this program nor on PATH", what, location.PostgresBinary))
@@ -103,7 +104,7 @@ func execFull(tool string, args []string, what string) error {
 	// tether-pg back the signals its caller ignored, which the Go
 	// runtime here replaced by its handlers at start.
 	sigstate.Restore()
-	err = syscall.Exec(pg, append([]string{pg, tool}, args...), append(os.Environ(), Handed+"="+tool))
+	err = syscall.Exec(pg, append([]string{pg, tool}, args...), os.Environ())
 	return unavailable(fmt.Sprintf("%s %s, which cannot be run: %v", what, pg, err))
 }
 
