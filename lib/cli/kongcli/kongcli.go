@@ -306,21 +306,6 @@ func missingValue(err error) error {
 	return fmt.Errorf("%s: expected %s but got %s", m[1], what, m[3])
 }
 
-// Subcommand is the subcommand a command line names: the first of its
-// Words that is the name of one of parser's commands (a mistyped flag's
-// value before it is passed over), or "" when there is none.
-func Subcommand(parser *kong.Kong, args []string) string {
-	words, _ := Words(parser, args)
-	for _, w := range words {
-		for _, c := range parser.Model.Children {
-			if c.Type == kong.CommandNode && c.Name == w {
-				return w
-			}
-		}
-	}
-	return ""
-}
-
 // Words are the arguments of args before a first "--" that are neither
 // flags of parser's top level nor such flags' values; dashdash reports
 // whether there was a "--". A tool reads from them whether a command line

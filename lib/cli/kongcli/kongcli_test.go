@@ -3,6 +3,7 @@ package kongcli
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,7 +47,8 @@ func TestParseExitCodes(t *testing.T) {
 }
 
 // TestRunnerUsage: a runner's usage error is 125, everything else's 2;
-// Subcommand finds the subcommand past flags and a mistyped flag's value.
+// Words passes over flags and the values of the top level's, not a
+// mistyped flag's.
 func TestRunnerUsage(t *testing.T) {
 	type run struct {
 		Grace string   `placeholder:"D"`
@@ -62,7 +64,8 @@ func TestRunnerUsage(t *testing.T) {
 		var errOut stringsBuilder
 		tl := &Tool{Tool: &cli.Tool{Name: "t", Stdout: &stringsBuilder{}, Stderr: &errOut}}
 		tl.RunsCommand = func(ctx *kong.Context, args []string) bool {
-			return ctx != nil && Subcommand(ctx.Kong, args) == "run"
+			words, _ := Words(ctx.Kong, args)
+			return ctx != nil && slices.Contains(words, "run")
 		}
 		return tl, &errOut
 	}
