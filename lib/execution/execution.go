@@ -318,9 +318,10 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		PIDNamespace: o.PIDNamespace,
 		Stdout:       out.stdout,
 		Stderr:       out.stderr,
-		// The id replaces an outer execution's.
+		// The id replaces an outer execution's; the store a spawn handed
+		// its worker stays the worker's.
 		Env: append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-			return strings.HasPrefix(kv, EnvVar+"=")
+			return strings.HasPrefix(kv, EnvVar+"=") || strings.HasPrefix(kv, ledger.HandoffEnvVar+"=")
 		}), EnvVar+"="+id),
 		// The one callback: the moment the payload, forked and held, is
 		// recorded before its first instruction.

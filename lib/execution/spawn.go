@@ -53,7 +53,7 @@ type SpawnOptions struct {
 	Log        string        // the worker's output; empty: discarded
 	// Env is added to the worker's environment: a store that is not a
 	// folder (a database URL, which may carry a password) reaches the
-	// worker there (location.EnvVar), never on its command line.
+	// worker there (ledger.HandoffEnvVar), never on its command line.
 	Env []string
 	// AdoptFlags are more flags for the worker (--lease D).
 	AdoptFlags []string

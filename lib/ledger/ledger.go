@@ -207,3 +207,10 @@ type Summary struct {
 
 // EnvVar names the store in the environment (after --ledger).
 const EnvVar = "TETHER_LEDGER"
+
+// HandoffEnvVar names the store ledger spawn hands its adopt worker when
+// the store is not a folder (a database URL, which may carry a password,
+// goes in the environment, never on a command line). It is the worker's
+// only: adopt reads it before $TETHER_LEDGER, and a payload's environment
+// never carries it, so the payload's is exactly its caller's.
+const HandoffEnvVar = "TETHER_HANDOFF_LEDGER"

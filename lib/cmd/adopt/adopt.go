@@ -73,7 +73,7 @@ func run(t *cli.Tool, g *grammar, argv, args []string) int {
 			return t.Fail(err, spec.ExitNotRun)
 		}
 	}
-	dir, err := location.Resolve(string(g.Ledger))
+	dir, err := location.ResolveHandedOff(string(g.Ledger))
 	if err != nil {
 		return t.Fail(err, spec.ExitNotRun)
 	}

@@ -20,7 +20,10 @@
 //
 // If adopt is killed mid-run, ledger recover later reports the execution
 // unknown: never completed, never run twice. ledger spawn starts adopt for
-// you; run it yourself to hand a claim to a worker of your own.
+// you; run it yourself to hand a claim to a worker of your own. Without
+// --ledger, the store is the one spawn handed over in
+// $TETHER_HANDOFF_LEDGER, which CMD's environment does not carry, else
+// $TETHER_LEDGER, else the default folder.
 //
 // # Arguments
 //

@@ -27,7 +27,10 @@ once the record is finished, the job is pruned to its newest --keep.
 
 If adopt is killed mid-run, ledger recover later reports the execution
 unknown: never completed, never run twice. ledger spawn starts adopt for
-you; run it yourself to hand a claim to a worker of your own.`,
+you; run it yourself to hand a claim to a worker of your own. Without
+--ledger, the store is the one spawn handed over in
+$TETHER_HANDOFF_LEDGER, which CMD's environment does not carry, else
+$TETHER_LEDGER, else the default folder.`,
 	Examples: `id=$(ledger claim nightly --owner $$) && ledger fence "$id"
 setsid adopt --ack-file /run/nightly.ack "$id" -- ./nightly.sh &`,
 	Exit: `CMD's status (128+N when it died of signal N); 125 when the adoption was

@@ -68,8 +68,10 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
 	}
 	if loc, err := inv.location(); err == nil && location.IsPostgres(loc) {
-		// Through the environment: a URL's password must not show in ps.
-		o.Env = []string{location.EnvVar + "=" + loc}
+		// Through the environment: a URL's password must not show in ps,
+		// nor reach the payload (adopt drops the variable from its
+		// environment).
+		o.Env = []string{location.HandoffEnvVar + "=" + loc}
 		o.AdoptFlags = append(o.AdoptFlags, "--lease", c.Lease.D().String())
 	}
 	sp, refused, err := execution.SpawnJob(inv.tool.Warnf, st, o)

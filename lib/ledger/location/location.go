@@ -18,8 +18,8 @@
 //	go st.KeepLease(ctx, id, ledger.Keep{Since: sent, Stop: ledger.StopBudget(grace), Lost: stop}) // every store: a no-op without a lease
 //
 // A URL may carry a password: Redact gives the form to show, and a worker
-// is handed its location through the environment (EnvVar), never on its
-// command line.
+// is handed its location through the environment (HandoffEnvVar), never
+// on its command line.
 package location
 
 import (
@@ -33,10 +33,13 @@ import (
 	"github.com/tether-sh/tether/lib/ledger/filestore"
 )
 
-// EnvVar names the store in the environment (after --ledger). spawn
-// passes its store to the worker in it, so that a URL's password never
-// shows on a command line.
+// EnvVar names the store in the environment (after --ledger).
 const EnvVar = ledger.EnvVar
+
+// HandoffEnvVar names the store spawn hands its worker when it is not a
+// folder, so that a URL's password never shows on a command line, nor in
+// the payload's environment (ledger.HandoffEnvVar).
+const HandoffEnvVar = ledger.HandoffEnvVar
 
 // Options say how to open a store.
 type Options struct {
@@ -73,6 +76,16 @@ func Resolve(flag string) (string, error) {
 		return flag, nil
 	}
 	return Default()
+}
+
+// ResolveHandedOff is Resolve for a worker (adopt): the location flag
+// names, else the one its spawn handed it ($TETHER_HANDOFF_LEDGER), else
+// Default().
+func ResolveHandedOff(flag string) (string, error) {
+	if flag == "" {
+		flag = os.Getenv(HandoffEnvVar)
+	}
+	return Resolve(flag)
 }
 
 // Default returns the location used when no --ledger is given:

@@ -44,6 +44,22 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// TestResolveHandedOff: a worker takes the flag, else the store its spawn
+// handed over, else $TETHER_LEDGER.
+func TestResolveHandedOff(t *testing.T) {
+	for _, tc := range []struct{ flag, handed, env, want string }{
+		{"/flag", "postgres:///handed", "/env", "/flag"},
+		{"", "postgres:///handed", "/env", "postgres:///handed"},
+		{"", "", "/env", "/env"},
+	} {
+		t.Setenv(HandoffEnvVar, tc.handed)
+		t.Setenv(EnvVar, tc.env)
+		if got, err := ResolveHandedOff(tc.flag); err != nil || got != tc.want {
+			t.Errorf("ResolveHandedOff(%q) with $%s=%q, $%s=%q = %q, %v; want %q", tc.flag, HandoffEnvVar, tc.handed, EnvVar, tc.env, got, err, tc.want)
+		}
+	}
+}
+
 // TestHandMatchers holds isKeywordValue and scheme, written by hand so
 // that opening a store compiles no regexp, to the expressions they stand
 // for.
