@@ -80,33 +80,49 @@ func TestHandMatchers(t *testing.T) {
 	}
 }
 
-// TestRedactKeywordValue holds redactKeywordValue, written by hand, to
-// the expression it stands for, on the shapes a password takes in libpq's
-// keyword/value form.
+// TestRedactKeywordValue: the value of a password keyword is hidden as
+// the driver reads it, and nothing else is (but a quote never closed).
 func TestRedactKeywordValue(t *testing.T) {
-	passwordValue := regexp.MustCompile(`(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']\S*|'.*$)`)
-	// Where libpq reads more than the expression: a backslash escapes
-	// in an unquoted value too, and \v is a space.
 	for loc, want := range map[string]string{
+		"host=/run/postgresql dbname=jobs password=s3cret connect_timeout=2": "host=/run/postgresql dbname=jobs password=xxxxx connect_timeout=2",
+		"password=s3cret":             "password=xxxxx",
+		"password = s3cret":           "password = xxxxx",
+		"password=\ts3cret x=1":       "password=\txxxxx x=1",
+		"password=":                   "password=",
+		"password= x=1":               "password= xxxxx",
+		"password='s3 cret' dbname=x": "password=xxxxx dbname=x",
+		`password='s3\'cr et' x=1`:    "password=xxxxx x=1",
+		`password='s3\\' x=1`:         "password=xxxxx x=1",
+		"password='unclosed and more": "password=xxxxx",
+		"password=a password=b":       "password=xxxxx password=xxxxx",
+		"mypassword=x password=y":     "mypassword=x password=xxxxx",
+		"x_password=z":                "x_password=z",
+		"password1=z passwordx=y":     "password1=z passwordx=y",
+		"PASSWORD=x":                  "PASSWORD=x",
+		"dbname=password password=p":  "dbname=password password=xxxxx",
+		"password":                    "password",
+		"password=a'b c":              "password=xxxxx c",
+		"password==x":                 "password=xxxxx",
+		"a=1 password='' b=2":         "a=1 password=xxxxx b=2",
+		"password=é":                  "password=xxxxx",
+		"password\n=x":                "password\n=xxxxx",
+		"host=h sslpassword=QQ1":      "host=h sslpassword=xxxxx",
+		"host=h nosslpassword=QQ1":    "host=h nosslpassword=QQ1",
+		// A backslash escapes in an unquoted value too, and \v is a space.
 		`password=QQ1\ QQ2 x=1`: `password=xxxxx x=1`,
 		`password=QQ1\`:         `password=xxxxx`,
 		"password\v=QQ1 x=1":    "password\v=xxxxx x=1",
 		"password=\vQQ1":        "password=\vxxxxx",
 		"password=QQ1\vx=1":     "password=xxxxx\vx=1",
+		// A value is read whole: "password=" inside another keyword's
+		// value is that value, and a quote there opens nothing.
+		"dbname=password=' password='QQ1 QQ2'": "dbname=password=' password=xxxxx",
+		"dbname=a=b password=QQ1":              "dbname=a=b password=xxxxx",
+		// A keyword the driver reads oddly, and libpq refuses, still hides.
+		"a password=QQ1": "a password=xxxxx",
+		// A quote never closed may run over a password: hidden.
+		"host='h password=QQ1": "host=xxxxx",
 	} {
-		if got, _ := redactKeywordValue(loc); got != want {
-			t.Errorf("redactKeywordValue(%q) = %q; want %q", loc, got, want)
-		}
-	}
-	for _, loc := range []string{
-		"host=/run/postgresql dbname=jobs password=s3cret connect_timeout=2",
-		"password=s3cret", "password = s3cret", "password=\ts3cret x=1", "password=", "password= x=1",
-		"password='s3 cret' dbname=x", `password='s3\'cr et' x=1`, `password='s3\\' x=1`, "password='unclosed and more",
-		"password=a password=b", "mypassword=x password=y", "x_password=z", "password1=z", "passwordx=y",
-		"dbname=password password=p", "password", "password x=1", "PASSWORD=x", "password=a'b c",
-		"password==x", "a=1 password='' b=2", "password=é", "password\n=x",
-	} {
-		want := passwordValue.ReplaceAllString(loc, "${1}xxxxx")
 		if got, _ := redactKeywordValue(loc); got != want {
 			t.Errorf("redactKeywordValue(%q) = %q; want %q", loc, got, want)
 		}

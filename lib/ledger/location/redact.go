@@ -50,67 +50,60 @@ func redact(loc string) (shown string, hidden []string) {
 
 // redactKeywordValue returns libpq's keyword/value form loc with the value
 // of every password and sslpassword keyword replaced by xxxxx, and the
-// values it replaced, as libpq reads a value:
-// quoted (an unclosed quote runs to the end) or up to the next space,
-// with backslash escapes either way, and its spaces (isspace: \v too).
-// An empty value is left, as there is nothing to hide.
+// values it replaced. It reads loc as the driver (pgx) does: a keyword
+// runs to the next '=', without the spaces around it; its value, after
+// any spaces, is quoted (backslash escapes inside) or runs to the next
+// unescaped space (isspace: \v too). A keyword holding the word password
+// or sslpassword counts (libpq reads "a password=x" as an error, the
+// driver as an odd keyword: either way it is hidden), and a quoted value
+// never closed is hidden whatever its keyword, since what it runs over
+// may be a password. An empty value is left, as there is nothing to hide.
 func redactKeywordValue(loc string) (string, []string) {
 	var b strings.Builder
 	var hidden []string
 	rest := loc
 	for {
-		at := passwordKeyword(rest)
-		if at < 0 {
+		eq := strings.IndexByte(rest, '=')
+		if eq < 0 {
+			// No keyword left: nothing the driver reads as a value.
 			b.WriteString(rest)
 			return b.String(), hidden
 		}
-		v := at + len("password")
+		v := eq + 1
 		v += len(rest[v:]) - len(strings.TrimLeft(rest[v:], libpqSpaces))
-		if !strings.HasPrefix(rest[v:], "=") {
-			b.WriteString(rest[:v])
-			rest = rest[v:]
-			continue
-		}
-		v++
-		v += len(rest[v:]) - len(strings.TrimLeft(rest[v:], libpqSpaces))
-		n := valueLen(rest[v:])
+		n, closed := valueLen(rest[v:])
 		b.WriteString(rest[:v])
-		if n > 0 {
+		if n > 0 && (isPasswordKeyword(rest[:eq]) || !closed) {
 			b.WriteString("xxxxx")
 			hidden = append(hidden, rest[v:v+n])
+		} else {
+			b.WriteString(rest[v : v+n])
 		}
 		rest = rest[v+n:]
 	}
 }
 
-// passwordKeyword is the index of the first "password" in s that begins
-// a word, or ends a word "sslpassword", or -1.
-func passwordKeyword(s string) int {
-	wordStart := func(i int) bool { return i == 0 || !isWordByte(s[i-1]) }
-	for off := 0; ; {
-		i := strings.Index(s[off:], "password")
-		if i < 0 {
-			return -1
+// isPasswordKeyword reports whether the keyword text key (what precedes
+// an '=') holds the word password or sslpassword.
+func isPasswordKeyword(key string) bool {
+	for _, w := range strings.FieldsFunc(key, func(r rune) bool { return strings.ContainsRune(libpqSpaces, r) }) {
+		if w == "password" || w == "sslpassword" {
+			return true
 		}
-		i += off
-		if wordStart(i) || i >= 3 && s[i-3:i] == "ssl" && wordStart(i-3) {
-			return i
-		}
-		off = i + 1
 	}
+	return false
 }
-
-func isWordByte(c byte) bool { return c == '_' || '0' <= c && c <= '9' || isLetter(rune(c)) }
 
 // libpqSpaces are the spaces libpq's conninfo parser skips (isspace).
 const libpqSpaces = spaces + "\v"
 
 // valueLen is the length of the keyword value s starts with: a quoted
 // one with its quotes, else up to an unescaped space; 0 when s starts
-// with a space or is empty.
-func valueLen(s string) int {
+// with a space or is empty. closed is false for a quoted value whose
+// quote is never closed (it runs to the end).
+func valueLen(s string) (n int, closed bool) {
 	if s == "" || strings.ContainsRune(libpqSpaces, rune(s[0])) {
-		return 0
+		return 0, true
 	}
 	if s[0] != '\'' {
 		for i := 0; i < len(s); i++ {
@@ -118,20 +111,20 @@ func valueLen(s string) int {
 			case s[i] == '\\':
 				i++
 			case strings.IndexByte(libpqSpaces, s[i]) >= 0:
-				return i
+				return i, true
 			}
 		}
-		return len(s)
+		return len(s), true
 	}
 	for i := 1; i < len(s); i++ {
 		switch s[i] {
 		case '\\':
 			i++
 		case '\'':
-			return i + 1
+			return i + 1, true
 		}
 	}
-	return len(s)
+	return len(s), false
 }
 
 // redactURL returns the URL loc with the password of its user and of any
