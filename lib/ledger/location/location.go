@@ -114,12 +114,13 @@ func IsPostgres(loc string) bool {
 }
 
 // isKeywordValue reports whether loc starts as libpq's keyword/value
-// connection string does: optional spaces, a keyword of [A-Za-z_], optional
-// spaces, "=" (`^\s*[A-Za-z_]+\s*=`, by hand: every open asks).
+// connection string does: optional spaces (libpq's, \v too), a keyword of
+// [A-Za-z_], optional spaces, "=" (`^[\s\v]*[A-Za-z_]+[\s\v]*=`, by hand:
+// every open asks).
 func isKeywordValue(loc string) bool {
-	rest := strings.TrimLeft(loc, spaces)
+	rest := strings.TrimLeft(loc, libpqSpaces)
 	word := strings.TrimLeftFunc(rest, func(r rune) bool { return r == '_' || isLetter(r) })
-	return len(word) < len(rest) && strings.HasPrefix(strings.TrimLeft(word, spaces), "=")
+	return len(word) < len(rest) && strings.HasPrefix(strings.TrimLeft(word, libpqSpaces), "=")
 }
 
 // spaces are regexp's \s.

@@ -64,11 +64,11 @@ func TestResolveHandedOff(t *testing.T) {
 // that opening a store compiles no regexp, to the expressions they stand
 // for.
 func TestHandMatchers(t *testing.T) {
-	keyword := regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
+	keyword := regexp.MustCompile(`^[\s\v]*[A-Za-z_]+[\s\v]*=`)
 	schemeRE := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 	for _, loc := range []string{
 		"", "=", " =", "a=", " a =x", "\t\n_=", "host=/run/postgresql dbname=jobs", "a b=", "a1=", "1a=",
-		"é=", "a\v=", "postgres://h/db", "postgresql:", "Postgres:/jobs", "mysql://db", "file:x",
+		"é=", "a\v=", "\vhost=h", "\v\vx\v=", "postgres://h/db", "postgresql:", "Postgres:/jobs", "mysql://db", "file:x",
 		"x+y.z-w:rest", "a", "a:", ":", "1:", "a_b:", "a/b:", "/var/lib/tether", "C:\\store", "a\u00a0=",
 	} {
 		if got, want := isKeywordValue(loc), keyword.MatchString(loc); got != want {
