@@ -56,8 +56,9 @@ func TestPostgresExecSibling(t *testing.T) {
 	if out, err := trapped.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "SigIgn:\t0000000000000200" {
 		t.Errorf("trap '' USR1; ledger run through tether-pg: %q, %v; want SigIgn:\t0000000000000200", out, err)
 	}
-	// spawn's worker is adopt, which hands off too
-	if out, code := ledger("spawn", "--scope", "never", "--wait", "hopspawn", "--", "sh", "-c", "exit 4"); code != 4 {
+	// spawn's worker is adopt, which hands off too; the store it was
+	// handed (with its password) stays out of the payload's environment
+	if out, code := ledger("spawn", "--scope", "never", "--wait", "hopspawn", "--", "sh", "-c", `test -z "$TETHER_HANDOFF_LEDGER$TETHER_LEDGER" && exit 4`); code != 4 {
 		t.Errorf("ledger spawn --wait through tether-pg = %q, exit %d; want 4", out, code)
 	}
 	if out, code := ledger("latest", "hopspawn", "--field", "exit_code"); code != 0 || out != "4\n" {
