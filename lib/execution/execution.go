@@ -147,12 +147,12 @@ func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 	job := o.Claim.Job
 	o.Fence, o.Job = l.fence, job
 	id := ledger.NewID(time.Now(), job)
-	claim := func(child proc.ID) error {
+	claim := func(child proc.ID, stop <-chan struct{}) error {
 		if o.Signals != nil {
 			o.Signals.Caught()
 		}
 		co := ledger.ClaimOptions{Owner: owner, Source: o.Claim.Source, Instant: o.Claim.Instant,
-			Exclusive: o.Claim.Exclusive, Every: o.Claim.Every, Child: child, ID: id}
+			Exclusive: o.Claim.Exclusive, Every: o.Claim.Every, Child: child, ID: id, Stop: stop}
 		sent := time.Now()
 		if _, err := st.Claim(job, co); err != nil {
 			if errors.Is(err, ledger.ErrRefused) {
@@ -273,7 +273,7 @@ func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 // a zero child when the payload could not even be started, to record that
 // as a failed execution. Without claim, the execution is running already
 // and only the payload is recorded.
-func run(warn func(format string, args ...any), st ledger.Ledger, id string, o Options, claim func(child proc.ID) error) Outcome {
+func run(warn func(format string, args ...any), st ledger.Ledger, id string, o Options, claim func(child proc.ID, stop <-chan struct{}) error) Outcome {
 	// notices are what --quiet holds back unless the payload fails.
 	var notices []string
 	notice := warn
@@ -298,9 +298,10 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	}
 	// recorded: the execution exists in the store (an adopted one does
 	// already); tried: ledger run's claim was made, whatever its outcome.
-	// Atomic: a claim a stop signal interrupted (runner.ErrStoppedHeld)
-	// goes on in its goroutine after Run returned.
+	// Atomic: OnStart runs in a goroutine of the runner's, which waits
+	// for it even when a stop signal ends the start (heldStop).
 	var recorded, tried atomic.Bool
+	heldStop := make(chan struct{})
 	recorded.Store(claim == nil)
 	var refusal atomic.Pointer[error]
 	if recorded.Load() {
@@ -318,6 +319,7 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		PIDNamespace: o.PIDNamespace,
 		Stdout:       out.stdout,
 		Stderr:       out.stderr,
+		HeldStop:     heldStop,
 		// The id replaces an outer execution's; the store a spawn handed
 		// its worker stays the worker's.
 		Env: append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
@@ -328,7 +330,7 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		OnStart: func(child proc.ID) error {
 			if claim != nil {
 				tried.Store(true)
-				if err := claim(child); err != nil {
+				if err := claim(child, heldStop); err != nil {
 					if errors.Is(err, ledger.ErrRefused) {
 						refusal.Store(&err)
 					}
@@ -374,14 +376,14 @@ func signals(c *runner.Catcher) chan os.Signal {
 // notStarted ends a run whose payload runner.Run could not start (err):
 // claim is RunJob's, if any; refused, its refusal; tried, whether it was
 // made; recorded, whether the execution exists in the store.
-func notStarted(warn func(format string, args ...any), st ledger.Ledger, id string, o Options, claim func(proc.ID) error, err error, refused *error, tried, recorded bool) Outcome {
+func notStarted(warn func(format string, args ...any), st ledger.Ledger, id string, o Options, claim func(proc.ID, <-chan struct{}) error, err error, refused *error, tried, recorded bool) Outcome {
 	if refused != nil {
 		return Outcome{Code: spec.ExitNotRun, Refused: *refused}
 	}
 	code := spec.Code(err, spec.ExitNotRun)
 	if claim != nil && !tried {
 		// The payload could not be started at all: record that.
-		if cerr := claim(proc.ID{}); cerr != nil {
+		if cerr := claim(proc.ID{}, nil); cerr != nil {
 			if errors.Is(cerr, ledger.ErrRefused) {
 				return Outcome{Code: spec.ExitNotRun, Refused: cerr}
 			}
@@ -394,7 +396,14 @@ func notStarted(warn func(format string, args ...any), st ledger.Ledger, id stri
 	if !recorded {
 		return Outcome{Code: code}
 	}
-	if finish(warn, st, id, ledger.Failed, code, err.Error()) {
+	recordedCode := code
+	if errors.Is(err, runner.ErrStoppedHeld) {
+		// Claimed as the stop signal came, and never released: the
+		// payload did not run (125), whatever the signal the tool exits
+		// with; failed, its instant may run again.
+		recordedCode = spec.ExitNotRun
+	}
+	if finish(warn, st, id, ledger.Failed, recordedCode, err.Error()) {
 		retain(warn, st, o)
 	}
 	return Outcome{Code: code, ID: id}

@@ -83,6 +83,10 @@ func Kindf(kind error, format string, args ...any) error {
 // nothing was changed.
 var ErrLockTimeout = errors.New("timed out waiting for the store's lock")
 
+// ErrClaimStopped: the claim's Stop was closed before the claim began to
+// commit; nothing was changed.
+var ErrClaimStopped = errors.New("the claim was stopped before it was made")
+
 // errorsIsAny reports whether err wraps any of targets.
 func errorsIsAny(err error, targets ...error) bool {
 	for _, t := range targets {

@@ -47,6 +47,14 @@ type ClaimOptions struct {
 	// would grow with the jobs stored (the file store does). Ids sort like
 	// claim times only to within the time between NewID and the claim.
 	ID string
+	// Stop, if set, gives up the claim once closed, if it has not begun
+	// to commit: while it waits for the store's lock (the file store) or
+	// before its transaction commits (PostgreSQL), the claim returns
+	// ErrClaimStopped having changed nothing. A claim past that point
+	// goes through; the store's own work from there is a few
+	// milliseconds. ledger run closes it when a stop signal arrives while
+	// its payload is held, and then waits for the claim's answer.
+	Stop <-chan struct{}
 }
 
 // BeatOptions are the optional parts of a beat.

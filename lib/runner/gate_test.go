@@ -8,7 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/spec"
 
@@ -80,6 +84,51 @@ func TestRunOnStartErrorRunsNothing(t *testing.T) {
 			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Errorf("Run(OnStart fails): the command ran")
+			}
+			noChildren(t)
+		})
+	}
+}
+
+// TestRunStopWhileRecording: a stop signal that comes while OnStart
+// records the held command ends the start with 128+N and the command never
+// runs, but only once OnStart has answered, told by HeldStop to give up:
+// what OnStart committed meanwhile is known to the caller when Run
+// returns. A signal that is not a stop waits to be forwarded.
+func TestRunStopWhileRecording(t *testing.T) {
+	for _, hold := range runner.Holds {
+		t.Run(hold.Name, func(t *testing.T) {
+			defer hold.Set()()
+			marker := filepath.Join(t.TempDir(), "ran")
+			sigs := make(chan os.Signal, 2)
+			heldStop := make(chan struct{})
+			var committed atomic.Bool
+			_, err := runner.Run(context.Background(), runner.Options{
+				Argv:     sh(`echo ran > ` + marker),
+				Signals:  sigs,
+				HeldStop: heldStop,
+				OnStart: func(proc.ID) error {
+					sigs <- unix.SIGUSR1
+					sigs <- unix.SIGTERM
+					select {
+					case <-heldStop:
+					case <-time.After(10 * time.Second):
+						return errors.New("HeldStop was not closed")
+					}
+					// A commit already under way finishes.
+					time.Sleep(20 * time.Millisecond)
+					committed.Store(true)
+					return nil
+				},
+			})
+			if !errors.Is(err, runner.ErrStoppedHeld) || spec.Code(err, -1) != 128+15 {
+				t.Errorf("Run(TERM while recording) = %v (code %d); want ErrStoppedHeld with 143", err, spec.Code(err, -1))
+			}
+			if !committed.Load() {
+				t.Errorf("Run(TERM while recording) returned before OnStart answered")
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("Run(TERM while recording): the command ran")
 			}
 			noChildren(t)
 		})

@@ -88,6 +88,15 @@ type Options struct {
 	// and Run returns that error with code 125 (or the error's own
 	// *spec.ExitError code).
 	OnStart func(child proc.ID) error
+
+	// HeldStop, when set, is closed by Run when a stop signal (TERM, INT,
+	// HUP) arrives while OnStart runs: OnStart should then give up what it
+	// has not begun to commit (a claim waiting for the store's lock) and
+	// return. Run waits for OnStart's answer either way before it returns
+	// ErrStoppedHeld, so that what OnStart did commit is the caller's to
+	// settle: a record made as the runner gave up would otherwise stay
+	// running after it exited.
+	HeldStop chan<- struct{}
 }
 
 // Result is what happened to the command and what it left behind.

@@ -79,10 +79,11 @@ var heldStops = []unix.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP}
 // (a claim waiting for the store's lock, up to --lock-timeout) ends the
 // start at once, with 128+N: the command has run no instruction, so there
 // is nothing to forward the signal to; releasing it only to be signalled
-// would run it. onStart is then left to finish in its goroutine, its
-// result unused: the caller is about to exit, and a claim still waiting for
-// the lock claims nothing. Other signals caught meanwhile are kept for the
-// wait loop to forward.
+// would run it. HeldStop tells onStart to give up, and its answer is
+// waited for: a claim waiting for the lock gives up at once, one already
+// committing is done in milliseconds, and the caller then knows which it
+// was. Other signals caught meanwhile are kept for the wait loop to
+// forward.
 func (r *run) stoppable(onStart func(proc.ID) error) func(proc.ID) error {
 	if onStart == nil {
 		return nil
@@ -100,6 +101,10 @@ func (r *run) stoppable(onStart func(proc.ID) error) func(proc.ID) error {
 					r.pending = append(r.pending, sig)
 					continue
 				}
+				if r.o.HeldStop != nil {
+					close(r.o.HeldStop)
+				}
+				<-done
 				return spec.Errorf(spec.SignalExit(sig), "%s: %w: signal %s arrived while it waited to be recorded", r.o.Argv[0], ErrStoppedHeld, spec.SignalName(sig))
 			}
 		}

@@ -25,12 +25,24 @@ const lockWarnAfter = time.Second
 
 // lock takes the store's lock (lockFile) and, the first time in a boot,
 // makes the links whole (mendLinks) before the caller writes.
-func (s *Store) lock() (func(), error) {
-	unlock, err := s.lockFile()
-	if err == nil {
-		s.mendLinks()
+func (s *Store) lock() (func(), error) { return s.lockUntil(nil) }
+
+// lockUntil is lock for a claim that stop may give up: closed while the
+// lock is waited for, or by the time it is taken, it releases what it
+// took and returns ledger.ErrClaimStopped; the caller has changed nothing.
+func (s *Store) lockUntil(stop <-chan struct{}) (func(), error) {
+	unlock, err := s.lockFile(stop)
+	if err != nil {
+		return nil, err
 	}
-	return unlock, err
+	select {
+	case <-stop:
+		unlock()
+		return nil, fmt.Errorf("%w: nothing was changed", ledger.ErrClaimStopped)
+	default:
+	}
+	s.mendLinks()
+	return unlock, nil
 }
 
 // lockFile takes the store's exclusive flock on a fresh descriptor of its
@@ -39,7 +51,7 @@ func (s *Store) lock() (func(), error) {
 // function that releases it. (flock(2) directly: github.com/gofrs/flock
 // opens its file by path, and nothing in the store is resolved through a
 // path.) A lock not free at once is waited for as waitLock says.
-func (s *Store) lockFile() (func(), error) {
+func (s *Store) lockFile(stop <-chan struct{}) (func(), error) {
 	p := s.root.Show(lockName)
 	if s.foreign {
 		// A reader never writes, nor takes the lock: its lock file is
@@ -66,7 +78,7 @@ func (s *Store) lockFile() (func(), error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return s.waitLock(fd)
+	return s.waitLock(fd, stop)
 }
 
 // keepPrivate makes the lock file, open as fd, 0600 again should anything
@@ -113,8 +125,9 @@ func foreignHolder(fd int, p string) error {
 
 // waitLock waits for the lock on fd: after a second it says so through
 // the warn callback (naming the holder when /proc/locks does), and it
-// gives up after the lock timeout (ledger.ErrLockTimeout) having changed nothing.
-func (s *Store) waitLock(fd int) (func(), error) {
+// gives up after the lock timeout (ledger.ErrLockTimeout), or once stop is
+// closed (ledger.ErrClaimStopped), having changed nothing.
+func (s *Store) waitLock(fd int, stop <-chan struct{}) (func(), error) {
 	done := make(chan error, 1)
 	go func() { done <- flock(fd, unix.LOCK_EX) }()
 	warn := time.NewTimer(lockWarnAfter)
@@ -142,15 +155,22 @@ func (s *Store) waitLock(fd int) (func(), error) {
 				s.warn(fmt.Sprintf("waiting for the lock of store %s, %s (%s)", s.dir, holderText(fd), bound))
 			}
 		case <-limit:
-			// The waiting flock cannot be interrupted: whoever receives its
-			// result releases the lock.
-			go func() {
-				<-done
-				unix.Close(fd)
-			}()
+			giveUp(fd, done)
 			return nil, fmt.Errorf("%w %s, %s, for %v; nothing was changed", ledger.ErrLockTimeout, s.root.Show(lockName), holderText(fd), s.lockWait)
+		case <-stop:
+			giveUp(fd, done)
+			return nil, fmt.Errorf("%w: nothing was changed", ledger.ErrClaimStopped)
 		}
 	}
+}
+
+// giveUp leaves a waiting flock on fd: it cannot be interrupted, so
+// whoever receives its result (done) releases the lock.
+func giveUp(fd int, done <-chan error) {
+	go func() {
+		<-done
+		unix.Close(fd)
+	}()
 }
 
 // holderText names the process holding the lock on the file open as fd.

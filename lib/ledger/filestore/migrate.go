@@ -80,7 +80,7 @@ func (s *Store) migrateLogs() error {
 func (s *Store) migrate() error {
 	// lockFile, not lock: the links are mended once the store is of
 	// job logs, by the next writer (linked.go).
-	unlock, err := s.lockFile()
+	unlock, err := s.lockFile(nil)
 	if err != nil {
 		return err
 	}

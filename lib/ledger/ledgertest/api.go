@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // testSummaries checks each job's summary through claims, finishes,
@@ -224,4 +225,25 @@ func testPruneJob(t *testing.T, h Harness) {
 		t.Fatalf("Prune(bad/job) = %v; want ledger.ErrBadInput", err)
 	}
 	_ = ks
+}
+
+// testClaimStopped: a claim whose Stop is closed before it begins to
+// commit changes nothing (ledger.ErrClaimStopped): its id stays unknown,
+// its instant free; an open Stop claims as usual.
+func testClaimStopped(t *testing.T, h Harness) {
+	s := h.open(t, nil)
+	stop := make(chan struct{})
+	close(stop)
+	at := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+	id := ledger.NewID(time.Now(), "x")
+	if r, err := s.Claim("x", ledger.ClaimOptions{Owner: Self(t), Instant: at, ID: id, Child: proc.Self(), Stop: stop}); !errors.Is(err, ledger.ErrClaimStopped) {
+		t.Fatalf("Claim(stopped) = %s, %v; want ledger.ErrClaimStopped", r.ID, err)
+	}
+	if r, err := s.Get(id); !errors.Is(err, ledger.ErrNotFound) {
+		t.Fatalf("Get(a stopped claim's id) = %s %s, %v; want ledger.ErrNotFound", r.ID, r.Status, err)
+	}
+	r := MustClaim(t, s, "x", ledger.ClaimOptions{Instant: at, Stop: make(chan struct{})})
+	if got, err := s.Get(r.ID); err != nil || got.Status != ledger.Claimed {
+		t.Fatalf("Claim(open Stop) then Get = %s, %v; want claimed", got.Status, err)
+	}
 }

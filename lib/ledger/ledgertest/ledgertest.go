@@ -61,6 +61,7 @@ func RunConformance(t *testing.T, h Harness) {
 		{"ClaimInstant", testClaimInstant},
 		{"ClaimExclusive", testClaimExclusive},
 		{"ClaimStarted", testClaimStarted},
+		{"ClaimStopped", testClaimStopped},
 		{"Recover", testRecover},
 		{"Latest", testLatest},
 		{"Each", testEach},

@@ -52,6 +52,9 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 		// finds the session ended by idle_in_transaction_session_timeout.
 		err := s.do(func(ctx context.Context, c *pgx.Conn) error {
 			return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+				if err := stopped(o.Stop); err != nil {
+					return err
+				}
 				// Exclusive and Every both under the job's advisory lock,
 				// taken here: such claims on every host go one at a time,
 				// so a period gets at most one run.
@@ -69,10 +72,16 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 					}
 				}
 				var err error
-				r, retry, err = s.claimOnce(ctx, tx, job, o)
-				return err
+				if r, retry, err = s.claimOnce(ctx, tx, job, o); err != nil {
+					return err
+				}
+				// The last moment to give up: rolled back, not committed.
+				return stopped(o.Stop)
 			})
 		})
+		if errors.Is(err, ledger.ErrClaimStopped) {
+			return ledger.Record{}, err
+		}
 		if errors.Is(err, ErrUnavailable) {
 			// The claim may or may not have been committed: make it
 			// certain before the caller gives up on it.
@@ -102,6 +111,16 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 			return ledger.Record{}, fmt.Errorf("cannot claim %s for %s: %w", job, ledger.FormatTime(o.Instant), err)
 		}
 		return ledger.Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
+	}
+}
+
+// stopped is ledger.ErrClaimStopped once stop is closed, else nil.
+func stopped(stop <-chan struct{}) error {
+	select {
+	case <-stop:
+		return fmt.Errorf("%w: nothing was changed", ledger.ErrClaimStopped)
+	default:
+		return nil
 	}
 }
 

@@ -290,7 +290,7 @@ func (s *Store) wrap(err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, known := range []error{ledger.ErrRefused, ledger.ErrNotFound, ledger.ErrBadID, ledger.ErrBadInput, ledger.ErrCorrupt, ErrUnavailable} {
+	for _, known := range []error{ledger.ErrRefused, ledger.ErrNotFound, ledger.ErrBadID, ledger.ErrBadInput, ledger.ErrCorrupt, ledger.ErrClaimStopped, ErrUnavailable} {
 		if errors.Is(err, known) {
 			return err
 		}
