@@ -359,6 +359,12 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 			warn("%s", n)
 		}
 	}
+	if out.lost.Load() && code <= spec.ExitSystem {
+		// Its output did not all reach the caller, which the line said:
+		// 3, as for any lost write; a status above 3 says more. The record
+		// keeps the payload's own status.
+		code = spec.ExitSystem
+	}
 	if finish(warn, st, id, status, res.ExitCode, msg) {
 		retain(warn, st, o)
 	}

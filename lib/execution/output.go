@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,6 +66,10 @@ type capture struct {
 	kept    chan struct{}
 	keepErr error // the first error keeping the output
 	running bool  // the copiers were started
+	// lost is set once a write of the payload's output to the caller's
+	// stream failed for another reason than a closed pipe (a full disk):
+	// the tool then exits 3 (CONTRACT.md §1.2), not with a success.
+	lost atomic.Bool
 }
 
 // stream is one pipe between the payload and one of the caller's streams.
@@ -198,6 +203,7 @@ func (c *capture) pass(s *stream, p []byte) {
 			return
 		}
 		c.warn("cannot pass CMD's %s on: %v", s.name, unwrapPathErr(err))
+		c.lost.Store(true)
 		s.to = nil
 	}
 }
@@ -304,6 +310,7 @@ func (c *capture) release() {
 		}
 		if _, err := to.Write(s.held.Bytes()); err != nil && !errors.Is(err, syscall.EPIPE) {
 			c.warn("cannot print CMD's %s: %v", s.name, unwrapPathErr(err))
+			c.lost.Store(true)
 		}
 	}
 }

@@ -37,7 +37,9 @@ setsid adopt --ack-file /run/nightly.ack "$id" -- ./nightly.sh &`,
 refused or failed before CMD ran (CMD did not run, no ack was written),
 among other reasons where /proc belongs to another PID namespace, in
 which adopt cannot identify itself as owner, or for bad usage (as
-timeout(1) does); 126 when CMD is not executable; 127 when it is not found.`,
+timeout(1) does); 126 when CMD is not executable; 127 when it is not found;
+3 instead of CMD's 0 to 3 when CMD's output could not be passed on (a
+full disk: one line says so; the record keeps CMD's status).`,
 	SeeAlso: []string{"ledger(1)", "reap(1)"},
 }
 

@@ -139,7 +139,9 @@ expected refusal exits N instead, and a fault still 125; 126 when CMD is
 not executable; 127 when it is not found; 128+N when CMD died of signal
 N, or when signal N ended --wait or reached ledger run before CMD was
 recorded; 125 too for bad usage, as timeout(1) says (nothing recorded,
-nothing run), so that it is never mistaken for CMD's own 2.`
+nothing run), so that it is never mistaken for CMD's own 2; 3 instead of
+CMD's 0 to 3 when CMD's output could not be passed on (a full disk: one
+line says so; the record keeps CMD's status).`
 }
 
 func (*spawnCmd) Help() string {
