@@ -82,18 +82,33 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 		return err
 	}
 	id := sp.ID
+	lost := false
 	if err := c.print(inv, id, sp.Ack, sp.Worker.Scoped()); err != nil {
 		// The worker owns the execution and runs the payload whatever
 		// happens here: a caller that retries on this error must know.
 		why := strings.TrimPrefix(err.Error(), cli.ErrOutput.Error()+": ")
-		return spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; the worker (pid %d) runs it: ledger latest %s", c.Job, id, why, sp.Ack.PID, c.Job)
+		lostErr := spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; the worker (pid %d) runs it: ledger latest %s", c.Job, id, why, sp.Ack.PID, c.Job)
+		if !c.Wait {
+			return lostErr
+		}
+		// --wait still waits: its status, when above 3, says more than
+		// the lost line's 3 (CONTRACT.md §1.2).
+		inv.tool.Warnf("%v", lostErr)
+		lost = true
 	}
 	if !c.Wait {
 		return nil
 	}
 	code, err := execution.WaitSpawned(st, id, sp.Worker)
 	if err != nil {
+		if lost && spec.Code(err, spec.ExitSystem) <= spec.ExitSystem {
+			inv.tool.Warnf("%v", err)
+			return exitStatus(spec.ExitSystem)
+		}
 		return err
+	}
+	if lost && code <= spec.ExitSystem {
+		code = spec.ExitSystem
 	}
 	if code != spec.ExitOK {
 		return exitStatus(code)
