@@ -517,10 +517,12 @@
 // tether_runs_total{status} (completed, failed, unknown, abandoned; prune
 // does not decrease it) and tether_live_runs. --output FILE replaces FILE
 // atomically, mode 0644, for node_exporter's textfile collector (name it
-// *.prom in the collector's folder). Reads a per-job summary, never every
-// record; creates no store (3 when there is none). Run by root on a file
-// store another user owns, it reads the store with that user's rights and
-// writes FILE as root.
+// *.prom in the collector's folder); FILE must be a regular file or
+// missing: a symlink, a device, a FIFO or a folder is refused (2), as the
+// rename would replace it. Reads a per-job summary, never every record;
+// creates no store (3 when there is none). Run by root on a file store
+// another user owns, it reads the store with that user's rights and writes
+// FILE as root.
 //
 //	ledger metrics --output /var/lib/prometheus/node-exporter/tether.prom
 //

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 type metricsCmd struct {
@@ -27,10 +30,47 @@ func (c *metricsCmd) Run(inv *invocation) error {
 		_, err := inv.tool.Stdout.Write(b.Bytes())
 		return err
 	}
+	if err := replaceable(c.Output); err != nil {
+		return err
+	}
 	if err := durable.WriteFile(c.Output, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing metrics to %s: %w", c.Output, err)
 	}
 	return nil
+}
+
+// replaceable refuses (2) an --output path that holds something other than
+// a regular file: durable.WriteFile renames a new file over the path, which
+// would turn a device (/dev/null), a FIFO or a folder's place into a
+// regular file, and would replace a symlink (/dev/stdout) rather than write
+// through it. Nothing there is fine: the file is created. Any other trouble
+// looking (a missing folder, permission) is left to the write, to report as
+// it fails.
+func replaceable(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil
+	}
+	return spec.Errorf(spec.ExitUsage, "--output %s: not a regular file (%s); metrics replace FILE whole, renaming a new one over it", path, fileKind(fi.Mode()))
+}
+
+// fileKind names the kind of file m is, for a refusal.
+func fileKind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "mode " + m.String()
 }
 
 // The Prometheus text exposition format (version 0.0.4) is written here by
@@ -150,10 +190,12 @@ tether_last_exit_code, tether_last_run_success (1 or 0),
 tether_runs_total{status} (completed, failed, unknown, abandoned; prune
 does not decrease it) and tether_live_runs. --output FILE replaces FILE
 atomically, mode 0644, for node_exporter's textfile collector (name it
-*.prom in the collector's folder). Reads a per-job summary, never every
-record; creates no store (3 when there is none). Run by root on a file
-store another user owns, it reads the store with that user's rights and
-writes FILE as root.
+*.prom in the collector's folder); FILE must be a regular file or
+missing: a symlink, a device, a FIFO or a folder is refused (2), as the
+rename would replace it. Reads a per-job summary, never every record;
+creates no store (3 when there is none). Run by root on a file store
+another user owns, it reads the store with that user's rights and writes
+FILE as root.
 
   ledger metrics --output /var/lib/prometheus/node-exporter/tether.prom`
 }
