@@ -9,6 +9,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 // The states of a monitoring plugin (Nagios, Icinga, Sensu, Zabbix), in
@@ -152,14 +153,17 @@ func describeEnd(r ledger.Record) string {
 }
 
 // checkReport prints check's one line, "STATE: text | perfdata", and
-// returns the state as the exit status.
+// returns the state as the exit status. A line that cannot be written is
+// UNKNOWN (3) too, but returned as the write's error, not as a status: the
+// one line on stderr that says so (CONTRACT.md §1.2) is printed for an
+// error, and a status of 3 is taken for one already said.
 func checkReport(w io.Writer, state checkState, text, perf string) error {
 	line := state.String() + ": " + text
 	if perf != "" {
 		line += " | " + perf
 	}
 	if _, err := fmt.Fprintln(w, line); err != nil {
-		return exitStatus(checkUnknown)
+		return spec.Errorf(int(checkUnknown), "%w", err)
 	}
 	return exitStatus(state)
 }
