@@ -2,11 +2,13 @@ package ledgercmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/execution"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 // jobClaim is what every subcommand that claims takes: claim, run, spawn.
@@ -54,9 +56,33 @@ func (c *claimCmd) Run(inv *invocation) error {
 	if err != nil {
 		return err
 	}
+	if err := c.print(inv, r); err != nil {
+		return withdraw(st, r, err)
+	}
+	return nil
+}
+
+// print writes the new claim's id (or its record, --json).
+func (c *claimCmd) print(inv *invocation, r ledger.Record) error {
 	if inv.g.JSON {
 		return inv.printRecords([]ledger.Record{r}, "")
 	}
-	_, err = fmt.Fprintln(inv.tool.Stdout, r.ID)
+	_, err := fmt.Fprintln(inv.tool.Stdout, r.ID)
 	return err
+}
+
+// withdraw ends claim r, whose id could not be printed (printErr), and
+// returns the error to exit 3 with: the caller, told of a failure, cannot
+// name the claim to start or finish it, and left claimed it would block its
+// job's --exclusive and --instant claims until its owner died (CONTRACT.md
+// §3.2.5: never a claim committed after the tool gave up). The store's one
+// way to end a claim that never started, short of recover's judging its
+// owner dead, is Finish as failed; a failed claim may be retried, as an
+// abandoned one may.
+func withdraw(st ledger.Ledger, r ledger.Record, printErr error) error {
+	why := strings.TrimPrefix(printErr.Error(), cli.ErrOutput.Error()+": ")
+	if _, err := st.Finish(r.ID, ledger.Failed, nil, ledger.ErrorText("claim withdrawn: its id could not be printed: "+why)); err != nil {
+		return spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; nor withdraw the claim, which stays until its owner is gone: %v", r.Job, r.ID, why, err)
+	}
+	return spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; the claim is withdrawn (failed)", r.Job, r.ID, why)
 }

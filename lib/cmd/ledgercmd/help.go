@@ -8,7 +8,9 @@ package ledgercmd
 func (*claimCmd) Help() string {
 	return `Prints the new execution's id (or its record with --json). Refused (1)
 when --instant names a slot JOB already holds, or with --exclusive while
-JOB has a live claimed or running execution.
+JOB has a live claimed or running execution. When the id cannot be
+printed (a full disk, a closed pipe), the claim is withdrawn (it ends
+failed) and ledger exits 3 with a line naming it.
 
   id=$(ledger claim backup --owner $$ --instant "$(date -u +%FT%TZ)") || exit 0`
 }
