@@ -177,7 +177,7 @@ var traceRefused bool
 // the command runs (terminal_linux.go).
 func startCommand(o Options, tty *terminal) (int, holder, error) {
 	build := func() *exec.Cmd {
-		cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
+		cmd := command(o.Argv)
 		cmd.Env = o.Env
 		cmd.Dir = o.Dir
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = orFile(o.Stdin, os.Stdin), orFile(o.Stdout, os.Stdout), orFile(o.Stderr, os.Stderr)

@@ -28,7 +28,8 @@ var ErrBusy = errors.New("another command is already running in this process")
 // Options says what to run and how to stop it.
 type Options struct {
 	// Argv is the command and its arguments; Argv[0] is looked up in PATH
-	// when it contains no slash.
+	// when it contains no slash, as execvp(3) does (in /bin:/usr/bin when
+	// PATH is unset).
 	Argv []string
 	// Env is the command's environment; nil inherits the runner's.
 	Env []string
@@ -183,15 +184,61 @@ func foundInPath(name string) bool {
 	if name == "" || strings.Contains(name, "/") {
 		return false
 	}
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		if dir == "" {
-			dir = "."
-		}
+	for _, dir := range searchPath() {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			return true
 		}
 	}
 	return false
+}
+
+// defaultPath is glibc's confstr(_CS_PATH), which execvp(3) searches when
+// PATH is unset: cron's env -i, a unit with a bare environment.
+const defaultPath = "/bin:/usr/bin"
+
+// searchPath is where execvp(3) looks for a name without a slash: an
+// unset PATH is defaultPath, and an empty entry (an empty PATH is one) the
+// current directory.
+func searchPath() []string {
+	path, set := os.LookupEnv("PATH")
+	if !set {
+		path = defaultPath
+	}
+	dirs := strings.Split(path, ":")
+	for i, dir := range dirs {
+		if dir == "" {
+			dirs[i] = "."
+		}
+	}
+	return dirs
+}
+
+// command is exec.Command(argv[0], argv[1:]...), whose lookup searches
+// nothing when PATH is unset or empty, but finding the command where
+// execvp(3) would (searchPath); argv[0] stays as given. A command found
+// only through a relative entry is refused as exec.LookPath refuses it
+// (exec.ErrDot). The command's environment is left as it is: PATH is
+// not added to it.
+func command(argv []string) *exec.Cmd {
+	name := argv[0]
+	if os.Getenv("PATH") != "" || strings.Contains(name, "/") {
+		return exec.Command(name, argv[1:]...)
+	}
+	for _, dir := range searchPath() {
+		// With a slash LookPath only checks the file, as execvp does.
+		path, err := exec.LookPath(dir + "/" + name)
+		if err != nil {
+			continue
+		}
+		cmd := exec.Command(path, argv[1:]...)
+		cmd.Args[0] = name
+		if !filepath.IsAbs(path) {
+			cmd.Err = &exec.Error{Name: name, Err: exec.ErrDot}
+		}
+		return cmd
+	}
+	// Not found: the lookup's own error, as with any PATH.
+	return exec.Command(name, argv[1:]...)
 }
 
 // missingPart says what is missing when exec of the file at path, which
