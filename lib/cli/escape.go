@@ -1,55 +1,8 @@
 package cli
 
-import (
-	"fmt"
-	"strings"
-	"unicode"
-	"unicode/utf8"
-)
+import "github.com/tether-sh/tether/lib/spec"
 
-// EscapeControl makes free text (an --error, a --note, a process's
-// command name, a file name in a diagnostic) safe for one line on a
-// terminal: control characters (a newline, a tab that would
-// break the columns, ESC that starts a terminal escape sequence), Unicode
-// format characters (a right-to-left override) and invalid UTF-8 are
-// written as Go escapes (\n, \x1b, \u202e). JSON output stays exact.
-func EscapeControl(s string) string {
-	i := 0
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if unsafeRune(r, size) {
-			break
-		}
-		i += size
-	}
-	if i == len(s) {
-		return s
-	}
-	var b strings.Builder
-	b.WriteString(s[:i])
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case !unsafeRune(r, size):
-			b.WriteString(s[i : i+size])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case size == 1: // an ASCII control or a byte of invalid UTF-8
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// unsafeRune reports a rune EscapeControl escapes; size is its length in
-// bytes (1 for RuneError, invalid UTF-8).
-func unsafeRune(r rune, size int) bool {
-	return (r == utf8.RuneError && size == 1) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
-}
+// EscapeControl is spec.EscapeControl. The escaper lives in spec so that
+// the process engines, which must not depend on lib/cli, write the words
+// they quote (a command's name) in the same escapes as the diagnostics.
+func EscapeControl(s string) string { return spec.EscapeControl(s) }

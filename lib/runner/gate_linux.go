@@ -67,13 +67,13 @@ type gated struct {
 func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 	relR, relW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: %w", o.Argv[0], err)
+		return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: %w", spec.EscapeControlChars(o.Argv[0]), err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		relR.Close()
 		relW.Close()
-		return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: %w", o.Argv[0], err)
+		return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: %w", spec.EscapeControlChars(o.Argv[0]), err)
 	}
 	mode := "-"
 	if o.PIDNamespace {
@@ -93,7 +93,7 @@ func (g *gated) open() error {
 	_, err := g.release.Write([]byte{gate.Release})
 	g.release.Close()
 	if err != nil {
-		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate is gone: %w", g.name, err)
+		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate is gone: %w", spec.EscapeControlChars(g.name), err)
 	}
 	var msg [5]byte
 	n, _ := io.ReadFull(g.errors, msg[:])
@@ -101,11 +101,11 @@ func (g *gated) open() error {
 		return nil
 	}
 	if n < len(msg) {
-		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate failed", g.name)
+		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate failed", spec.EscapeControlChars(g.name))
 	}
 	errno := syscall.Errno(binary.LittleEndian.Uint32(msg[1:]))
 	if msg[0] == gate.MountFailed {
-		return spec.Errorf(spec.ExitNotRun, "cannot mount /proc for %s in its PID namespace: %w", g.name, errno)
+		return spec.Errorf(spec.ExitNotRun, "cannot mount /proc for %s in its PID namespace: %w", spec.EscapeControlChars(g.name), errno)
 	}
 	return StartError(g.name, &os.PathError{Op: "exec", Path: g.path, Err: errno})
 }
@@ -235,7 +235,7 @@ func startCommand(o Options, tty *terminal) (int, holder, error) {
 	if err != nil {
 		g.shut()
 		if o.PIDNamespace && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
-			return 0, nil, spec.Errorf(spec.ExitNotRun, "cannot create a PID namespace for %s: %w", o.Argv[0], proc.UnwrapPath(err))
+			return 0, nil, spec.Errorf(spec.ExitNotRun, "cannot create a PID namespace for %s: %w", spec.EscapeControlChars(o.Argv[0]), proc.UnwrapPath(err))
 		}
 		return 0, nil, StartError(o.Argv[0], err)
 	}

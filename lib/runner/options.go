@@ -152,29 +152,33 @@ func (r Result) Code() int {
 
 // StartError turns an error from starting command name into a one-line
 // *spec.ExitError in a shell's words, carrying 127 (not found), 126 (not
-// executable) or 125.
+// executable) or 125. The name is the user's word, its control characters
+// escaped: a newline in it must not split the diagnostic into lines that
+// each read as one. Invalid UTF-8 is left for a ledger record to keep as
+// U+FFFD and for the diagnostic to escape when it prints.
 func StartError(name string, err error) error {
 	code := spec.StartStatus(err)
+	quoted := spec.EscapeControlChars(name)
 	var ee *exec.Error
 	var pe *fs.PathError
 	switch {
 	case code == spec.ExitNotFound && errors.As(err, &ee) && foundInPath(name):
 		// As execvp does: a name found in PATH only as a directory or a
 		// file without execute permission cannot be executed.
-		return spec.Errorf(spec.ExitNoExec, "%s: cannot execute: %w", name, fs.ErrPermission)
+		return spec.Errorf(spec.ExitNoExec, "%s: cannot execute: %w", quoted, fs.ErrPermission)
 	case code == spec.ExitNotFound && errors.As(err, &pe) && errors.Is(err, syscall.ENOENT):
 		if why := missingPart(pe.Path); why != "" {
-			return spec.Errorf(code, "%s: %s", name, why)
+			return spec.Errorf(code, "%s: %s", quoted, why)
 		}
-		return spec.Errorf(code, "%s: command not found", name)
+		return spec.Errorf(code, "%s: command not found", quoted)
 	case code == spec.ExitNotFound:
-		return spec.Errorf(code, "%s: command not found", name)
+		return spec.Errorf(code, "%s: command not found", quoted)
 	case errors.As(err, &ee) && errors.Is(err, exec.ErrDot):
-		return spec.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", name, err)
+		return spec.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", quoted, err)
 	case code == spec.ExitNoExec:
-		return spec.Errorf(code, "%s: cannot execute: %w", name, proc.UnwrapPath(err))
+		return spec.Errorf(code, "%s: cannot execute: %w", quoted, proc.UnwrapPath(err))
 	}
-	return spec.Errorf(code, "%s: cannot start: %w", name, proc.UnwrapPath(err))
+	return spec.Errorf(code, "%s: cannot start: %w", quoted, proc.UnwrapPath(err))
 }
 
 // foundInPath reports whether name, which PATH lookup did not find as an

@@ -15,7 +15,7 @@ import (
 func Run(ctx context.Context, o Options) (Result, error) {
 	name := "a command"
 	if len(o.Argv) > 0 {
-		name = o.Argv[0]
+		name = spec.EscapeControlChars(o.Argv[0])
 	}
 	return Result{}, spec.Errorf(spec.ExitNotRun, "cannot run %s: %w (tether's runners need Linux)", name, errors.ErrUnsupported)
 }
