@@ -105,7 +105,7 @@ func (r *run) stoppable(onStart func(proc.ID) error) func(proc.ID) error {
 					close(r.o.HeldStop)
 				}
 				<-done
-				return spec.Errorf(spec.SignalExit(sig), "%s: %w: signal %s arrived while it waited to be recorded", r.o.Argv[0], ErrStoppedHeld, spec.SignalName(sig))
+				return spec.Errorf(spec.SignalExit(sig), "%s: %w: signal %s arrived while it waited to be recorded", spec.EscapeControlChars(r.o.Argv[0]), ErrStoppedHeld, spec.SignalName(sig))
 			}
 		}
 	}
