@@ -277,6 +277,8 @@
 //
 // Delete terminal records (never claimed or running ones).
 //
+// Without --keep or --older-than it deletes every terminal record; with
+// both, only those that are both beyond the newest N and older than D.
 // Prints how many records it deleted (the records with --json). One
 // that fails (3) counts only what it deleted before: a job whose records
 // could not be rewritten (a full disk) keeps them all. A pruned completed

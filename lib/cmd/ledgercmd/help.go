@@ -84,7 +84,9 @@ func (*listCmd) Help() string {
 }
 
 func (*pruneCmd) Help() string {
-	return `Prints how many records it deleted (the records with --json). One
+	return `Without --keep or --older-than it deletes every terminal record; with
+both, only those that are both beyond the newest N and older than D.
+Prints how many records it deleted (the records with --json). One
 that fails (3) counts only what it deleted before: a job whose records
 could not be rewritten (a full disk) keeps them all. A pruned completed
 or unknown record still holds its instant: that slot is never claimable
