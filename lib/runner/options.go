@@ -25,6 +25,10 @@ import (
 // the same process: there can be only one owner of wait4.
 var ErrBusy = errors.New("another command is already running in this process")
 
+// ErrStoppedHeld: a stop signal arrived while the command was held, before
+// its first instruction; it was killed and never ran.
+var ErrStoppedHeld = errors.New("stopped before it ran")
+
 // Options says what to run and how to stop it.
 type Options struct {
 	// Argv is the command and its arguments; Argv[0] is looked up in PATH

@@ -3,7 +3,6 @@ package runner
 // Starting the command: the first of Run's three parts.
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -66,10 +65,6 @@ func start(o Options) (_ *run, err error) {
 	}
 	return r, nil
 }
-
-// ErrStoppedHeld: a stop signal arrived while the command was held, before
-// its first instruction; it was killed and never ran.
-var ErrStoppedHeld = errors.New("stopped before it ran")
 
 // heldStops are the signals that end a run whose command is still held:
 // what a caller sends to stop it. The others wait to be forwarded.
