@@ -4,7 +4,9 @@ package ledger
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +40,31 @@ func exitedOwner(t testing.TB) Owner {
 		o.Start++
 	}
 	return o
+}
+
+// TestLocalOwnerThread: a thread's id is no owner (bad input): /proc shows
+// it, but its end is not its process's; the process's own id is one.
+func TestLocalOwnerThread(t *testing.T) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := 0
+	for _, e := range tasks {
+		if n, _ := strconv.Atoi(e.Name()); n != os.Getpid() {
+			tid = n
+			break
+		}
+	}
+	if tid == 0 {
+		t.Skip("the test process has one thread")
+	}
+	if o, err := LocalOwner(proc.ID{PID: tid}); !errors.Is(err, ErrBadInput) {
+		t.Errorf("LocalOwner(thread %d) = %+v, %v; want ErrBadInput", tid, o, err)
+	}
+	if _, err := LocalOwner(proc.ID{PID: os.Getpid()}); err != nil {
+		t.Errorf("LocalOwner(own pid) = %v; want an owner", err)
+	}
 }
 
 func TestValidJob(t *testing.T) {

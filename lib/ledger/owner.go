@@ -58,6 +58,11 @@ func LocalOwner(id proc.ID) (Owner, error) {
 	if id.Start != 0 && cur.Start != id.Start {
 		return Owner{}, badInputf("owner %s is not a running process (pid %d started at %d)", id, id.PID, cur.Start)
 	}
+	if id.PID != os.Getpid() && proc.IsThread(id.PID) {
+		// Its end is not its process's: recover would judge a live
+		// process's claim by one of its threads.
+		return Owner{}, badInputf("owner %d is a thread, not a process", id.PID)
+	}
 	return Owner{Host: here.host, BootID: here.boot, PIDNS: here.pidns, PID: cur.PID, Start: cur.Start}, nil
 }
 

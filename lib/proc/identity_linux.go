@@ -39,6 +39,19 @@ func Lookup(pid int) (ID, error) {
 	return ID{PID: pid, Start: st.Start}, nil
 }
 
+// IsThread reports whether pid names a thread that does not lead its
+// thread group: /proc shows it, but it is no process (pidfd_open refuses
+// it: EINVAL before Linux 6.9, ENOENT since). False where that cannot be
+// told (no pidfd).
+func IsThread(pid int) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err == nil {
+		unix.Close(fd)
+		return false
+	}
+	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT)
+}
+
 // Self returns the identity of the calling process.
 func Self() ID {
 	id, err := Lookup(os.Getpid())

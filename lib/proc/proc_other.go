@@ -18,6 +18,7 @@ var errUnsupported = errors.New("process tracking is only supported on Linux")
 func ReadStat(pid int) (Stat, error)                               { return Stat{}, errUnsupported }
 func Lookup(pid int) (ID, error)                                   { return ID{}, errUnsupported }
 func Self() ID                                                     { return ID{PID: os.Getpid()} }
+func IsThread(pid int) bool                                        { return false }
 func Alive(id ID) (bool, error)                                    { return false, errUnsupported }
 func BootID() (string, error)                                      { return "", errUnsupported }
 func havePidfd() bool                                              { return false }
