@@ -104,7 +104,10 @@ func main(t *kongcli.Tool, args []string) int {
 		return t.Fail(errors.New("no command after --"), usage)
 	}
 	if g.ID {
-		if hasCmd || g.Parent || g.Status {
+		switch {
+		case g.Status:
+			return t.Fail(errors.New("--id and --status cannot be combined: --id prints, --status waits"), usage)
+		case hasCmd || g.Parent:
 			return t.Fail(errors.New("--id takes PIDs only"), usage)
 		}
 		return printIDs(t.Tool, &g)
