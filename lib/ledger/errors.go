@@ -85,7 +85,7 @@ var ErrLockTimeout = errors.New("timed out waiting for the store's lock")
 
 // ErrClaimStopped: the claim's Stop was closed before the claim began to
 // commit; nothing was changed.
-var ErrClaimStopped = errors.New("the claim was stopped before it was made")
+var ErrClaimStopped = errors.New("the claim was stopped before it was made; nothing was changed")
 
 // errorsIsAny reports whether err wraps any of targets.
 func errorsIsAny(err error, targets ...error) bool {

@@ -57,6 +57,17 @@ type ClaimOptions struct {
 	Stop <-chan struct{}
 }
 
+// Stopped is ErrClaimStopped once o.Stop is closed, else nil: what a
+// store asks at each point up to which its claim may still be given up.
+func (o ClaimOptions) Stopped() error {
+	select {
+	case <-o.Stop:
+		return ErrClaimStopped
+	default:
+		return nil
+	}
+}
+
 // BeatOptions are the optional parts of a beat.
 type BeatOptions struct {
 	// Note, if not nil, replaces the execution's progress note ("" clears

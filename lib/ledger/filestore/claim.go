@@ -39,7 +39,7 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 	if err != nil {
 		return ledger.Record{}, err
 	}
-	unlock, err := s.lockUntil(o.Stop)
+	unlock, err := s.lockUntil(o)
 	if err != nil {
 		return ledger.Record{}, err
 	}

@@ -25,21 +25,19 @@ const lockWarnAfter = time.Second
 
 // lock takes the store's lock (lockFile) and, the first time in a boot,
 // makes the links whole (mendLinks) before the caller writes.
-func (s *Store) lock() (func(), error) { return s.lockUntil(nil) }
+func (s *Store) lock() (func(), error) { return s.lockUntil(ledger.ClaimOptions{}) }
 
-// lockUntil is lock for a claim that stop may give up: closed while the
+// lockUntil is lock for a claim that o.Stop may give up: closed while the
 // lock is waited for, or by the time it is taken, it releases what it
 // took and returns ledger.ErrClaimStopped; the caller has changed nothing.
-func (s *Store) lockUntil(stop <-chan struct{}) (func(), error) {
-	unlock, err := s.lockFile(stop)
+func (s *Store) lockUntil(o ledger.ClaimOptions) (func(), error) {
+	unlock, err := s.lockFile(o.Stop)
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case <-stop:
+	if err := o.Stopped(); err != nil {
 		unlock()
-		return nil, fmt.Errorf("%w: nothing was changed", ledger.ErrClaimStopped)
-	default:
+		return nil, err
 	}
 	s.mendLinks()
 	return unlock, nil
@@ -159,7 +157,7 @@ func (s *Store) waitLock(fd int, stop <-chan struct{}) (func(), error) {
 			return nil, fmt.Errorf("%w %s, %s, for %v; nothing was changed", ledger.ErrLockTimeout, s.root.Show(lockName), holderText(fd), s.lockWait)
 		case <-stop:
 			giveUp(fd, done)
-			return nil, fmt.Errorf("%w: nothing was changed", ledger.ErrClaimStopped)
+			return nil, ledger.ErrClaimStopped
 		}
 	}
 }

@@ -52,7 +52,7 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 		// finds the session ended by idle_in_transaction_session_timeout.
 		err := s.do(func(ctx context.Context, c *pgx.Conn) error {
 			return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-				if err := stopped(o.Stop); err != nil {
+				if err := o.Stopped(); err != nil {
 					return err
 				}
 				// Exclusive and Every both under the job's advisory lock,
@@ -76,7 +76,7 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 					return err
 				}
 				// The last moment to give up: rolled back, not committed.
-				return stopped(o.Stop)
+				return o.Stopped()
 			})
 		})
 		if errors.Is(err, ledger.ErrClaimStopped) {
@@ -111,16 +111,6 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 			return ledger.Record{}, fmt.Errorf("cannot claim %s for %s: %w", job, ledger.FormatTime(o.Instant), err)
 		}
 		return ledger.Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
-	}
-}
-
-// stopped is ledger.ErrClaimStopped once stop is closed, else nil.
-func stopped(stop <-chan struct{}) error {
-	select {
-	case <-stop:
-		return fmt.Errorf("%w: nothing was changed", ledger.ErrClaimStopped)
-	default:
-		return nil
 	}
 }
 
