@@ -94,7 +94,7 @@ func TestRunOnStartErrorRunsNothing(t *testing.T) {
 // records the held command ends the start with 128+N and the command never
 // runs, but only once OnStart has answered, told by HeldStop to give up:
 // what OnStart committed meanwhile is known to the caller when Run
-// returns. A signal that is not a stop waits to be forwarded.
+// returns. USR1, sent first, is no stop: the start ends of TERM (143).
 func TestRunStopWhileRecording(t *testing.T) {
 	for _, hold := range runner.Holds {
 		t.Run(hold.Name, func(t *testing.T) {

@@ -80,9 +80,20 @@ func (c *claimCmd) print(inv *invocation, r ledger.Record) error {
 // owner dead, is Finish as failed; a failed claim may be retried, as an
 // abandoned one may.
 func withdraw(st ledger.Ledger, r ledger.Record, printErr error) error {
-	why := strings.TrimPrefix(printErr.Error(), cli.ErrOutput.Error()+": ")
-	if _, err := st.Finish(r.ID, ledger.Failed, nil, ledger.ErrorText("claim withdrawn: its id could not be printed: "+why)); err != nil {
-		return spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; nor withdraw the claim, which stays until its owner is gone: %v", r.Job, r.ID, why, err)
+	if _, err := st.Finish(r.ID, ledger.Failed, nil, ledger.ErrorText("claim withdrawn: its id could not be printed: "+lostWhy(printErr))); err != nil {
+		return idLost(r.Job, r.ID, printErr, fmt.Sprintf("nor withdraw the claim, which stays until its owner is gone: %v", err))
 	}
-	return spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; the claim is withdrawn (failed)", r.Job, r.ID, why)
+	return idLost(r.Job, r.ID, printErr, "the claim is withdrawn (failed)")
+}
+
+// idLost is the one line (exit 3) of a new execution's id that could not
+// be printed (printErr): the job, the id, why, and what becomes of it.
+// A caller told of a failure must still be able to find what it made.
+func idLost(job, id string, printErr error, fate string) error {
+	return spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; %s", job, id, lostWhy(printErr), fate)
+}
+
+// lostWhy is a lost write's cause, without cli.ErrOutput's words.
+func lostWhy(err error) string {
+	return strings.TrimPrefix(err.Error(), cli.ErrOutput.Error()+": ")
 }

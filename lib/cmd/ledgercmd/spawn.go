@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
@@ -86,8 +85,7 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	if err := c.print(inv, id, sp.Ack, sp.Worker.Scoped()); err != nil {
 		// The worker owns the execution and runs the payload whatever
 		// happens here: a caller that retries on this error must know.
-		why := strings.TrimPrefix(err.Error(), cli.ErrOutput.Error()+": ")
-		lostErr := spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; the worker (pid %d) runs it: ledger latest %s", c.Job, id, why, sp.Ack.PID, c.Job)
+		lostErr := idLost(c.Job, id, err, fmt.Sprintf("the worker (pid %d) runs it: ledger latest %s", sp.Ack.PID, c.Job))
 		if !c.Wait {
 			return lostErr
 		}
