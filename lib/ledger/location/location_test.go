@@ -120,6 +120,7 @@ func TestRedactKeywordValue(t *testing.T) {
 		"dbname=a=b password=QQ1":              "dbname=a=b password=xxxxx",
 		// A keyword the driver reads oddly, and libpq refuses, still hides.
 		"a password=QQ1": "a password=xxxxx",
+		"password x=1":   "password x=xxxxx",
 		// A quote never closed may run over a password: hidden.
 		"host='h password=QQ1": "host=xxxxx",
 	} {
