@@ -1,6 +1,8 @@
 // Package testutil holds what tether's tests share beyond a package: the
 // test binary taking a role in a process of its own, a copy of it another
-// user can run, and waiting for a file a child writes when it is ready.
+// user can run, waiting for a file a child writes when it is ready, and
+// the shell children that lib's own tests stop, watch and judge
+// (StartGroup).
 //
 // A test binary re-executed with a role's variable set plays that role
 // instead of running the tests, so tests race real processes without

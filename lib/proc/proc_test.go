@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tether-sh/tether/lib/internal/proctest"
+	"github.com/tether-sh/tether/internal/testutil"
 )
 
 func TestParseStat(t *testing.T) {
@@ -263,7 +263,7 @@ func TestFallbackWithoutPidfd(t *testing.T) {
 func TestGroupOutlives(t *testing.T) {
 	// A shell leads its own group and starts a member, then is killed: the
 	// member outlives the leader.
-	c, line := proctest.StartGroup(t, "sleep 60 & echo $! ; wait")
+	c, line := testutil.StartGroup(t, "sleep 60 & echo $! ; wait")
 	memberPID, err := strconv.Atoi(line)
 	if err != nil {
 		t.Fatalf("member pid %q: %v", line, err)
@@ -305,7 +305,7 @@ func TestWaitGroupGone(t *testing.T) {
 	// The leader starts a member that outlives it, and the member starts
 	// another one before it dies: WaitGroupGone returns only once the last
 	// of them is gone.
-	c, line := proctest.StartGroup(t, `sleep 60 & echo $! ; wait`)
+	c, line := testutil.StartGroup(t, `sleep 60 & echo $! ; wait`)
 	first, err := strconv.Atoi(line)
 	if err != nil {
 		t.Fatalf("member pid %q: %v", line, err)

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tether-sh/tether/lib/internal/proctest"
+	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -69,7 +69,7 @@ func TestOutcomeKilled(t *testing.T) {
 }
 
 func TestRunReturnsWhenGone(t *testing.T) {
-	c, _ := proctest.StartGroup(t, "echo ready; exec sleep 60")
+	c, _ := testutil.StartGroup(t, "echo ready; exec sleep 60")
 	p, err := NewProcess(proc.ID{PID: c.Process.Pid}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestRunReturnsWhenGone(t *testing.T) {
 func TestRunEscalates(t *testing.T) {
 	// The group's leader ignores TERM; it says so once the trap is set, so
 	// the stop below cannot race the trap.
-	c, _ := proctest.StartGroup(t, "trap '' TERM; echo ready; while :; do sleep 1; done")
+	c, _ := testutil.StartGroup(t, "trap '' TERM; echo ready; while :; do sleep 1; done")
 	g := &Group{PGID: c.Process.Pid}
 	o := Run(context.Background(), []Target{g}, Schedule{{unix.SIGTERM, 100 * time.Millisecond}, {unix.SIGKILL, 10 * time.Second}})[0]
 	if !o.Gone || o.Step != 1 {
@@ -104,7 +104,7 @@ func TestRunEscalates(t *testing.T) {
 }
 
 func TestRunSurvivor(t *testing.T) {
-	c, _ := proctest.StartGroup(t, "echo ready; exec sleep 60")
+	c, _ := testutil.StartGroup(t, "echo ready; exec sleep 60")
 	p, _ := NewProcess(proc.ID{PID: c.Process.Pid}, "x")
 	defer p.Close()
 	// WINCH is ignored by default: the target survives a schedule without KILL.

@@ -1,6 +1,4 @@
-// Package proctest starts the shell children that lib's own tests stop,
-// watch and judge.
-package proctest
+package testutil
 
 import (
 	"bufio"
