@@ -28,24 +28,55 @@ func TestLedgerPostgresGrants(t *testing.T) {
 		}
 		return strings.TrimSpace(out), code
 	}
-	// every subcommand a job and its operator use, as role user on db
+	// every subcommand a job and its operator use, as role user on db:
+	// each runner (run, spawn and its adopt worker, the split path's
+	// claim, start, beat, fence, adopt, finish, recover, prune) and each
+	// read (show, latest, list, output, status, check, metrics).
 	everything := func(db, user string) {
 		t.Helper()
 		dsn := srv.DSNAs(db, user)
-		id, code := ledger(dsn, "claim", "j", "--owner", "1")
-		if code != 0 {
-			t.Fatalf("as %s: ledger claim j: exit %d: %s", user, code, id)
+		claim := func(job string) string {
+			t.Helper()
+			id, code := ledger(dsn, "claim", job, "--owner", "1")
+			if code != 0 {
+				t.Fatalf("as %s: ledger claim %s: exit %d: %s", user, job, code, id)
+			}
+			return id
 		}
-		for _, args := range [][]string{
+		id, handed := claim("j"), claim("h")
+		steps := [][]string{
 			{"start", id},
+			{"beat", id, "--note", "halfway"},
 			{"finish", id, "--status", "completed", "--exit-code", "0"},
-			{"run", "r", "--instant", "1700000000", "--", "true"},
+			{"fence", handed},
+			{"adopt", handed, "--owner", "1"},
+			{"finish", handed, "--status", "completed", "--exit-code", "0"},
+			{"run", "r", "--instant", "1700000000", "--", "echo", "kept"},
+			{"spawn", "--scope", "never", "--wait", "s", "--", "true"},
 			{"show", id},
 			{"latest", "j"},
 			{"list"},
-			{"recover"},
-			{"prune", "--keep", "0"},
-		} {
+			{"list", "--json"},
+			{"status"},
+			{"check", "--max-age", "1h", "r"},
+			{"metrics"},
+		}
+		for _, args := range steps {
+			if out, code := ledger(dsn, args...); code != 0 {
+				t.Errorf("as %s: ledger %s: exit %d: %s", user, strings.Join(args, " "), code, out)
+			}
+		}
+		ran, code := ledger(dsn, "latest", "r", "--field", "id")
+		if code != 0 {
+			t.Fatalf("as %s: ledger latest r --field id: exit %d: %s", user, code, ran)
+		}
+		if out, code := ledger(dsn, "output", ran); code != 0 || out != "kept" {
+			t.Errorf("as %s: ledger output %s = %q, exit %d; want kept, 0", user, ran, out, code)
+		}
+		if out, code := ledger(dsn, "latest", "s", "--field", "status"); code != 0 || out != "completed" {
+			t.Errorf("as %s: ledger latest s --field status = %q, exit %d; want completed, 0", user, out, code)
+		}
+		for _, args := range [][]string{{"recover"}, {"prune", "--keep", "0"}} {
 			if out, code := ledger(dsn, args...); code != 0 {
 				t.Errorf("as %s: ledger %s: exit %d: %s", user, strings.Join(args, " "), code, out)
 			}
