@@ -11,6 +11,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,13 @@ const waitLimit = 60 * time.Second
 //	                            and keep it so only if MEMBER still is: the
 //	                            STOPPER is caught holding MEMBER frozen; tries
 //	                            again at each freeze until it succeeds
+//	procs PATTERN               succeed iff a process of this scenario (its
+//	                            environment holds the scenario's $WORK, or its
+//	                            working directory is in $WORK), zombies aside,
+//	                            runs a command line matching the regexp
+//	                            PATTERN, as pgrep -f does (! procs: none does);
+//	                            a scenario run beside another that starts the
+//	                            same program does not see the other's
 //	startsleeper [-ignore SIG]... [-setsid] FILE [VAR]
 //	                            start a sleeper writing FILE, wait until it
 //	                            has, and set $VAR to its PID; it is reaped when
@@ -72,6 +80,7 @@ func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) 
 		"stopped":      cmdStopped,
 		"catchfreeze":  cmdCatchfreeze,
 		"startsleeper": cmdStartsleeper,
+		"procs":        cmdProcs,
 	}
 }
 
@@ -336,6 +345,33 @@ func cmdNsalive(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("alive in %s: %s", args[0], strings.Join(live, ", "))
 	case !neg && len(live) == 0:
 		ts.Fatalf("nothing alive in %s", args[0])
+	}
+}
+
+func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: procs PATTERN")
+	}
+	re, err := regexp.Compile(args[0])
+	if err != nil {
+		ts.Fatalf("procs: %v", err)
+	}
+	work := ts.Getenv("WORK")
+	var found []string
+	proc.Scan(func(st proc.Stat) {
+		if st.State == proc.Zombie || st.State == proc.Dead {
+			return
+		}
+		line, ok := scenarioCmdline(st.PID, work)
+		if ok && re.MatchString(line) {
+			found = append(found, strconv.Itoa(st.PID)+" ("+line+")")
+		}
+	})
+	switch {
+	case neg && len(found) > 0:
+		ts.Fatalf("procs %s: %s", args[0], strings.Join(found, ", "))
+	case !neg && len(found) == 0:
+		ts.Fatalf("procs %s: no process of this scenario matches", args[0])
 	}
 }
 

@@ -12,3 +12,6 @@ func startedAt(start uint64) time.Time { return time.Time{} }
 
 // ended is unknown here: false.
 func ended(pid int) bool { return false }
+
+// scenarioCmdline finds no process here.
+func scenarioCmdline(pid int, work string) (string, bool) { return "", false }
