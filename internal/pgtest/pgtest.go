@@ -333,9 +333,6 @@ func (s *Server) logTail() string {
 	return strings.TrimSpace(string(b))
 }
 
-// Log returns the server's log so far, for a failing test to show.
-func (s *Server) Log() string { return s.logTail() }
-
 // Stop stops the server at once (SIGQUIT: pg_ctl stop -m immediate) and
 // removes its folder. It may be called more than once.
 func (s *Server) Stop() {

@@ -102,14 +102,6 @@ func (e *stderr) Write(p []byte) (int, error) {
 	return e.f.Write(p)
 }
 
-// description is --help's description.
-func (t *Tool) description() string {
-	if t.Describe == nil {
-		return ""
-	}
-	return t.Describe()
-}
-
 // Warnf prints a diagnostic on stderr: "TOOL: line" for each line of the
 // message (an errors.Join of several errors has one each), so that every
 // line says whose it is. What a message quotes (a --name label, a file

@@ -155,21 +155,3 @@ func (s *Store) noStore(err error) error {
 	}
 	return nil
 }
-
-// list returns the rows matching cond, oldest first; suffix may lock them.
-func (s *Store) list(ctx context.Context, q querier, cond, suffix string, args ...any) ([]ledger.Record, error) {
-	rows, err := q.Query(ctx, `SELECT `+cols+` FROM tether.executions WHERE NOT pruned AND `+cond+` ORDER BY seq `+suffix, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []ledger.Record
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
