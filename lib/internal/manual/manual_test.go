@@ -1,6 +1,9 @@
 package manual
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -97,6 +100,38 @@ func TestManAndGoDoc(t *testing.T) {
 	for _, want := range []string{"// Package tool is the tool tool: does things.", "//\ttool [-q] prune", "//   - -q, --quiet: Say nothing.", "// # Commands", "//   - --keep=N: Keep N (default: 3).", "//\tverbatim $HOME", "\npackage tool\n"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("GoDoc() lacks %q:\n%s", want, doc)
+		}
+	}
+}
+
+// TestManASCII: a page read in the C locale (LC_ALL=C man, groff -Tascii)
+// keeps every character of its text, the state diagram's arrows too, as
+// ASCII, and the UTF-8 rendering keeps the page's own characters.
+func TestManASCII(t *testing.T) {
+	groff, err := exec.LookPath("groff")
+	if err != nil {
+		t.Skip("needs groff")
+	}
+	k, err := kong.New(&struct{}{}, kong.Name("tool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Page{Name: "tool", Summary: "Does things.", Body: "Diagram:\n\n  claimed ──fence──▶ fenced → running ◀── x × y\n"}
+	for _, tc := range []struct{ device, want string }{
+		{"ascii", "claimed --fence--> fenced -> running <-- x x y"},
+		{"utf8", "claimed ──fence──▶ fenced → running ◀── x × y"},
+	} {
+		cmd := exec.Command(groff, "-man", "-ww", "-T"+tc.device)
+		cmd.Stdin = bytes.NewReader(Man(p, k))
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || stderr.Len() > 0 {
+			t.Errorf("groff -T%s: %v: %s", tc.device, err, stderr.Bytes())
+		}
+		if !strings.Contains(string(out), tc.want) {
+			t.Errorf("groff -T%s of Man() lacks %q:\n%s", tc.device, tc.want, out)
 		}
 	}
 }
