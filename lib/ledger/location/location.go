@@ -168,6 +168,14 @@ func Check(loc string, write bool) error {
 			fix = "name a folder by its absolute path, or a database by a postgres:// URL"
 		}
 		return badName(fmt.Sprintf("%s: not a store: a name starting %q is neither a postgres:// URL nor a folder; %s", Redact(loc), name, fix))
+	case write && strings.HasPrefix(loc, "~"):
+		// A ~ no shell expanded (quoted, after --ledger=, a crontab's
+		// variable) means the home folder, never a folder named ~.
+		fix := "by its absolute path"
+		if loc == "~" || strings.HasPrefix(loc, "~/") {
+			fix = fmt.Sprintf("as \"$HOME%s\"", loc[1:])
+		}
+		return badName(fmt.Sprintf("%s: the shell did not expand ~ (it is quoted, or follows =): name the store folder %s", loc, fix))
 	case write && !filepath.IsAbs(loc):
 		return badName(fmt.Sprintf("%s: a relative store folder is another store in every working directory; name it by its absolute path (--ledger \"$PWD/%s\")", loc, loc))
 	}
