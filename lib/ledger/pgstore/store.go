@@ -78,6 +78,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,7 +233,32 @@ func (s *Store) scrub(err error) string {
 	for _, secret := range s.secrets {
 		msg = strings.ReplaceAll(msg, secret, "xxxxx")
 	}
-	return msg
+	return oneLine(msg)
+}
+
+// oneLine joins a driver message of several lines into one, as the
+// diagnostic promises: pgx lists each host it tried on a line of its own
+// ("failed to connect to `user=u database=d`:\n\tHOST: ...", twice for
+// one refused host under sslmode=prefer, once with TLS and once without).
+// A line said twice is said once; the others are joined by "; ".
+func oneLine(msg string) string {
+	if !strings.Contains(msg, "\n") {
+		return msg
+	}
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(parts, l) {
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	head, tried := parts[0], parts[1:]
+	if strings.HasSuffix(head, ":") {
+		return head + " " + strings.Join(tried, "; ")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Location names the store in messages: the URL without its password.
