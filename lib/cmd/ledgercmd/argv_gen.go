@@ -372,8 +372,13 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"job"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.List.Job = v
-						return true
+						var x string
+						ok := func() bool {
+							x = v
+							return true
+						}()
+						g.commands.List.Job = &x
+						return ok
 					},
 					Zero: func(g *grammar) { g.commands.List.Job = argvZero.commands.List.Job },
 				}},

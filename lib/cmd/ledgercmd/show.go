@@ -49,27 +49,30 @@ func (inv *invocation) printOne(field string, argErr error, get func(ledger.Ledg
 }
 
 type listCmd struct {
-	Job    string `placeholder:"J" predictor:"job" help:"Only executions of this job."`
-	Status string `placeholder:"S" predictor:"status" help:"Only executions in this status (claimed, running, completed, failed, unknown, abandoned)."`
-	Field  string `placeholder:"F" help:"Print only this field."`
+	// A pointer: --job '' is an invalid name, refused as every verb
+	// refuses it, not the absence of a filter.
+	Job    *string `placeholder:"J" predictor:"job" help:"Only executions of this job."`
+	Status string  `placeholder:"S" predictor:"status" help:"Only executions in this status (claimed, running, completed, failed, unknown, abandoned)."`
+	Field  string  `placeholder:"F" help:"Print only this field."`
 }
 
 func (c *listCmd) Run(inv *invocation) error {
 	if err := checkField(c.Field); err != nil {
 		return err
 	}
-	f := ledger.Filter{Job: c.Job}
+	var f ledger.Filter
+	if c.Job != nil {
+		if err := ledger.ValidJob(*c.Job); err != nil {
+			return err
+		}
+		f.Job = *c.Job
+	}
 	if c.Status != "" {
 		s, err := ledger.ParseStatus(c.Status)
 		if err != nil {
 			return err
 		}
 		f.Status = s
-	}
-	if c.Job != "" {
-		if err := ledger.ValidJob(c.Job); err != nil {
-			return err
-		}
 	}
 	st, err := inv.openExisting()
 	if err != nil {
