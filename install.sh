@@ -135,6 +135,12 @@ tether ($debversion) unstable; urgency=medium
  -- $maintainer  $date
 EOF
 	gzip -9nc "$tmp/changelog" >"$doc/changelog.gz"
+	# What the man pages do not say: the recipes (cron, several hosts, the
+	# grants), the exit codes of all tools, and the contract they keep.
+	# Compressed, as Debian's policy asks of documents over 4 kB.
+	for f in README.md CONTRACT.md; do
+		gzip -9nc "$f" >"$doc/$f.gz"
+	done
 	# Go links statically by design; lintian exempts a Go-built package
 	# only when it sees the source package's Build-Depends on golang-go,
 	# which a binary built here has none of.
