@@ -3,13 +3,17 @@ package tether_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
 )
 
-// TestLedgerPostgresGrants: the grants the README's "On several hosts"
-// gives a least-privileged role are enough for every subcommand, both
-// ways: CREATE on the database (the first claim makes schema tether), or a
-// schema made by another role and only USAGE and SELECT, INSERT, UPDATE,
-// DELETE on its tables. A role with neither is refused with exit 3.
+// TestLedgerPostgresGrants: the grants the README's "Several hosts"
+// gives a least-privileged role are enough for every subcommand (each
+// runner, spawn's adopt worker, each read: status, check and metrics read
+// tether.job_runs), both ways: CREATE on the database (the first claim
+// makes schema tether), or a schema made by another role and only the
+// README's grants, applied as written. A role with neither is refused
+// with exit 3.
 func TestLedgerPostgresGrants(t *testing.T) {
 	t.Parallel()
 	srv := sharedPostgres(t)
@@ -20,8 +24,10 @@ func TestLedgerPostgresGrants(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
+	ran := map[string]bool{} // the subcommands run, to check that none is left out
 	ledger := func(dsn string, args ...string) (string, int) {
 		t.Helper()
+		ran[args[0]] = true
 		out, code, err := runTool(dir, "ledger", append([]string{"--ledger", dsn}, args...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -111,4 +117,15 @@ func TestLedgerPostgresGrants(t *testing.T) {
 	}
 	psql(made, readmeSQL(t, jobsRole)) // the README's grants, as written, for this run's role
 	everything(made, jobsRole)
+
+	// every subcommand ledger has, a new one included
+	k, err := ledgerkong.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range k.Model.Node.Children {
+		if !c.Hidden && !ran[c.Name] {
+			t.Errorf("ledger %s is not run as the README's role: add it to everything", c.Name)
+		}
+	}
 }
