@@ -274,19 +274,36 @@ func (l *jobLog) readAt(off int64) (entry, error) {
 // preadAt a second read to find the end. Only when that one read stops
 // short of both b and the frame does it read on (short only at the end).
 func (l *jobLog) frameIn(b []byte, off int64) (e entry, need, n int, err error) {
+	return frameAt(b, off, l.preadOnce, l.pread)
+}
+
+// preadOnce is one pread at off (again if interrupted).
+func (l *jobLog) preadOnce(b []byte, off int64) (int, error) {
 	for {
-		n, err = unix.Pread(l.fd, b, off)
-		if err != unix.EINTR {
-			break
+		n, err := unix.Pread(l.fd, b, off)
+		if err == unix.EINTR {
+			continue
 		}
+		if err != nil {
+			return 0, &os.PathError{Op: "read", Path: l.path, Err: err}
+		}
+		return n, nil
 	}
-	if err != nil {
-		return entry{}, 0, 0, &os.PathError{Op: "read", Path: l.path, Err: err}
+}
+
+// frameAt is frameIn over its two reads: once, one read; full, reads that
+// stop short only at the end of the file. The bytes full adds may not
+// continue the frame once read (a writer truncated a torn tail and
+// appended in between): the frame is then parsed afresh, and its error is
+// the answer.
+func frameAt(b []byte, off int64, once, full func([]byte, int64) (int, error)) (e entry, need, n int, err error) {
+	if n, err = once(b, off); err != nil {
+		return entry{}, 0, 0, err
 	}
 	e, need, err = parseFrame(b[:n], off)
 	if err == nil && need > n && n > 0 && n < len(b) {
-		m, err := l.pread(b[n:], off+int64(n))
-		if err != nil {
+		var m int
+		if m, err = full(b[n:], off+int64(n)); err != nil {
 			return entry{}, 0, n, err
 		}
 		n += m

@@ -241,3 +241,46 @@ func TestReadAt(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameAt: a frame whose first read stops short is read on; when the
+// bytes read on do not continue it (a writer truncated the torn tail the
+// first read saw and appended another frame in between), that is no
+// frame, not an empty one without an error.
+func TestFrameAt(t *testing.T) {
+	t.Parallel()
+	torn := frame(kindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"running"}`))
+	other := frame(kindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"completed","exit_code":0}`))
+	// file returns reads of f, the first of them cut at cut bytes.
+	file := func(f []byte, cut int) func([]byte, int64) (int, error) {
+		return func(b []byte, off int64) (int, error) {
+			end := min(int(off)+len(b), len(f), cut)
+			if end <= int(off) {
+				return 0, nil
+			}
+			return copy(b, f[off:end]), nil
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		once, full func([]byte, int64) (int, error)
+		wantErr    error
+		wantNeed   bool
+	}{
+		{"whole at once", file(torn, len(torn)), file(torn, len(torn)), nil, false},
+		{"read on", file(torn, 20), file(torn, len(torn)), nil, false},
+		{"file ends", file(torn, 20), file(torn[:20], 20), nil, true},
+		{"another frame read on", file(torn, 20), file(other, len(other)), errFrame, false},
+	} {
+		e, need, n, err := frameAt(make([]byte, 4096), 0, tc.once, tc.full)
+		switch {
+		case tc.wantErr != nil:
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("frameAt(%s) = %+v, need %d, n %d, %v; want %v", tc.name, e, need, n, err, tc.wantErr)
+			}
+		case err != nil || (need > 0) != tc.wantNeed:
+			t.Errorf("frameAt(%s) = need %d, n %d, %v; want need > 0 %v, no error", tc.name, need, n, err, tc.wantNeed)
+		case !tc.wantNeed && (e.kind != kindUpdate || e.end != int64(len(torn))):
+			t.Errorf("frameAt(%s) = %+v; want the frame of %d bytes", tc.name, e, len(torn))
+		}
+	}
+}
