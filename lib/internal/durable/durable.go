@@ -1,23 +1,16 @@
 package durable
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
 // TempPrefix starts the name of every temporary file staged in a Dir,
-// the spare included, so that a directory's owner can tell them from its
-// real entries (and remove them after a crash).
+// so that a directory's owner can tell them from its real entries (and
+// remove them after a crash).
 const TempPrefix = ".tmp."
-
-// SpareName is the spare file of a directory written through a Replacer:
-// the next version of any of its files is written into it in place and
-// exchanged with the file's name.
-const SpareName = TempPrefix + "spare"
 
 // Dir is an open directory (FD, opened O_DIRECTORY, or O_PATH where only
 // walked) and the path it is shown by in messages: nothing is resolved
@@ -222,29 +215,6 @@ func (p Pending) Commit() error {
 	return nil
 }
 
-// ErrExists is CommitNew's error when the destination exists already.
-var ErrExists = errors.New("exists already")
-
-// CommitNew is Commit for a destination that must not exist yet: one that
-// does is left alone and ErrExists is returned (the staged file removed).
-// Where the file system cannot rename without replacing (renameat2
-// RENAME_NOREPLACE: EINVAL, ENOSYS), it renames as Commit does, and the
-// caller's own check that the destination does not exist stands.
-func (p Pending) CommitNew() error {
-	err := renameNoReplace(p.Dir.FD, p.Temp, p.Name)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, unix.EEXIST):
-		p.Abort()
-		return &os.PathError{Op: "rename", Path: p.Dir.Show(p.Name), Err: ErrExists}
-	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
-		return p.Commit()
-	}
-	p.Abort()
-	return &os.PathError{Op: "rename", Path: p.Dir.Show(p.Temp), Err: err}
-}
-
 // Abort removes the staged file.
 func (p Pending) Abort() { unix.Unlinkat(p.Dir.FD, p.Temp, 0) }
 
@@ -305,147 +275,4 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// ExchangeUnsupported reports whether err from an exchange means the
-// kernel or the file system does not offer RENAME_EXCHANGE.
-func ExchangeUnsupported(err error) bool {
-	return err == unix.EINVAL || err == unix.ENOSYS || err == unix.EOPNOTSUPP
-}
-
-// A Replacer replaces files in place through their directory's spare
-// (SpareName), allocating no inode per write. Its zero value is ready;
-// one Replacer serves any number of directories. Writes through it to one
-// directory must be serialised by the caller (the spare is shared).
-type Replacer struct {
-	// Exchange swaps the names a and b in dirfd; nil means
-	// renameat2(RENAME_EXCHANGE). Tests replace it to exercise the
-	// fallback.
-	Exchange func(dirfd int, a, b string) error
-	// Reached, if set, is called between durable steps ("spare-written",
-	// "exchanged"), so that crash tests can stop a writer there.
-	Reached func(point string)
-
-	// noExchange is set once RENAME_EXCHANGE turned out to be
-	// unsupported; files are then replaced by temporary file and rename.
-	noExchange atomic.Bool
-}
-
-func (r *Replacer) reached(point string) {
-	if r.Reached != nil {
-		r.Reached(point)
-	}
-}
-
-// NoExchange reports whether the Replacer fell back to rename.
-func (r *Replacer) NoExchange() bool { return r.noExchange.Load() }
-
-// openSpare opens d/.tmp.spare for writing in place, or creates it. The
-// spare is written into only while it is a regular file of ours with no
-// other link (a file still linked elsewhere, or a hard link planted there
-// or made by a `cp -al` snapshot, is never written through): otherwise
-// its name is removed and a fresh file created. ok is false if the name
-// holds something that is not a file; the caller then uses a temporary
-// file.
-func openSpare(d Dir) (fd int, ok bool, err error) {
-	fd, err = unix.Openat(d.FD, SpareName, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err == nil {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-			unix.Close(fd)
-			return -1, false, nil
-		}
-		if st.Nlink == 1 && st.Uid == uint32(os.Geteuid()) {
-			gid, group := groupReads(d)
-			switch {
-			case group && (st.Mode&0o7777 != 0o640 || st.Gid != gid):
-				Inherit(d, fd, false)
-			case !group && st.Mode&0o7777 != 0o600:
-				unix.Fchmod(fd, 0o600)
-			}
-			return fd, true, nil
-		}
-		unix.Close(fd)
-		err = unix.EEXIST
-	}
-	switch err {
-	case unix.ENOENT, unix.EEXIST:
-		fd, err = CreateExcl(d, SpareName)
-	case unix.ELOOP, unix.ENXIO, unix.EISDIR:
-		return -1, false, nil
-	}
-	if err != nil {
-		return -1, false, &os.PathError{Op: "open", Path: d.Show(SpareName), Err: err}
-	}
-	return fd, true, nil
-}
-
-// Replace durably makes data the content of name in d, as atomically as
-// WriteSynced but mostly without allocating an inode (unless d/name does
-// not exist yet: the spare is then renamed to it): data is written in
-// place into d/.tmp.spare (see openSpare), which is truncated to its
-// length and fdatasync'ed, then exchanged with d/name by
-// renameat2(RENAME_EXCHANGE), and d is fsynced. The previous version's
-// inode is left under the spare name for the next replacement: so it is
-// written into only after the exchange that made it the spare was made
-// durable by that fsync (if the fsync fails the spare is unlinked
-// instead), and after a power cut d/name never names an inode that was
-// since overwritten. Where RENAME_EXCHANGE is unsupported the spare is
-// renamed over d/name instead, and later calls use WriteSynced.
-func (r *Replacer) Replace(d Dir, name string, data []byte) error {
-	if r.noExchange.Load() {
-		return WriteSynced(d, name, data)
-	}
-	spare := d.Show(SpareName)
-	fd, ok, err := openSpare(d)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return WriteSynced(d, name, data)
-	}
-	fail := func(op string, err error) error {
-		unix.Close(fd)
-		return &os.PathError{Op: op, Path: spare, Err: err}
-	}
-	// Whatever happens from here on, d/name is untouched until the
-	// exchange: the spare is not read by anything.
-	if err := WriteAll(fd, data); err != nil {
-		return fail("write", err)
-	}
-	if err := unix.Ftruncate(fd, int64(len(data))); err != nil {
-		return fail("truncate", err)
-	}
-	if err := Fdatasync(fd); err != nil {
-		return fail("fdatasync", err)
-	}
-	if err := unix.Close(fd); err != nil {
-		return &os.PathError{Op: "close", Path: spare, Err: err}
-	}
-	r.reached("spare-written")
-	exchange := r.Exchange
-	if exchange == nil {
-		exchange = renameExchange
-	}
-	err = exchange(d.FD, SpareName, name)
-	switch {
-	case err == unix.ENOENT:
-		// No d/name yet: the spare becomes it.
-		err = unix.Renameat(d.FD, SpareName, d.FD, name)
-	case err != nil && ExchangeUnsupported(err):
-		r.noExchange.Store(true)
-		err = unix.Renameat(d.FD, SpareName, d.FD, name)
-	}
-	if err != nil {
-		return &os.LinkError{Op: "exchange", Old: spare, New: d.Show(name), Err: err}
-	}
-	r.reached("exchanged")
-	if err := d.Sync(); err != nil {
-		// Whether the exchange is durable is unknown, so the inode now
-		// named spare may still be d/name's after a power cut: never
-		// write into it.
-		unix.Unlinkat(d.FD, SpareName, 0)
-		return err
-	}
-	return nil
 }

@@ -2,9 +2,7 @@ package durable
 
 import (
 	"os"
-	"path/filepath"
 	"sort"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -44,15 +42,6 @@ func content(t *testing.T, p string) string {
 	return string(b)
 }
 
-func ino(t *testing.T, p string) uint64 {
-	t.Helper()
-	fi, err := os.Lstat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Sys().(*syscall.Stat_t).Ino
-}
-
 // TestWrite: every way of writing leaves the new content under the name
 // and no temporary file behind.
 func TestWrite(t *testing.T) {
@@ -71,7 +60,6 @@ func TestWrite(t *testing.T) {
 			}
 			return p.Commit()
 		}},
-		{"Replace", func(d Dir, n string, b []byte) error { return new(Replacer).Replace(d, n, b) }},
 		{"WriteFile", func(d Dir, n string, b []byte) error { return WriteFile(d.Show(n), b, 0o600) }},
 	} {
 		d := openDir(t)
@@ -84,7 +72,7 @@ func TestWrite(t *testing.T) {
 			}
 		}
 		for _, n := range names(t, d) {
-			if n != "f" && n != SpareName {
+			if n != "f" {
 				t.Errorf("%s left %q behind", tc.name, n)
 			}
 		}
@@ -111,67 +99,5 @@ func TestStageAbort(t *testing.T) {
 	}
 	if got := names(t, d); len(got) != 1 {
 		t.Errorf("names after Abort = %v; want [f]", got)
-	}
-}
-
-// TestReplaceRotates: Replace exchanges two inodes and allocates none
-// once both exist, and never writes through a spare with another link.
-func TestReplaceRotates(t *testing.T) {
-	t.Parallel()
-	d := openDir(t)
-	var r Replacer
-	for _, v := range []string{"a", "b"} {
-		if err := r.Replace(d, "f", []byte(v)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if r.NoExchange() {
-		t.Skip("RENAME_EXCHANGE is not offered here")
-	}
-	f, spare := ino(t, d.Show("f")), ino(t, d.Show(SpareName))
-	if err := r.Replace(d, "f", []byte("c")); err != nil {
-		t.Fatal(err)
-	}
-	if gf, gs := ino(t, d.Show("f")), ino(t, d.Show(SpareName)); gf != spare || gs != f {
-		t.Errorf("inodes after Replace = f %d spare %d; want f %d spare %d (exchanged)", gf, gs, spare, f)
-	}
-	// A hard link to the spare (a snapshot) is never written through.
-	if err := os.Link(d.Show(SpareName), filepath.Join(d.Path, "snapshot")); err != nil {
-		t.Fatal(err)
-	}
-	before := content(t, filepath.Join(d.Path, "snapshot"))
-	if err := r.Replace(d, "f", []byte("d")); err != nil {
-		t.Fatal(err)
-	}
-	if got := content(t, filepath.Join(d.Path, "snapshot")); got != before {
-		t.Errorf("snapshot = %q after Replace; want %q untouched", got, before)
-	}
-	if got := content(t, d.Show("f")); got != "d" {
-		t.Errorf("content = %q; want %q", got, "d")
-	}
-}
-
-// TestReplaceFallback: where the exchange is unsupported Replace renames
-// instead, and never tries the exchange again.
-func TestReplaceFallback(t *testing.T) {
-	t.Parallel()
-	for _, errno := range []error{unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP} {
-		d := openDir(t)
-		calls := 0
-		r := Replacer{Exchange: func(int, string, string) error { calls++; return errno }}
-		if err := WriteSynced(d, "f", []byte("old")); err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range []string{"x", "y"} {
-			if err := r.Replace(d, "f", []byte(v)); err != nil {
-				t.Fatalf("Replace with exchange %v = %v", errno, err)
-			}
-			if got := content(t, d.Show("f")); got != v {
-				t.Errorf("Replace with exchange %v: content = %q; want %q", errno, got, v)
-			}
-		}
-		if calls != 1 || !r.NoExchange() {
-			t.Errorf("exchange %v: called %d times, NoExchange %v; want once, true", errno, calls, r.NoExchange())
-		}
 	}
 }

@@ -34,7 +34,7 @@ func TestInherit(t *testing.T) {
 		if err := Write(d, "rec", []byte("x\n"), true); err != nil {
 			t.Fatal(err)
 		}
-		// A second write goes through the spare, which is reused.
+		// A second write replaces the first.
 		if err := Write(d, "rec", []byte("y\n"), true); err != nil {
 			t.Fatal(err)
 		}
