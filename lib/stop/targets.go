@@ -134,6 +134,9 @@ func (g *Group) Wait(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return err // not the rescan's timeout: a pidfd that cannot be waited on
+		}
 	}
 }
 
