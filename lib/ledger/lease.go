@@ -28,17 +28,12 @@ const FenceMargin = 500 * time.Millisecond
 // is stopped with grace (TERM, grace, KILL) starts stopping it: Keep.Stop.
 func StopBudget(grace time.Duration) time.Duration { return grace + FenceMargin }
 
-// Lease math, as the manual states it: a runner renews every
-// RenewEvery(lease), each try bounded by that much too (one that must
-// connect first, by when the lease is given up) and made on a fresh
-// connection after a failure; when the lease was last renewed at t
+// Lease math, as the manual states it (pgstore's Store.KeepLease, the one
+// store that keeps a lease, computes it): a runner renews every
+// (lease - StopBudget(grace)) / 3, each try bounded by that much too (one
+// that must connect first, by when the lease is given up) and made on a
+// fresh connection after a failure; when the lease was last renewed at t
 // (the moment its statement was sent), the runner stops its payload at
 // t + lease - StopBudget(grace) at the latest. location.CheckLease asks
 // that this leave at least half the lease for renewing, so that a lease
 // has two tries or more before it is given up.
-
-// RenewEvery is the renewal interval (and the bound of each try) of a
-// lease that a payload stopped with grace must outlive.
-func RenewEvery(lease, grace time.Duration) time.Duration {
-	return (lease - StopBudget(grace)) / 3
-}

@@ -87,7 +87,7 @@ type Ledger interface {
 	// goroutine of its own. When it cannot renew in time it calls k.Lost
 	// k.Stop before the lease would run out, and returns: the runner then
 	// stops its payload, so that it is gone before another host may judge
-	// it (the lease math is RenewEvery's). A store or handle that keeps
+	// it (the lease math: lease.go). A store or handle that keeps
 	// no lease (the file store, which judges owners by PID; a database
 	// handle opened without one) has nothing to keep: it returns at once
 	// and never calls k.Lost.

@@ -55,8 +55,8 @@ type Options struct {
 
 // CheckLease refuses (bad input: a usage error) a lease too short for
 // the grace: less than twice ledger.StopBudget(grace), so that a lease
-// has two renewals or more before it is given up (the lease math is
-// ledger.RenewEvery's).
+// has two renewals or more before it is given up (the lease math:
+// lib/ledger's lease.go, computed by pgstore's Store.KeepLease).
 func CheckLease(lease, grace time.Duration) error {
 	if lease <= 0 {
 		return nil

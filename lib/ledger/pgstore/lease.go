@@ -30,8 +30,8 @@ func (s *Store) Renew(id string) (until time.Time, ok bool, err error) {
 }
 
 // KeepLease renews execution id's lease until ctx is done or the
-// execution ended, every ledger.RenewEvery(lease, grace) after the last
-// renewal. Each try is bounded by that interval too (the statement: the
+// execution ended, every (lease - k.Stop) / 3 after the last renewal
+// (the lease math of lib/ledger's lease.go). Each try is bounded by that interval too (the statement: the
 // client's deadline and the server's statement_timeout; a try that must
 // connect first may take until the lease is given up, below), and is
 // made on a connection of its own, opened afresh after any failure: never

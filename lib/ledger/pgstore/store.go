@@ -65,10 +65,10 @@
 // # Faults
 //
 // A runner renews its lease on a connection of its own, each try bounded
-// (ledger.RenewEvery; one that must connect first, by when the lease is
+// (Store.KeepLease; one that must connect first, by when the lease is
 // given up) and made on a fresh connection after a failure;
 // one that cannot renew in time stops its payload before the lease runs
-// out (see ledger.RenewEvery and location.CheckLease for the arithmetic). A claim is one
+// out (see Store.KeepLease and location.CheckLease for the arithmetic). A claim is one
 // transaction, committed only by a COMMIT sent after the INSERT answered:
 // a claim whose answer is lost is settled before the tool gives up
 // (settleClaim): written failed, over the claim or in its place.
