@@ -16,7 +16,7 @@ import (
 // writes a frame, a few hundred bytes). So the first smallChecked bytes a
 // process checks go through a plain table of 256 entries, made in a
 // microsecond and read a byte at a time by crc32 itself, and only a
-// process that checks more (list, prune, a migration) makes the
+// process that checks more (list, prune) makes the
 // hardware's tables, whose cost it then spreads over megabytes.
 func checksum(b []byte) uint32 {
 	if checked.Add(int64(len(b))) > smallChecked {

@@ -19,8 +19,9 @@
 //	                           link and every job its index (this version's
 //	                           format, 2), and links made during boot
 //	                           BOOT_ID need no flush (linked.go)
-//	  logs                     empty; the store is of job logs (a store
-//	                           without it is migrated by Open: migrate.go)
+//	  logs                     empty; the store is of this version's format,
+//	                           2, job logs (format.go): one without it is
+//	                           refused, not migrated
 //	  jobs/JOB/                one directory per job name
 //	    _ids                   index of JOB's finished executions: the hash
 //	                           of each one's id and the offset of the frame
@@ -233,12 +234,10 @@
 // folder grants read and search to a group the caller is in and is
 // writable by its owner alone, the read-only open accepts it (checkReader),
 // accepts folders on the way owned by the store's owner (its home), each
-// file owned by the owner of its folder (checkOwnedIn), creates and
-// migrates nothing and never opens the lock, which stays 0600: every write
-// is refused (ledger.ErrUnsafeStore). Its view is whole frame by frame,
-// not a transaction. A store of the format before job logs is not
-// migrated by a reader: only Get reads it, the rest asks for one command
-// that writes, run by the owner. Once the owner has opened the folder
+// file owned by the owner of its folder (checkOwnedIn), creates nothing
+// and never opens the lock, which stays 0600: every write is refused
+// (ledger.ErrUnsafeStore). Its view is whole frame by frame, not a
+// transaction. Once the owner has opened the folder
 // to its group (chmod -R g+rX), what it creates later inherits the group
 // and its read bit (durable.Inherit): files 0640, folders 0750, whatever
 // the umask. Without group read and search the store stays 0700/0600.

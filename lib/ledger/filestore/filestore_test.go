@@ -43,15 +43,6 @@ func mustClaim(t testing.TB, s *Store, job string, o ledger.ClaimOptions) ledger
 	return r
 }
 
-func rawRecord(t testing.TB, s *Store, id string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(s.path(execDir, id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // must(t)(s.Op(...)) fails the test if the operation fails.
 func must(t testing.TB) func(ledger.Record, error) ledger.Record {
 	return func(r ledger.Record, err error) ledger.Record {

@@ -190,9 +190,6 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 	if err := ledger.ValidJob(job); err != nil {
 		return ledger.Record{}, err
 	}
-	if err := s.needMigrated(); err != nil {
-		return ledger.Record{}, err
-	}
 	jd, l, ok, err := s.openJob(job)
 	if err != nil {
 		return ledger.Record{}, err

@@ -80,8 +80,8 @@ func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace t
 }
 
 // readSlot reads the slot name in the job directory jd: a symbolic link
-// whose target is "ID" or "ID STATUS" (a tombstone), or the same as a small
-// file (the format before job logs). A missing slot is os.ErrNotExist.
+// whose target is "ID" or "ID STATUS" (a tombstone). A missing slot is
+// os.ErrNotExist.
 func readSlot(jd dirh, name string) ([]byte, error) {
 	buf := make([]byte, 128)
 	n, err := unix.Readlinkat(jd.FD, name, buf)
@@ -89,7 +89,7 @@ func readSlot(jd dirh, name string) ([]byte, error) {
 	case nil:
 		return buf[:n], nil
 	case unix.EINVAL:
-		return readSmall(jd, name, 256)
+		return nil, fmt.Errorf("%w: %s is not a symbolic link", ledger.ErrCorrupt, jd.Show(name))
 	case unix.ENOENT:
 		return nil, &os.PathError{Op: "readlink", Path: jd.Show(name), Err: os.ErrNotExist}
 	}

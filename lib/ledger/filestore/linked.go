@@ -76,8 +76,7 @@ func (s *Store) linksKept() bool {
 // mendLinks makes every live execution's link and every job's index
 // whole from the logs, flushes them, and then notes it, unless the note
 // says this boot did already. Called with the lock held, before anything
-// else, on a store of job logs (Open migrated it; migrate itself takes
-// the lock without mending). Where the links cannot be made whole (an I/O
+// else. Where the links cannot be made whole (an I/O
 // error), the store goes on without the note: claims flush active/ and
 // readers read the logs, as linksWhole says.
 func (s *Store) mendLinks() {

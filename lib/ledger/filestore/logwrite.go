@@ -10,8 +10,8 @@ import (
 	"github.com/tether-sh/tether/lib/internal/durable"
 )
 
-// Writing a log whole: a new job's, prune's next generation, a migrated
-// job's, or a copy of one that has another link.
+// Writing a log whole: a new job's, prune's next generation, or a copy of
+// one that has another link.
 
 // detach replaces the log, which has another link, with a copy of its own.
 func (l *jobLog) detach(jd dirh, job string) error {
@@ -52,8 +52,8 @@ func (l *jobLog) detach(jd dirh, job string) error {
 	return nil
 }
 
-// logWriter writes a new log (a new job's, prune's next generation, a
-// migrated job's) under a temporary name, to be renamed into place whole.
+// logWriter writes a new log (a new job's, prune's next generation) under
+// a temporary name, to be renamed into place whole.
 type logWriter struct {
 	p   durable.Pending
 	fd  int

@@ -62,9 +62,6 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 		_, err := ledger.ParseStatus(string(f.Status))
 		return err
 	}
-	if err := s.needMigrated(); err != nil {
-		return err
-	}
 	if f.Status == ledger.Claimed || f.Status == ledger.Running {
 		return s.eachActive(f, active)
 	}

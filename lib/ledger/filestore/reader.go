@@ -12,7 +12,7 @@ import (
 // A reader of a store it does not own: root (as the owner, ReadAsOwner),
 // or a member of a group the owner lets read it (checkReader). A reader
 // opens the store read-only (OpenExisting), never takes its lock, creates
-// and migrates nothing; every record it reads was written whole under a
+// nothing; every record it reads was written whole under a
 // temporary name and renamed, so each file is complete, and the view is
 // consistent file by file, not as a whole.
 

@@ -67,9 +67,6 @@ func (s *Store) readLink(id string) (target string, active bool, err error) {
 			// meanwhile is found.
 			continue
 		case unix.EINVAL:
-			if d.FD == s.exec.FD {
-				return "", false, errLegacy
-			}
 			return "", false, fmt.Errorf("%w: %s is not a symbolic link", ledger.ErrCorrupt, d.Show(id))
 		default:
 			return "", false, &os.PathError{Op: "readlink", Path: d.Show(id), Err: err}
@@ -77,10 +74,6 @@ func (s *Store) readLink(id string) (target string, active bool, err error) {
 	}
 	return "", false, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
 }
-
-// errLegacy is exec/ID as a regular file: a record of the format before
-// job logs, in a store not migrated yet (see migrate.go).
-var errLegacy = errors.New("a record of the format before job logs")
 
 // parseHint reads a link's target.
 func parseHint(t string) (gen, off int64, job string, ok bool) {
@@ -131,9 +124,6 @@ func (s *Store) readRecord(id string) (ledger.Record, error) {
 // lock). The caller closes what it returns.
 func (s *Store) locate(id string, write bool) (*located, error) {
 	target, active, err := s.readLink(id)
-	if errors.Is(err, errLegacy) {
-		return s.locateLegacy(id, write)
-	}
 	if errors.Is(err, ledger.ErrNotFound) {
 		if !s.linksWhole() {
 			return s.locateInLogs(id, write)
@@ -244,26 +234,6 @@ func (loc *located) take(e entry) error {
 		return nil
 	}
 	return errFrame
-}
-
-// locateLegacy reads exec/ID written as a whole file by the format before
-// job logs: only a store that could not be migrated (read-only) holds one.
-func (s *Store) locateLegacy(id string, write bool) (*located, error) {
-	if write {
-		return nil, fmt.Errorf("%w: %s is a record of an older format in a store not migrated", ledger.ErrCorrupt, s.exec.Show(id))
-	}
-	b, err := readSmall(s.exec, id, ledger.MaxRecordSize)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
-		}
-		return nil, err
-	}
-	r, err := ledger.Decode(b, id)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.exec.Show(id), err)
-	}
-	return &located{rec: r, claim: r, job: r.Job, jd: dirh{FD: -1}}, nil
 }
 
 // writeVersion appends next, the new version of loc's execution, to its

@@ -45,10 +45,7 @@ type Store struct {
 	lockWait time.Duration
 	warn     func(msg string)
 
-	// unmigrated is set for a store of the format before job logs that
-	// could not be migrated (read-only): only Get can read it.
-	unmigrated bool
-	// readOnly is set by OpenExisting: nothing is created or migrated.
+	// readOnly is set by OpenExisting: nothing is created.
 	readOnly bool
 	// foreign is a store another user owns, opened read-only by a member
 	// of a group it lets read it (see checkReader): it is never locked.
@@ -208,7 +205,7 @@ func (s *Store) check() error {
 		}
 		*sub.h = h
 	}
-	return s.migrateLogs()
+	return s.checkFormat()
 }
 
 // Close releases the store's directory. The Store must not be used after.
@@ -261,7 +258,7 @@ func (s *Store) init() error {
 			return fmt.Errorf("creating store %s: %w", s.dir, err)
 		}
 	}
-	// A new store is of job logs from the start (see migrate.go).
+	// A new store is of this version's format (format.go).
 	if err := createEmpty(s.root, logsMark); err != nil {
 		return fmt.Errorf("creating store %s: %w", s.dir, err)
 	}
@@ -295,7 +292,7 @@ func dirEmptyOrOurs(d dirh) (bool, error) {
 	}
 	for _, n := range names {
 		// lock too: a concurrent initialiser may have just finished.
-		if n != execDir && n != jobsDir && n != activeDir && n != lockName && n != logsMark && n != summariesMark {
+		if n != execDir && n != jobsDir && n != activeDir && n != lockName && n != logsMark {
 			return false, nil
 		}
 	}

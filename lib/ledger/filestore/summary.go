@@ -37,9 +37,6 @@ func (s *Store) Summaries(jobs ...string) ([]ledger.Summary, error) {
 		sort.Strings(jobs)
 		jobs = dedupSorted(jobs)
 	}
-	if err := s.needMigrated(); err != nil {
-		return nil, err
-	}
 	live, err := s.liveByJob()
 	if err != nil {
 		return nil, err
@@ -177,7 +174,7 @@ func (js *jobSummary) add(o jobSummary) {
 
 // less is js without the executions held counts by status: what a log's
 // header keeps when those executions are frames of the log (prune's next
-// generation, a migrated job). No count goes below zero; the record copies
+// generation). No count goes below zero; the record copies
 // stay.
 func (js jobSummary) less(held map[ledger.Status]uint64) jobSummary {
 	runs := map[ledger.Status]uint64{}
