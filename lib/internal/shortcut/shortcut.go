@@ -9,12 +9,26 @@
 //     model is built (lib/cli);
 //   - canonical-codec (CanonicalCodec): records encoded and read back
 //     without encoding/json's reflection when they are in canonical form
-//     (lib/ledger);
+//     (lib/ledger: Encode, Decode, EncodeDelta, ApplyDelta, MarshalJSON).
+//     Slow path: encoding/json on recordJSON. Proof: FuzzCanonicalDecode,
+//     FuzzCanonicalEncode (both ways agree with encoding/json on what the
+//     fast path accepts), TestCanonicalCodec. Saving, on `ledger show ID
+//     --json` (a live execution): about a quarter of its CPU, half a
+//     millisecond, on every command that reads or writes a record (about
+//     an eighth of a claim, start, finish and show); none on list --json
+//     or prune while stored-bytes is on (bench/README.md, "Accelerators").
 //   - stored-bytes (StoredBytes): a stored claim and delta read from
 //     their bytes without decoding them, when they are in the canonical
 //     codec's form: printed as MarshalJSON's object (list --json) or read
 //     for what a prune decides by (lib/ledger.AppendStoredJSON and
-//     StoredFate, used by the file store).
+//     StoredFate, used by the file store). Slow path: Decode and
+//     ApplyDelta, then MarshalJSON. Proof: FuzzStoredJSON (the object and
+//     the fate agree with the slow path's, or it declines),
+//     TestAppendStoredJSON, TestAppendStoredJSONDeclines,
+//     FuzzCanonicalTime. Saving, on `ledger list --json` of 100,000
+//     executions: about two thirds of its CPU, over half a second; on
+//     `ledger prune --keep 10` of them, about a third (bench/README.md,
+//     "Accelerators").
 //
 // TETHER_NO_SHORTCUTS in the environment turns them off: a comma-separated
 // list of names (TETHER_NO_SHORTCUTS=fast-parse,lone-version) turns off
@@ -36,8 +50,11 @@
 //		path, which may still decline ...
 //	}
 //
-// A new accelerator adds its Name and its name here, and its path to the
-// list above.
+// A new accelerator adds its Name and its name here, and its entry to the
+// register above: the slow path it stands for, its proof (a differential
+// test or fuzzer against that path) and its measured saving on a named
+// command. One whose saving no user could notice goes, and its slow path
+// becomes the only one.
 package shortcut
 
 import (
