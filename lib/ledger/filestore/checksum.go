@@ -11,9 +11,9 @@ import (
 //
 // That table is dear to make for a process that checks a few frames:
 // where the CPU has SSE4.2, MakeTable first builds the hardware path's
-// shift tables by running the instruction over 1.5 MB of zeros, about
-// 0.2 ms here, in every ledger call (a claim checks a log's header and
-// writes a frame, a few hundred bytes). So the first smallChecked bytes a
+// shift tables by running the instruction over 1.5 MB of zeros, in every
+// ledger call (a claim checks a log's header and writes a frame, a few
+// hundred bytes; bench/README.md has what it cost). So the first smallChecked bytes a
 // process checks go through a plain table of 256 entries, made in a
 // microsecond and read a byte at a time by crc32 itself, and only a
 // process that checks more (list, prune) makes the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -41,7 +42,7 @@ func runHelper(mode string, args []string) int {
 		}
 		// An index written anew, sorted, every third finish of a job,
 		// so that kills land in that too.
-		idsTailMax = 2
+		jobindex.TailMax = 2
 		return writer(args[0], args[1])
 	case "open":
 		if at := os.Getenv("LEDGER_TEST_CRASH_AT"); at != "" {
@@ -440,10 +441,10 @@ func indexState(t *testing.T, s *Store, job, id string) (in, trusted bool) {
 	defer closeDir(jd)
 	defer l.close()
 	f, trusted := readIds(jd)
-	if !trusted || !f.of(l) {
+	if !trusted || !f.Of(l.gen, l.ino) {
 		return false, false
 	}
-	for _, off := range idsFor(f.entries, idHash(id)) {
+	for _, off := range jobindex.Offsets(f.Entries, jobindex.Hash(id)) {
 		if e, err := l.readAt(off); err == nil && string(e.id) == id && terminalFrame(e) {
 			return true, true
 		}
@@ -613,7 +614,7 @@ func cutPower(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	for _, j := range jobs {
-		emptyIds(t, filepath.Join(dir, jobsDir, j.Name(), idsName))
+		emptyIds(t, filepath.Join(dir, jobsDir, j.Name(), jobindex.Name))
 	}
 	for _, sub := range []string{activeDir, execDir} {
 		ents, err := os.ReadDir(filepath.Join(dir, sub))
@@ -757,10 +758,10 @@ func emptyIds(t *testing.T, path string) {
 	if errors.Is(err, os.ErrNotExist) {
 		return
 	}
-	if err != nil || len(b) < idsHead {
+	if err != nil || len(b) < jobindex.Head {
 		t.Fatalf("emptyIds(%s): %d bytes, %v", path, len(b), err)
 	}
-	if err := os.WriteFile(path, append(b[:idsHead-8:idsHead-8], 0, 0, 0, 0, 0, 0, 0, 0), 0o600); err != nil {
+	if err := os.WriteFile(path, append(b[:jobindex.Head-8:jobindex.Head-8], 0, 0, 0, 0, 0, 0, 0, 0), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -26,7 +26,7 @@
 //	    _ids                   index of JOB's finished executions: the hash
 //	                           of each one's id and the offset of the frame
 //	                           that made it terminal, sorted by hash but for
-//	                           a tail of at most 1,024 (ids.go)
+//	                           a tail of at most 1,024 (package jobindex)
 //	    _log                   every version of every execution of JOB, appended
 //	                           as CRC-framed entries (log.go): a header, then a
 //	                           claim frame per execution (its whole record) and
@@ -54,18 +54,17 @@
 //	  */.tmp.NAME              a write in progress (or left by a crash)
 //
 // Why a log per job: a record per file cost two inodes and a 4 KiB block
-// per execution (4.2 KB on ext4), and a transition a temporary file, a
-// rename and two flushes. In the log an execution costs its claim (390
-// to 450 bytes), a delta per later version (65 to 130 bytes) and 16 bytes
-// of its job's index once finished, 750 bytes in all as bench/ledger
-// measured claim, start and finish; a transition is one pwrite and one
-// fdatasync. While it is live it also has a link, which holds its target
+// per execution, and a transition a temporary file, a rename and two
+// flushes. In the log an execution costs its claim (the whole record), a
+// delta per later version (the keys that changed) and 16 bytes of its
+// job's index once finished, a fraction of a block (bench/README.md, "The
+// file store's figures"); a transition is one pwrite and one fdatasync. While it is live it also has a link, which holds its target
 // in its inode (no block for a target under 60 bytes, that is a job name
 // under some 48 characters). Links are symbolic links because their
 // target is written with the name, atomically, with no data block and no
 // file to open; nothing ever follows them. A finished execution has an
 // index entry, not a link: prune removed a link per execution it dropped
-// (0.73 s of its 1 s at 100,000), and rewrites an index whole instead.
+// (most of its time), and rewrites an index whole instead.
 //
 // Ids are 13 base-36 digits of Unix nanoseconds, "-", 4 random base-36
 // digits and 2 of their job's hint (ledger.NewID; or any chosen
@@ -79,11 +78,12 @@
 // there to its end); show of a finished one lists jobs/ and searches the
 // indexes of the jobs its id's hint names (ledger.IDHints: one in 1,296
 // jobs shares a hint), up to the one holding it (a binary search and at
-// most 16 KiB of tail each: 29 reads, 27 KB, at 100,000 stored in one
-// job), and reads one or two frames; an id without the hint of its job
-// (chosen, or made before the hints) is searched for in the other jobs
-// too (31 µs more per job searched before it, measured at 200 jobs); a claim of a chosen id (ledger run's) looks for it in active/
-// and its own job's index only, not the other jobs' (claim.go, freshID);
+// most 16 KiB of tail each), and reads one or two frames; an id without
+// the hint of its job (chosen, or made before the hints) is searched for
+// in the other jobs too (a little more per job searched before it:
+// bench/README.md); a claim of a chosen id (ledger run's) looks for it in
+// active/ and its own job's index only, not the other jobs' (claim.go,
+// freshID);
 // latest walks its job's log back from the end to the last claim;
 // claim --instant reads one slot; claim --exclusive, claim --every, recover
 // and list of claimed or running executions read active/, which holds only
@@ -158,7 +158,7 @@
 //   - Links after the claim are hints: each later version re-points the
 //     link at its frame (a new link renamed over the old, not flushed).
 //     A terminal version appends its execution's entry to its job's
-//     index (ids.go), or, every 1,024, writes the index anew, sorted
+//     index (package jobindex), or, every 1,024, writes the index anew, sorted
 //     (temporary file, rename), not flushed either, and then removes the
 //     link from active/: during a boot, every finished execution is in its job's
 //     index or still linked in active/. A reader verifies a link or an

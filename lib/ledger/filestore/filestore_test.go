@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 	"github.com/tether-sh/tether/lib/ledger/ledgertest"
 	"github.com/tether-sh/tether/lib/proc"
 )
@@ -326,7 +327,7 @@ func TestPruneMarkers(t *testing.T) {
 	if got, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil || len(got) != 6 {
 		t.Fatalf("Prune() = %v, %v; want 6 records", got, err)
 	}
-	if names, _ := readNames(s.jobDirForTest(t, "j")); !slices.Equal(names, []string{idsName, logName, summaryName}) {
+	if names, _ := readNames(s.jobDirForTest(t, "j")); !slices.Equal(names, []string{jobindex.Name, logName, summaryName}) {
 		t.Fatalf("jobs/j after prune = %v; want only its index, log and summary", names)
 	}
 	if names, _ := readNames(s.exec); len(names) != 0 {

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 	"github.com/tether-sh/tether/lib/ledger/ledgertest"
 )
 
@@ -50,7 +50,7 @@ func TestIndexUntrusted(t *testing.T) {
 		spoil func(path string) error
 	}{
 		{"missing", os.Remove},
-		{"of another generation", func(p string) error { return os.WriteFile(p, encodeIds(7, 1, nil), 0o600) }},
+		{"of another generation", func(p string) error { return os.WriteFile(p, jobindex.Encode(7, 1, nil), 0o600) }},
 		{"damaged", func(p string) error { return os.WriteFile(p, []byte("not an index at all"), 0o600) }},
 		{"a symbolic link", func(p string) error {
 			os.Remove(p)
@@ -66,7 +66,7 @@ func TestIndexUntrusted(t *testing.T) {
 			s := newStore(t)
 			done := finishedIn(t, s, "j", 3)
 			other := finishedIn(t, s, "k", 1)
-			path := s.path(jobsDir, "j", idsName)
+			path := s.path(jobsDir, "j", jobindex.Name)
 			if err := tc.spoil(path); err != nil {
 				t.Fatal(err)
 			}
@@ -101,10 +101,10 @@ func TestIndexUntrusted(t *testing.T) {
 		}
 		// An entry with done[1]'s hash that points at done[0]'s frame:
 		// sorted before done[1]'s own, and, in the tail, after it.
-		ents := getEnts(f.entries)
-		bad := idsEnt{idHash(done[1].ID), ents[0].off}
-		for _, b := range [][]byte{encodeIds(f.gen, f.ino, append(slices.Clone(ents), bad)), putEnt(idsOf(&jobLog{gen: f.gen, ino: f.ino}, ents), bad)} {
-			if err := os.WriteFile(s.path(jobsDir, "j", idsName), b, 0o600); err != nil {
+		ents := jobindex.Ents(f.Entries)
+		bad := jobindex.Ent{Hash: jobindex.Hash(done[1].ID), Off: ents[0].Off}
+		for _, b := range [][]byte{jobindex.Encode(f.Gen, f.Ino, append(slices.Clone(ents), bad)), jobindex.Put(idsOf(&jobLog{gen: f.Gen, ino: f.Ino}, ents), bad)} {
+			if err := os.WriteFile(s.path(jobsDir, "j", jobindex.Name), b, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			checkGets(t, s, "a stale entry", done)
@@ -139,7 +139,7 @@ func TestIndexFromLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		f, _ := readIds(jd)
-		offs := idsFor(f.entries, idHash(r.ID))
+		offs := jobindex.Offsets(f.Entries, jobindex.Hash(r.ID))
 		if len(offs) != 1 {
 			t.Fatalf("%s: %d index entries; want 1", r.ID, len(offs))
 		}
@@ -150,7 +150,7 @@ func TestIndexFromLinks(t *testing.T) {
 		closeDir(jd)
 	}
 	for _, job := range []string{"j", "k"} {
-		if err := os.Remove(s.path(jobsDir, job, idsName)); err != nil {
+		if err := os.Remove(s.path(jobsDir, job, jobindex.Name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -230,25 +230,25 @@ func TestSearchIds(t *testing.T) {
 		sorted, tail int
 	}{
 		{"sorted only", 5000, 0},
-		{"tail only", 0, 3 * idsTailMax},
-		{"both", 3001, idsTailMax - 1},
+		{"tail only", 0, 3 * jobindex.TailMax},
+		{"both", 3001, jobindex.TailMax - 1},
 		{"one of each", 1, 1},
 		{"empty", 0, 0},
 	} {
 		n := tc.sorted + tc.tail
-		var ents []idsEnt
+		var ents []jobindex.Ent
 		for i := 0; i < tc.sorted; i++ {
-			ents = append(ents, idsEnt{hashOf(i), int64(i)})
+			ents = append(ents, jobindex.Ent{Hash: hashOf(i), Off: int64(i)})
 		}
 		// Entry 0 twice, and entry 1 more in the tail.
-		ents = append(ents, idsEnt{hashOf(0), 1 << 40})
-		b := encodeIds(3, 42, ents)
+		ents = append(ents, jobindex.Ent{Hash: hashOf(0), Off: 1 << 40})
+		b := jobindex.Encode(3, 42, ents)
 		for i := tc.sorted; i < n; i++ {
-			b = putEnt(b, idsEnt{hashOf(i), int64(i)})
+			b = jobindex.Put(b, jobindex.Ent{Hash: hashOf(i), Off: int64(i)})
 		}
-		b = putEnt(b, idsEnt{hashOf(1), 1 << 41})
+		b = jobindex.Put(b, jobindex.Ent{Hash: hashOf(1), Off: 1 << 41})
 		b = append(b, 1, 2, 3) // torn
-		if err := os.WriteFile(s.path(jobsDir, "j", idsName), b, 0o600); err != nil {
+		if err := os.WriteFile(s.path(jobsDir, "j", jobindex.Name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		want := func(i int) []int64 {
@@ -266,14 +266,14 @@ func TestSearchIds(t *testing.T) {
 			}
 			return []int64{int64(i)}
 		}
-		window := idsTailMax
+		window := jobindex.TailMax
 		for _, i := range []int{0, 1, 2, window - 1, window, window + 1, tc.sorted - 1, tc.sorted, tc.sorted + 1, n / 2, n - 2, n - 1} {
 			if i < 0 || (i >= n && i > 1) {
 				continue
 			}
 			f, offs, ok := searchIds(jd, hashOf(i))
 			slices.Sort(offs)
-			if !ok || f.gen != 3 || f.ino != 42 || !slices.Equal(offs, want(i)) {
+			if !ok || f.Gen != 3 || f.Ino != 42 || !slices.Equal(offs, want(i)) {
 				t.Errorf("%s: searchIds(entry %d) = %+v, %v, %v; want offsets %v of generation 3, inode 42", tc.name, i, f, offs, ok, want(i))
 			}
 		}
@@ -281,13 +281,13 @@ func TestSearchIds(t *testing.T) {
 			t.Errorf("%s: searchIds(absent) = %v, %v; want none", tc.name, offs, ok)
 		}
 		f, ok := readIds(jd)
-		if !ok || len(f.entries) != (n+2)*idsEntry || f.sorted != int64(tc.sorted+1) {
-			t.Errorf("%s: readIds = %d bytes of entries, %d sorted, %v; want %d, %d", tc.name, len(f.entries), f.sorted, ok, (n+2)*idsEntry, tc.sorted+1)
+		if !ok || len(f.Entries) != (n+2)*jobindex.EntrySize || f.Sorted != int64(tc.sorted+1) {
+			t.Errorf("%s: readIds = %d bytes of entries, %d sorted, %v; want %d, %d", tc.name, len(f.Entries), f.Sorted, ok, (n+2)*jobindex.EntrySize, tc.sorted+1)
 		}
 	}
 	// A header that says more entries are sorted than the file holds.
-	b := encodeIds(3, 42, []idsEnt{{1, 1}, {2, 2}})
-	if err := os.WriteFile(s.path(jobsDir, "j", idsName), b[:len(b)-1], 0o600); err != nil {
+	b := jobindex.Encode(3, 42, []jobindex.Ent{{Hash: 1, Off: 1}, {Hash: 2, Off: 2}})
+	if err := os.WriteFile(s.path(jobsDir, "j", jobindex.Name), b[:len(b)-1], 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, ok := searchIds(jd, 1); ok {
@@ -299,7 +299,7 @@ func TestSearchIds(t *testing.T) {
 func idsInode(t *testing.T, s *Store, job string) uint64 {
 	t.Helper()
 	var st unix.Stat_t
-	if err := unix.Lstat(s.path(jobsDir, job, idsName), &st); err != nil {
+	if err := unix.Lstat(s.path(jobsDir, job, jobindex.Name), &st); err != nil {
 		t.Fatal(err)
 	}
 	return st.Ino
@@ -314,30 +314,30 @@ func TestIndexMerge(t *testing.T) {
 	done := finishedIn(t, s, "j", 3)
 	jd := s.jobDirForTest(t, "j")
 	f, ok := readIds(jd)
-	if !ok || f.sorted != 0 || len(f.entries) != 3*idsEntry {
-		t.Fatalf("after 3 finishes in a new job: readIds = %d sorted of %d bytes, %v; want a tail of 3", f.sorted, len(f.entries), ok)
+	if !ok || f.Sorted != 0 || len(f.Entries) != 3*jobindex.EntrySize {
+		t.Fatalf("after 3 finishes in a new job: readIds = %d sorted of %d bytes, %v; want a tail of 3", f.Sorted, len(f.Entries), ok)
 	}
 	// One sorted entry, then a full tail: two real entries and stale
 	// ones (of other hashes, at done[0]'s frame).
-	ents := getEnts(f.entries)
-	b := encodeIds(f.gen, f.ino, ents[:1])
+	ents := jobindex.Ents(f.Entries)
+	b := jobindex.Encode(f.Gen, f.Ino, ents[:1])
 	for _, e := range ents[1:] {
-		b = putEnt(b, e)
+		b = jobindex.Put(b, e)
 	}
-	for i := len(ents) - 1; i < idsTailMax; i++ {
-		b = putEnt(b, idsEnt{uint64(i), ents[0].off})
+	for i := len(ents) - 1; i < jobindex.TailMax; i++ {
+		b = jobindex.Put(b, jobindex.Ent{Hash: uint64(i), Off: ents[0].Off})
 	}
-	if err := os.WriteFile(s.path(jobsDir, "j", idsName), b, 0o600); err != nil {
+	if err := os.WriteFile(s.path(jobsDir, "j", jobindex.Name), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	before := idsInode(t, s, "j")
 
 	done = append(done, finishedIn(t, s, "j", 1)...)
 	f, ok = readIds(jd)
-	if n := int64(len(f.entries) / idsEntry); !ok || n != int64(1+idsTailMax+1) || f.sorted != n {
-		t.Errorf("a finish onto a full tail: readIds = %d sorted of %d entries, %v; want all %d sorted", f.sorted, n, ok, 1+idsTailMax+1)
+	if n := int64(len(f.Entries) / jobindex.EntrySize); !ok || n != int64(1+jobindex.TailMax+1) || f.Sorted != n {
+		t.Errorf("a finish onto a full tail: readIds = %d sorted of %d entries, %v; want all %d sorted", f.Sorted, n, ok, 1+jobindex.TailMax+1)
 	}
-	if !slices.IsSortedFunc(getEnts(f.entries), cmpEnts) {
+	if !slices.IsSortedFunc(jobindex.Ents(f.Entries), jobindex.Cmp) {
 		t.Errorf("a finish onto a full tail: the index is not sorted")
 	}
 	if idsInode(t, s, "j") == before {
@@ -347,8 +347,8 @@ func TestIndexMerge(t *testing.T) {
 
 	done = append(done, finishedIn(t, s, "j", 1)...)
 	f, ok = readIds(jd)
-	if n := int64(len(f.entries) / idsEntry); !ok || f.sorted != n-1 {
-		t.Errorf("a finish after the merge: readIds = %d sorted of %d entries, %v; want a tail of 1", f.sorted, n, ok)
+	if n := int64(len(f.Entries) / jobindex.EntrySize); !ok || f.Sorted != n-1 {
+		t.Errorf("a finish after the merge: readIds = %d sorted of %d entries, %v; want a tail of 1", f.Sorted, n, ok)
 	}
 	checkGets(t, s, "after a finish onto the merged index", done)
 	for _, r := range done {
@@ -378,14 +378,14 @@ func TestIndexNewBoot(t *testing.T) {
 	if !ok {
 		t.Fatal("no index of m")
 	}
-	unsorted := getEnts(fm.entries)
-	slices.SortFunc(unsorted, func(a, b idsEnt) int { return cmpEnts(b, a) })
-	bm := encodeIds(fm.gen, fm.ino, nil)
+	unsorted := jobindex.Ents(fm.Entries)
+	slices.SortFunc(unsorted, func(a, b jobindex.Ent) int { return jobindex.Cmp(b, a) })
+	bm := jobindex.Encode(fm.Gen, fm.Ino, nil)
 	binary.LittleEndian.PutUint64(bm[24:], uint64(len(unsorted)))
 	for _, e := range unsorted {
-		bm = putEnt(bm, e)
+		bm = jobindex.Put(bm, e)
 	}
-	if err := os.WriteFile(s.path(jobsDir, "m", idsName), bm, 0o600); err != nil {
+	if err := os.WriteFile(s.path(jobsDir, "m", jobindex.Name), bm, 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -396,9 +396,9 @@ func TestIndexNewBoot(t *testing.T) {
 		t.Fatal("no index of k")
 	}
 	v1 := append([]byte("TIDS\x00\x00\x00\x01"), make([]byte, 16)...)
-	copy(v1[8:], encodeIds(f.gen, f.ino, nil)[8:24])
-	v1 = append(v1, f.entries...)
-	if err := os.WriteFile(s.path(jobsDir, "k", idsName), v1, 0o600); err != nil {
+	copy(v1[8:], jobindex.Encode(f.Gen, f.Ino, nil)[8:24])
+	v1 = append(v1, f.Entries...)
+	if err := os.WriteFile(s.path(jobsDir, "k", jobindex.Name), v1, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	boot := ledger.BootID()
@@ -424,12 +424,12 @@ func TestIndexNewBoot(t *testing.T) {
 		t.Errorf("the first writer of a boot wrote anew an index that held every entry")
 	}
 	f, ok = readIds(s.jobDirForTest(t, "k"))
-	if !ok || f.sorted != 2 || len(f.entries) != 2*idsEntry {
-		t.Errorf("after a writer, k's index = %d sorted of %d bytes, %v; want 2 entries, sorted", f.sorted, len(f.entries), ok)
+	if !ok || f.Sorted != 2 || len(f.Entries) != 2*jobindex.EntrySize {
+		t.Errorf("after a writer, k's index = %d sorted of %d bytes, %v; want 2 entries, sorted", f.Sorted, len(f.Entries), ok)
 	}
 	f, ok = readIds(s.jobDirForTest(t, "m"))
-	if !ok || f.sorted != 3 || !slices.IsSortedFunc(getEnts(f.entries), cmpEnts) {
-		t.Errorf("after a writer, m's index = %d sorted of %d bytes, %v; want 3 entries, sorted", f.sorted, len(f.entries), ok)
+	if !ok || f.Sorted != 3 || !slices.IsSortedFunc(jobindex.Ents(f.Entries), jobindex.Cmp) {
+		t.Errorf("after a writer, m's index = %d sorted of %d bytes, %v; want 3 entries, sorted", f.Sorted, len(f.Entries), ok)
 	}
 	checkGets(t, s, "after a writer", append(append(recs, k...), m...))
 }
@@ -459,8 +459,8 @@ func TestIndexKeptPastDamage(t *testing.T) {
 			note := "another boot\nids 2\n"
 			if format == "the format before" {
 				f, _ := readIds(s.jobDirForTest(t, "j"))
-				v1 := append([]byte("TIDS\x00\x00\x00\x01"), encodeIds(f.gen, f.ino, nil)[8:24]...)
-				if err := os.WriteFile(s.path(jobsDir, "j", idsName), append(v1, f.entries...), 0o600); err != nil {
+				v1 := append([]byte("TIDS\x00\x00\x00\x01"), jobindex.Encode(f.Gen, f.Ino, nil)[8:24]...)
+				if err := os.WriteFile(s.path(jobsDir, "j", jobindex.Name), append(v1, f.Entries...), 0o600); err != nil {
 					t.Fatal(err)
 				}
 				note = ledger.BootID() + "\nids 1\n"
@@ -515,7 +515,7 @@ func TestEnded(t *testing.T) {
 	if n, ok := s.Ended("../" + jobsDir + "/j"); ok {
 		t.Errorf("Ended(../%s/j) = %d, true; want false", jobsDir, n)
 	}
-	if err := os.WriteFile(s.path(jobsDir, "j", idsName), []byte("TIDS\x00\x00\x00\x01 an index of the format before"), 0o600); err != nil {
+	if err := os.WriteFile(s.path(jobsDir, "j", jobindex.Name), []byte("TIDS\x00\x00\x00\x01 an index of the format before"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if n, ok := s.Ended("j"); ok {
@@ -557,37 +557,6 @@ func TestClaimChosenID(t *testing.T) {
 	}
 	if got, err := s.Get(live.ID); err != nil || got.Status != live.Status || got.Job != "other" {
 		t.Errorf("Get(%s) after the refused claims = %s %s, %v; want it %s in other", live.ID, got.Job, got.Status, err, live.Status)
-	}
-}
-
-// TestScanIdsPastExpected: scanIds sizes its window by what the caller's
-// fstat saw of the tail, and still finds the entries a writer appended
-// since, however many.
-func TestScanIdsPastExpected(t *testing.T) {
-	var b []byte
-	var want []int64
-	for i := range 300 {
-		h := uint64(i % 7)
-		b = putEnt(b, idsEnt{h, int64(i)})
-		if h == 3 {
-			want = append(want, int64(i))
-		}
-	}
-	b = append(b, 9, 9) // torn: a writer midway
-	path := filepath.Join(t.TempDir(), "ids")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fd, err := unix.Open(path, unix.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	for _, expect := range []int64{-1, 0, idsEntry, 40 * idsEntry, int64(len(b)), 1 << 20} {
-		offs, ok := scanIds(fd, 0, expect, 3)
-		if !ok || !slices.Equal(offs, want) {
-			t.Errorf("scanIds(expect %d) = %v, %v; want %v", expect, offs, ok, want)
-		}
 	}
 }
 

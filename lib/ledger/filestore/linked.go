@@ -11,6 +11,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 )
 
 // The links note: whether every live execution of the logs has its link
@@ -183,11 +184,11 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 	}
 	var todo []unlinked // in claim order, so sorted by claim offset
 	var stale []string
-	var ents []idsEnt
+	var ents []jobindex.Ent
 	end, walkErr := l.scan(l.first, func(e entry) error {
 		terminal := terminalFrame(e)
 		if terminal {
-			ents = append(ents, entOf(e.id, e.off))
+			ents = append(ents, jobindex.EntOf(e.id, e.off))
 			if linked[string(e.id)] {
 				stale = append(stale, string(e.id))
 			}
@@ -206,7 +207,7 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 	if walkErr != nil {
 		ents = keepPast(ents, end, jd, l, legacy)
 	}
-	slices.SortFunc(ents, cmpEnts)
+	slices.SortFunc(ents, jobindex.Cmp)
 	if !sameIds(jd, l, ents) {
 		if err := writeIds(jd, idsOf(l, ents), true); err != nil {
 			return err
@@ -230,17 +231,17 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 // end, the entries past it that the index in jd (of l, in this format or
 // the one before) or exec/'s links (legacy) held: the records finished
 // after the damage stay readable, as they were.
-func keepPast(ents []idsEnt, end int64, jd dirh, l *jobLog, legacy []execHint) []idsEnt {
-	if f, ok := readIdsAny(jd); ok && f.of(l) {
-		for _, e := range getEnts(f.entries) {
-			if e.off > end {
+func keepPast(ents []jobindex.Ent, end int64, jd dirh, l *jobLog, legacy []execHint) []jobindex.Ent {
+	if f, ok := readIdsAny(jd); ok && f.Of(l.gen, l.ino) {
+		for _, e := range jobindex.Ents(f.Entries) {
+			if e.Off > end {
 				ents = append(ents, e)
 			}
 		}
 	}
 	for _, h := range legacy {
 		if h.gen == l.gen && h.off > end {
-			ents = append(ents, entOf(h.id, h.off))
+			ents = append(ents, jobindex.EntOf(h.id, h.off))
 		}
 	}
 	return ents

@@ -28,7 +28,7 @@ import (
 // claim is a 'C' frame holding the record whole (Record.Encode), and each
 // later version a 'U' frame whose ref is the offset of the execution's 'C'
 // frame and whose payload is that version as a delta against it
-// (Record.EncodeDelta): 65 to 130 bytes against 390 to 450. A version is never
+// (Record.EncodeDelta), a fraction of its size. A version is never
 // rewritten; prune writes a new generation (Prune).
 //
 // A frame is appended with one pwrite and one fdatasync: a crash leaves

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 )
 
 // TestParseFrame: a frame reads back whole; anything else is not a frame,
@@ -139,7 +140,7 @@ func TestStaleLinks(t *testing.T) {
 	// the entry).
 	put(activeDir, done.ID, doneLink)
 	check("finished, linked in active/ and indexed", done.ID, ledger.Failed)
-	emptyIds(t, s.path(jobsDir, "j", idsName))
+	emptyIds(t, s.path(jobsDir, "j", jobindex.Name))
 	check("finished, linked in active/ only", done.ID, ledger.Failed)
 	if got, _ := ledger.List(s, ledger.Filter{Status: ledger.Claimed}); len(got) != 0 {
 		t.Errorf("List(claimed) with a finished one in active/ = %v; want none", got)

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 )
 
 // Prune deletes terminal records (never claimed or running ones) selected
@@ -224,10 +225,10 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	// there; a missing index, the same). exec/ holds no link: the lock's
 	// mending removed those of the version before indexes, or, where it
 	// could not, left them as stale hints.
-	var ents []idsEnt
+	var ents []jobindex.Ent
 	for _, k := range keep {
 		if k.terminal {
-			ents = append(ents, entOf(k.id, k.off))
+			ents = append(ents, jobindex.EntOf(k.id, k.off))
 		} else {
 			setLink(s.active, k.id, hintOf(nl.gen, k.off, job))
 		}
@@ -268,9 +269,9 @@ func writeNext(jd dirh, l *jobLog, job string, refs []execRef, fates []fate, bas
 		}
 		keep = append(keep, kept{r.ID, w.add(kindClaim, r.ID, 0, r.Encode()), r.Status.Terminal()})
 	}
-	if err := unix.Unlinkat(jd.FD, idsName, 0); err != nil && err != unix.ENOENT {
+	if err := unix.Unlinkat(jd.FD, jobindex.Name, 0); err != nil && err != unix.ENOENT {
 		w.abort()
-		return nil, nil, false, &os.PathError{Op: "unlink", Path: jd.Show(idsName), Err: err}
+		return nil, nil, false, &os.PathError{Op: "unlink", Path: jd.Show(jobindex.Name), Err: err}
 	}
 	if nl, err = w.commit(); err != nil {
 		if !w.renamed {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 )
 
 // A live execution is found by its link, a symbolic link named by its id
@@ -287,7 +288,7 @@ func (s *Store) stored(id string) (bool, error) {
 func (s *Store) storedIn(id, job string) (bool, error) {
 	return s.storedBy(id, func() (*located, error) {
 		if s.linksWhole() {
-			return s.findFinished(job, id, idHash(id), false)
+			return s.findFinished(job, id, jobindex.Hash(id), false)
 		}
 		jd, l, ok, err := s.openJob(job)
 		if err != nil || !ok {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 )
 
 // Summaries returns the summary of each named job (every job when none
@@ -76,7 +77,7 @@ func (s *Store) Ended(job string) (n uint64, ok bool) {
 		return 0, false
 	}
 	unix.Close(fd)
-	return uint64(size-idsHead) / idsEntry, true
+	return uint64(size-jobindex.Head) / jobindex.EntrySize, true
 }
 
 func dedupSorted(a []string) []string {
