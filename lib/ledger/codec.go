@@ -8,7 +8,8 @@ import (
 
 // Every ledger call reads a record and most write one, in a process that
 // lives a few milliseconds: encoding/json's reflection (building its type
-// caches, growing the stack) was a tenth of a transition's CPU. Records
+// caches, growing the stack) was a share of a transition's CPU that
+// lib/internal/shortcut's register measures. Records
 // are written in one canonical form — the bytes json.Marshal writes for
 // recordJSON, keys in field order, no spaces — so they are encoded and
 // read back here directly when every string in them is plain printable

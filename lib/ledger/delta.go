@@ -11,7 +11,7 @@ import (
 // A delta is a later version of a record written as the keys of its
 // stored form whose values differ from an earlier version's: what a store
 // that appends versions (the file store's job logs) writes for a
-// transition, 65 to 130 bytes where the whole record is 390 to 450. Both
+// transition, a fraction of the whole record (bench/README.md). Both
 // sides come from the field table (recordFields): a key added there is
 // carried by deltas with no change here.
 

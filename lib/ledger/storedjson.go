@@ -10,10 +10,10 @@ import (
 // Listing a store of appended versions prints each execution as its claim
 // (Encode's bytes) with its newest delta (EncodeDelta's) applied. Through
 // Record that is a decode of both, every time parsed, then every time
-// formatted back for MarshalJSON: four fifths of `ledger list --json`'s
-// CPU. AppendStoredJSON does the same from the bytes when they are in the
-// form MarshalJSON writes back unchanged, as the canonical codec writes
-// them (codec.go): values are copied, and only what Validate looks at is
+// formatted back for MarshalJSON: most of `ledger list --json`'s CPU
+// (lib/internal/shortcut's register). AppendStoredJSON does the same from
+// the bytes when they are in the form MarshalJSON writes back unchanged,
+// as the canonical codec writes them (codec.go): values are copied, and only what Validate looks at is
 // built; StoredFate reads so what a prune decides by. FuzzStoredJSON
 // requires both to agree with the general path.
 
