@@ -6,10 +6,11 @@ import (
 )
 
 // The keys of a record's JSON form, once: the canonical codec's writer
-// and reader (codec.go), --field (Record.Field) and the list of field
-// names are all derived from these tables, and recordJSON's tags spell
-// the same keys in the same order (TestFieldTables holds them together;
-// encoding/json derives its side from the tags).
+// and reader (codec.go), the stored-bytes reader (storedjson.go), --field
+// (Record.Field) and the list of field names are all derived from these
+// tables, and recordJSON's tags spell the same keys in the same order
+// (TestFieldTables holds them together; encoding/json derives its side
+// from the tags).
 
 // field is one key of T's JSON form and where its value is in a T: val
 // returns a pointer to it (*string, **string, *Status, *bool, *int,
@@ -21,27 +22,36 @@ type field[T any] struct {
 	optional bool
 	// time: the value is a time, as FormatTime writes it.
 	time bool
-	val  func(*T) any
+	// ranged: Validate checks the value itself (its range), not only
+	// whether it is set: the stored-bytes reader parses it.
+	ranged bool
+	val    func(*T) any
+	// rec, in recordFields, names the Record field the key holds (of
+	// type string, Status, bool, time.Time, *int, Owner or proc.ID): what
+	// the stored-bytes reader sets from the key's value, in code
+	// generated from this table (storedfill_gen.go). Empty for the id,
+	// which the reader is given.
+	rec string
 }
 
 var recordFields = []field[recordJSON]{
-	field[recordJSON]{key: "id", val: func(j *recordJSON) any { return &j.ID }},
-	field[recordJSON]{key: "job", val: func(j *recordJSON) any { return &j.Job }},
-	field[recordJSON]{key: "source", val: func(j *recordJSON) any { return &j.Source }},
-	field[recordJSON]{key: "instant", time: true, val: func(j *recordJSON) any { return &j.Instant }},
-	field[recordJSON]{key: "status", val: func(j *recordJSON) any { return &j.Status }},
-	field[recordJSON]{key: "fenced", val: func(j *recordJSON) any { return &j.Fenced }},
-	field[recordJSON]{key: "fenced_at", time: true, val: func(j *recordJSON) any { return &j.FencedAt }},
-	field[recordJSON]{key: "owner", val: func(j *recordJSON) any { return &j.Owner }},
-	field[recordJSON]{key: "child", val: func(j *recordJSON) any { return &j.Child }},
-	field[recordJSON]{key: "claimed_at", time: true, val: func(j *recordJSON) any { return &j.ClaimedAt }},
-	field[recordJSON]{key: "started_at", time: true, val: func(j *recordJSON) any { return &j.StartedAt }},
-	field[recordJSON]{key: "finished_at", time: true, val: func(j *recordJSON) any { return &j.FinishedAt }},
-	field[recordJSON]{key: "exit_code", val: func(j *recordJSON) any { return &j.ExitCode }},
-	field[recordJSON]{key: "error", val: func(j *recordJSON) any { return &j.Error }},
+	{key: "id", val: func(j *recordJSON) any { return &j.ID }},
+	{key: "job", val: func(j *recordJSON) any { return &j.Job }, rec: "Job"},
+	{key: "source", val: func(j *recordJSON) any { return &j.Source }, rec: "Source"},
+	{key: "instant", time: true, ranged: true, val: func(j *recordJSON) any { return &j.Instant }, rec: "Instant"},
+	{key: "status", val: func(j *recordJSON) any { return &j.Status }, rec: "Status"},
+	{key: "fenced", val: func(j *recordJSON) any { return &j.Fenced }, rec: "Fenced"},
+	{key: "fenced_at", time: true, val: func(j *recordJSON) any { return &j.FencedAt }, rec: "FencedAt"},
+	{key: "owner", val: func(j *recordJSON) any { return &j.Owner }, rec: "Owner"},
+	{key: "child", val: func(j *recordJSON) any { return &j.Child }, rec: "Child"},
+	{key: "claimed_at", time: true, val: func(j *recordJSON) any { return &j.ClaimedAt }, rec: "ClaimedAt"},
+	{key: "started_at", time: true, val: func(j *recordJSON) any { return &j.StartedAt }, rec: "StartedAt"},
+	{key: "finished_at", time: true, val: func(j *recordJSON) any { return &j.FinishedAt }, rec: "FinishedAt"},
+	{key: "exit_code", val: func(j *recordJSON) any { return &j.ExitCode }, rec: "ExitCode"},
+	{key: "error", val: func(j *recordJSON) any { return &j.Error }, rec: "Error"},
 	// Records written before beats have neither.
-	field[recordJSON]{key: "beat_at", optional: true, time: true, val: func(j *recordJSON) any { return &j.BeatAt }},
-	field[recordJSON]{key: "note", optional: true, val: func(j *recordJSON) any { return &j.Note }},
+	{key: "beat_at", optional: true, time: true, val: func(j *recordJSON) any { return &j.BeatAt }, rec: "BeatAt"},
+	{key: "note", optional: true, val: func(j *recordJSON) any { return &j.Note }, rec: "Note"},
 }
 
 var ownerFields = []field[ownerJSON]{
