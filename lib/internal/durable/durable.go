@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 
@@ -275,4 +276,48 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// PreadAt fills b from offset off of fd, as far as the file goes: n is
+// short of len(b) only at its end (or with err).
+func PreadAt(fd int, b []byte, off int64) (n int, err error) {
+	for n < len(b) {
+		m, err := unix.Pread(fd, b[n:], off+int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// PreadFull is PreadAt where a file that ends before b is filled is
+// io.ErrUnexpectedEOF.
+func PreadFull(fd int, b []byte, off int64) error {
+	n, err := PreadAt(fd, b, off)
+	if err == nil && n < len(b) {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// PwriteAll writes all of b at offset off of fd.
+func PwriteAll(fd int, b []byte, off int64) error {
+	for n := 0; n < len(b); {
+		m, err := unix.Pwrite(fd, b[n:], off+int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		n += m
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // freshID checks that id, chosen by Claim's caller with ledger.NewID, is
@@ -148,8 +149,8 @@ func (s *Store) writeClaim(jobDir dirh, newJob bool, r ledger.Record, o ledger.C
 	if err != nil {
 		return err
 	}
-	defer l.close()
-	err = unix.Symlinkat(hintOf(l.gen, l.end, r.Job), s.active.FD, r.ID)
+	defer l.Close()
+	err = unix.Symlinkat(hintOf(l.Gen, l.End, r.Job), s.active.FD, r.ID)
 	if err == unix.EEXIST {
 		return ledger.BadInputf("execution %s exists already", r.ID)
 	}
@@ -176,7 +177,7 @@ func (s *Store) writeClaim(jobDir dirh, newJob bool, r ledger.Record, o ledger.C
 			return abort(err)
 		}
 	}
-	if _, err := l.append(kindClaim, r.ID, 0, r.Encode()); err != nil {
+	if _, err := l.Append(joblog.KindClaim, r.ID, 0, r.Encode()); err != nil {
 		return abort(err)
 	}
 	return nil
@@ -204,7 +205,7 @@ func (s *Store) writableLog(jd dirh, job string, newJob bool) (*jobLog, error) {
 		dirs = append(dirs, s.jobs)
 	}
 	if err := syncDirs(dirs...); err != nil {
-		l.close()
+		l.Close()
 		return nil, err
 	}
 	return l, nil

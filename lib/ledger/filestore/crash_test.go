@@ -22,6 +22,7 @@ import (
 	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -173,6 +174,7 @@ func crashAt(at string) {
 			select {}
 		}
 	}
+	joblog.CrashPoint = crashPoint
 }
 
 // crashPoints are the points between two steps of the write paths (see
@@ -439,13 +441,13 @@ func indexState(t *testing.T, s *Store, job, id string) (in, trusted bool) {
 		t.Fatalf("opening job %s: %v, %v", job, ok, err)
 	}
 	defer closeDir(jd)
-	defer l.close()
+	defer l.Close()
 	f, trusted := readIds(jd)
-	if !trusted || !f.Of(l.gen, l.ino) {
+	if !trusted || !f.Of(l.Gen, l.Ino) {
 		return false, false
 	}
 	for _, off := range jobindex.Offsets(f.Entries, jobindex.Hash(id)) {
-		if e, err := l.readAt(off); err == nil && string(e.id) == id && terminalFrame(e) {
+		if e, err := l.ReadAt(off); err == nil && string(e.ID) == id && terminalFrame(e) {
 			return true, true
 		}
 	}

@@ -4,6 +4,14 @@
 // package builds paths inside the store (HandoffDir names the one callers
 // need); its durable writes are lib/internal/durable's.
 //
+// It is the store's semantics (claim, transitions, queries, prune,
+// recovery, summaries, outputs, the lock and the store's path) over two
+// packages of its own, each with its on-disk format and invariants in its
+// doc, to be learnt one at a time: joblog, the CRC-framed log of a job's
+// versions (its frames, reads, appends, torn tails), and jobindex, the
+// index of a job's finished executions (its format, search and merge).
+// Records and deltas are encoded by lib/ledger (Encode, EncodeDelta).
+//
 // # Synopsis
 //
 //	st, err := filestore.Open(dir, filestore.LockWarn(warn)) // creates DIR 0700 if missing; st.Close()
@@ -27,9 +35,10 @@
 //	                           of each one's id and the offset of the frame
 //	                           that made it terminal, sorted by hash but for
 //	                           a tail of at most 1,024 (package jobindex)
-//	    _log                   every version of every execution of JOB, appended
-//	                           as CRC-framed entries (log.go): a header, then a
-//	                           claim frame per execution (its whole record) and
+//	    _log                   every version of every execution of JOB,
+//	                           appended as CRC-framed entries (package
+//	                           joblog): a header, then a claim frame per
+//	                           execution (its whole record) and
 //	                           an update frame per later version (a delta
 //	                           against the claim)
 //	    _summary               cache of the job's summary, counted up to an
@@ -108,19 +117,14 @@
 // A version is never modified once written, and a reader never takes one
 // that is not whole:
 //
-//   - Every version is one frame appended at the log's end under the lock
-//     (pwrite, then fdatasync), its length and CRC-32C before it and its
-//     length after. A crash can leave only the last frame torn: readers
-//     stop at a frame that is not valid when nothing valid follows it (a
-//     torn tail, or a frame being appended); the next writer truncates it
-//     (validEnd) before it appends. A frame that is not valid with a valid
-//     one after it is damage: readers report it (ledger.ErrCorrupt), for
-//     a live execution claimed before it too (a newer version of it may be
-//     what was damaged), writers refuse to change such an execution, and
-//     prune refuses to rewrite that log. A failed pwrite or fdatasync (a
-//     full disk, an I/O error) cuts the log back to where it was and
-//     reports the error: the transition did not happen. (A reader may have
-//     seen that frame meanwhile; it never reached the disk as a commit.)
+//   - Every version is one frame appended at its job's log's end under
+//     the lock (package joblog, whose doc argues the frame level: a torn
+//     tail is never taken and is cut by the next writer, damage before
+//     valid frames is reported, a failed append is cut back: the
+//     transition did not happen). Above it, damage is reported for a live
+//     execution claimed before it too (a newer version of it may be what
+//     was damaged), writers refuse to change such an execution, and prune
+//     refuses to rewrite that log.
 //   - A transition is a compare-and-swap: under the lock the execution's
 //     newest version is read, the transition checked against it, and the
 //     new version appended, or refused with nothing written. A terminal
@@ -190,12 +194,10 @@
 //     until a write makes it anew; after it, stale links are walked past
 //     as above.
 //   - A hard link to a log made by anyone else (a `cp -al` snapshot) is
-//     never written through: a writer that finds the log has another link
-//     copies it and renames the copy into place first; an index with
+//     never written through (joblog copies it first); an index with
 //     another link is written anew (renamed into place), never appended
-//     to. Temporary files are
-//     always created afresh (O_EXCL, a stale one unlinked first), and links
-//     are replaced by rename, never written.
+//     to. Temporary files are always created afresh (O_EXCL, a stale one
+//     unlinked first), and links are replaced by rename, never written.
 //
 // # Security
 //

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 	"github.com/tether-sh/tether/lib/ledger/ledgertest"
 	"github.com/tether-sh/tether/lib/proc"
 )
@@ -66,7 +67,7 @@ func TestCorruptRecord(t *testing.T) {
 	bad := mustClaim(t, s, "j", ledger.ClaimOptions{})
 	link := mustClaim(t, s, "j", ledger.ClaimOptions{})
 	must(t)(s.Finish(good.ID, ledger.Failed, nil, ""))
-	p := s.path(jobsDir, "j", logName)
+	p := s.path(jobsDir, "j", joblog.Name)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -157,15 +158,15 @@ func TestNoScan(t *testing.T) {
 	s := newStore(t)
 	first := mustClaim(t, s, "j", ledger.ClaimOptions{})
 	must(t)(s.Finish(first.ID, ledger.Failed, nil, "never ran"))
-	big := map[string]bool{s.path(execDir): true, s.path(jobsDir, "j"): true, s.path(jobsDir, "j", logName): true}
+	big := map[string]bool{s.path(execDir): true, s.path(jobsDir, "j"): true, s.path(jobsDir, "j", joblog.Name): true}
 	var listed []string
 	readNamesHook = func(dir string) {
 		if big[filepath.Clean(dir)] {
 			listed = append(listed, dir)
 		}
 	}
-	walkHook = readNamesHook
-	defer func() { readNamesHook, walkHook = nil, nil }()
+	joblog.WalkHook = readNamesHook
+	defer func() { readNamesHook, joblog.WalkHook = nil, nil }()
 	r := mustClaim(t, s, "j", ledger.ClaimOptions{Instant: time.Unix(1714557600, 0), Exclusive: true})
 	must(t)(s.Start(r.ID, nil))
 	must(t)(s.SetChild(r.ID, proc.ID{PID: os.Getpid()}))
@@ -295,12 +296,12 @@ func TestLatestFromLog(t *testing.T) {
 	check("claims", last.ID)
 	must(t)(s.Start(last.ID, nil))
 	check("a start", last.ID)
-	log := s.path(jobsDir, "j", logName)
+	log := s.path(jobsDir, "j", joblog.Name)
 	f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	torn := frame(kindClaim, "0zzzzzzzzzzzz-zzzzzz", 0, []byte("{}"))
+	torn := joblog.Frame(joblog.KindClaim, "0zzzzzzzzzzzz-zzzzzz", 0, []byte("{}"))
 	f.Write(torn[:len(torn)-3])
 	f.Close()
 	check("a torn tail", last.ID)
@@ -327,7 +328,7 @@ func TestPruneMarkers(t *testing.T) {
 	if got, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil || len(got) != 6 {
 		t.Fatalf("Prune() = %v, %v; want 6 records", got, err)
 	}
-	if names, _ := readNames(s.jobDirForTest(t, "j")); !slices.Equal(names, []string{jobindex.Name, logName, summaryName}) {
+	if names, _ := readNames(s.jobDirForTest(t, "j")); !slices.Equal(names, []string{jobindex.Name, joblog.Name, summaryName}) {
 		t.Fatalf("jobs/j after prune = %v; want only its index, log and summary", names)
 	}
 	if names, _ := readNames(s.exec); len(names) != 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // Each job's index of finished executions, jobs/JOB/_ids, is a
@@ -32,7 +33,7 @@ import (
 //     (relinkAll).
 
 // idsOf is an index of l holding ents, which it sorts.
-func idsOf(l *jobLog, ents []jobindex.Ent) []byte { return jobindex.Encode(l.gen, l.ino, ents) }
+func idsOf(l *jobLog, ents []jobindex.Ent) []byte { return jobindex.Encode(l.Gen, l.Ino, ents) }
 
 // readIds reads the index in job directory jd; ok is false when there is
 // none or it is not one.
@@ -58,13 +59,13 @@ func readIdsAny(jd dirh) (jobindex.File, bool) {
 // holds the entries ents, sorted, hold (jobindex.File.Holds).
 func sameIds(jd dirh, l *jobLog, ents []jobindex.Ent) bool {
 	f, ok := readIds(jd)
-	return ok && f.Of(l.gen, l.ino) && f.Holds(ents)
+	return ok && f.Of(l.Gen, l.Ino) && f.Holds(ents)
 }
 
 // logIno returns the inode of the log in job directory jd (0: none).
 func logIno(jd dirh) uint64 {
 	var st unix.Stat_t
-	if unix.Fstatat(jd.FD, logName, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+	if unix.Fstatat(jd.FD, joblog.Name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return 0
 	}
 	return st.Ino
@@ -103,17 +104,17 @@ func searchIds(jd dirh, h uint64) (f jobindex.File, offs []int64, ok bool) {
 // of a terminal record (prune's next generation holds those) or an
 // update to a terminal status. A terminal version is never followed by
 // another, so each finished execution has exactly one.
-func terminalFrame(e entry) bool {
-	return (e.kind == kindClaim || e.kind == kindUpdate) && terminalDelta(e.data)
+func terminalFrame(e joblog.Entry) bool {
+	return (e.Kind == joblog.KindClaim || e.Kind == joblog.KindUpdate) && terminalDelta(e.Data)
 }
 
 // idsOfLog returns the index of l built from its frames (from its
 // header up to end, where the walk stopped) and the walk's error.
 func idsOfLog(l *jobLog) (ids []byte, end int64, err error) {
 	var ents []jobindex.Ent
-	end, err = l.scan(l.first, func(e entry) error {
+	end, err = l.Scan(l.First, func(e joblog.Entry) error {
 		if terminalFrame(e) {
-			ents = append(ents, jobindex.EntOf(e.id, e.off))
+			ents = append(ents, jobindex.EntOf(e.ID, e.Off))
 		}
 		return nil
 	})
@@ -146,10 +147,10 @@ func (s *Store) appendIds(loc *located) error {
 	ent := jobindex.EntOf(loc.rec.ID, loc.off)
 	fd, err := unix.Openat(loc.jd.FD, jobindex.Name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == nil {
-		f, size, ok := jobindex.ToAppend(fd, loc.log.gen, loc.log.ino)
+		f, size, ok := jobindex.ToAppend(fd, loc.log.Gen, loc.log.Ino)
 		switch {
 		case ok && size/jobindex.EntrySize-f.Sorted < int64(jobindex.TailMax):
-			err = pwriteAll(fd, jobindex.Put(nil, ent), jobindex.Head+size)
+			err = durable.PwriteAll(fd, jobindex.Put(nil, ent), jobindex.Head+size)
 			if err == nil && sync {
 				err = durable.Fdatasync(fd)
 			}
@@ -160,7 +161,7 @@ func (s *Store) appendIds(loc *located) error {
 			return nil
 		case ok:
 			b := make([]byte, size)
-			err = preadFull(fd, b, jobindex.Head)
+			err = durable.PreadFull(fd, b, jobindex.Head)
 			unix.Close(fd)
 			if err == nil {
 				return writeIds(loc.jd, idsOf(loc.log, jobindex.Merge(jobindex.Ents(b), f.Sorted, ent)), sync)
@@ -239,20 +240,20 @@ func (s *Store) findFinished(job, id string, h uint64, write bool) (*located, er
 		return nil, err
 	}
 	l := loc.log
-	if trusted && f.Of(l.gen, l.ino) {
+	if trusted && f.Of(l.Gen, l.Ino) {
 		damaged := false
 		for _, off := range offs {
-			e, err := l.readAt(off)
+			e, err := l.ReadAt(off)
 			if err != nil {
 				// No frame where the index says: the log or the index is
 				// damaged, and the walk below tells which.
 				damaged = true
 				continue
 			}
-			if string(e.id) != id || e.kind == kindHeader {
+			if string(e.ID) != id || e.Kind == joblog.KindHeader {
 				continue // another id of the same hash
 			}
-			if err := loc.find(id, l.gen, off); err == nil {
+			if err := loc.find(id, l.Gen, off); err == nil {
 				return loc, nil
 			}
 			damaged = true // its claim, but not its versions
@@ -280,8 +281,8 @@ func (s *Store) findFinished(job, id string, h uint64, write bool) (*located, er
 func (loc *located) walkFor(id string) error {
 	l := loc.log
 	loc.claimOff = -1
-	_, err := l.scan(l.first, func(e entry) error {
-		if string(e.id) != id || (e.kind != kindClaim && e.ref != loc.claimOff) || e.kind == kindHeader {
+	_, err := l.Scan(l.First, func(e joblog.Entry) error {
+		if string(e.ID) != id || (e.Kind != joblog.KindClaim && e.Ref != loc.claimOff) || e.Kind == joblog.KindHeader {
 			return nil
 		}
 		if err := loc.take(e); err != nil {

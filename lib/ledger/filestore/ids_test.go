@@ -15,6 +15,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 	"github.com/tether-sh/tether/lib/ledger/ledgertest"
 )
 
@@ -103,7 +104,7 @@ func TestIndexUntrusted(t *testing.T) {
 		// sorted before done[1]'s own, and, in the tail, after it.
 		ents := jobindex.Ents(f.Entries)
 		bad := jobindex.Ent{Hash: jobindex.Hash(done[1].ID), Off: ents[0].Off}
-		for _, b := range [][]byte{jobindex.Encode(f.Gen, f.Ino, append(slices.Clone(ents), bad)), jobindex.Put(idsOf(&jobLog{gen: f.Gen, ino: f.Ino}, ents), bad)} {
+		for _, b := range [][]byte{jobindex.Encode(f.Gen, f.Ino, append(slices.Clone(ents), bad)), jobindex.Put(idsOf(&jobLog{Log: &joblog.Log{Gen: f.Gen, Ino: f.Ino}}, ents), bad)} {
 			if err := os.WriteFile(s.path(jobsDir, "j", jobindex.Name), b, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -143,10 +144,10 @@ func TestIndexFromLinks(t *testing.T) {
 		if len(offs) != 1 {
 			t.Fatalf("%s: %d index entries; want 1", r.ID, len(offs))
 		}
-		if err := os.Symlink(hintOf(l.gen, offs[0], r.Job), s.path(execDir, r.ID)); err != nil {
+		if err := os.Symlink(hintOf(l.Gen, offs[0], r.Job), s.path(execDir, r.ID)); err != nil {
 			t.Fatal(err)
 		}
-		l.close()
+		l.Close()
 		closeDir(jd)
 	}
 	for _, job := range []string{"j", "k"} {
@@ -274,7 +275,7 @@ func TestSearchIds(t *testing.T) {
 			f, offs, ok := searchIds(jd, hashOf(i))
 			slices.Sort(offs)
 			if !ok || f.Gen != 3 || f.Ino != 42 || !slices.Equal(offs, want(i)) {
-				t.Errorf("%s: searchIds(entry %d) = %+v, %v, %v; want offsets %v of generation 3, inode 42", tc.name, i, f, offs, ok, want(i))
+				t.Errorf("%s: searchIds(joblog.Entry %d) = %+v, %v, %v; want offsets %v of generation 3, inode 42", tc.name, i, f, offs, ok, want(i))
 			}
 		}
 		if _, offs, ok := searchIds(jd, hashOf(n+7)); !ok || len(offs) != 0 {
@@ -447,7 +448,7 @@ func TestIndexKeptPastDamage(t *testing.T) {
 			before := finishedIn(t, s, "j", 1)
 			bad := mustClaim(t, s, "j", ledger.ClaimOptions{})
 			after := finishedIn(t, s, "j", 1)
-			p := s.path(jobsDir, "j", logName)
+			p := s.path(jobsDir, "j", joblog.Name)
 			b, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
@@ -577,7 +578,7 @@ func TestDamagedFinishHoldsInstant(t *testing.T) {
 		t.Fatal(err)
 	}
 	finishedIn(t, s, "j", 1) // sound frames after the damage
-	p := s.path(jobsDir, "j", logName)
+	p := s.path(jobsDir, "j", joblog.Name)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // The store's indexes: the links of live executions in active/, and the
@@ -129,28 +130,28 @@ func (s *Store) jobsFor(id string) ([]string, error) {
 // frame's offset: the last claim frame, found walking back from the end
 // (forward from the start when a frame on the way back is not valid).
 func (s *Store) newestIn(l *jobLog) (string, int64, error) {
-	end := l.end
+	end := l.End
 	var st unix.Stat_t
-	if err := unix.Fstat(l.fd, &st); err == nil {
+	if err := unix.Fstat(l.FD(), &st); err == nil {
 		end = st.Size
 	}
-	for end > l.first {
-		e, err := l.lastBefore(end)
+	for end > l.First {
+		e, err := l.LastBefore(end)
 		if err != nil {
 			break
 		}
-		if e.kind == kindClaim {
-			return string(e.id), e.off, nil
+		if e.Kind == joblog.KindClaim {
+			return string(e.ID), e.Off, nil
 		}
-		end = e.off
+		end = e.Off
 	}
-	if end <= l.first {
+	if end <= l.First {
 		return "", 0, nil
 	}
 	newest, at := "", int64(0)
-	_, err := l.scan(l.first, func(e entry) error {
-		if e.kind == kindClaim {
-			newest, at = string(e.id), e.off
+	_, err := l.Scan(l.First, func(e joblog.Entry) error {
+		if e.Kind == joblog.KindClaim {
+			newest, at = string(e.ID), e.Off
 		}
 		return nil
 	})
@@ -164,7 +165,7 @@ func (s *Store) openJob(job string) (jd dirh, l *jobLog, ok bool, err error) {
 }
 
 // openJobLent is openJob, its log reading through lend's buffers.
-func (s *Store) openJobLent(job string, lend *lender) (jd dirh, l *jobLog, ok bool, err error) {
+func (s *Store) openJobLent(job string, lend *joblog.Lender) (jd dirh, l *jobLog, ok bool, err error) {
 	jd, err = openSubdir(s.jobs, job)
 	if errors.Is(err, os.ErrNotExist) {
 		return jd, nil, false, nil
@@ -198,7 +199,7 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 		return ledger.Record{}, ledger.Kindf(ledger.ErrNotFound, "job %s has no execution", job)
 	}
 	defer unix.Close(jd.FD)
-	defer l.close()
+	defer l.Close()
 	return s.latestIn(job, l)
 }
 
@@ -212,7 +213,7 @@ func (s *Store) latestIn(job string, l *jobLog) (ledger.Record, error) {
 		return ledger.Record{}, ledger.Kindf(ledger.ErrNotFound, "job %s has no execution", job)
 	}
 	loc := &located{job: job, jd: dirh{FD: -1}, log: l}
-	if err := loc.find(id, l.gen, off); err != nil {
+	if err := loc.find(id, l.Gen, off); err != nil {
 		return ledger.Record{}, err
 	}
 	return loc.rec, nil

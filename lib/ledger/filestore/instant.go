@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // The slot of a claim's scheduled instant in its job's directory
@@ -105,11 +106,11 @@ func (s *Store) claimsOf(jd dirh, job string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer l.close()
+	defer l.Close()
 	var ids []string
-	_, err = l.scan(l.first, func(e entry) error {
-		if e.kind == kindClaim {
-			ids = append(ids, string(e.id))
+	_, err = l.Scan(l.First, func(e joblog.Entry) error {
+		if e.Kind == joblog.KindClaim {
+			ids = append(ids, string(e.ID))
 		}
 		return nil
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // The links note: whether every live execution of the logs has its link
@@ -176,7 +177,7 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 		return err
 	}
 	defer closeDir(jd)
-	defer l.close()
+	defer l.Close()
 	type unlinked struct {
 		id                string
 		claimOff, lastOff int64
@@ -185,21 +186,21 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 	var todo []unlinked // in claim order, so sorted by claim offset
 	var stale []string
 	var ents []jobindex.Ent
-	end, walkErr := l.scan(l.first, func(e entry) error {
+	end, walkErr := l.Scan(l.First, func(e joblog.Entry) error {
 		terminal := terminalFrame(e)
 		if terminal {
-			ents = append(ents, jobindex.EntOf(e.id, e.off))
-			if linked[string(e.id)] {
-				stale = append(stale, string(e.id))
+			ents = append(ents, jobindex.EntOf(e.ID, e.Off))
+			if linked[string(e.ID)] {
+				stale = append(stale, string(e.ID))
 			}
 		}
 		switch {
-		case e.kind == kindClaim && !terminal && !linked[string(e.id)]:
-			todo = append(todo, unlinked{id: string(e.id), claimOff: e.off, lastOff: e.off})
-		case e.kind == kindUpdate:
-			i := sort.Search(len(todo), func(i int) bool { return todo[i].claimOff >= e.ref })
-			if i < len(todo) && todo[i].claimOff == e.ref {
-				todo[i].lastOff, todo[i].terminal = e.off, terminal
+		case e.Kind == joblog.KindClaim && !terminal && !linked[string(e.ID)]:
+			todo = append(todo, unlinked{id: string(e.ID), claimOff: e.Off, lastOff: e.Off})
+		case e.Kind == joblog.KindUpdate:
+			i := sort.Search(len(todo), func(i int) bool { return todo[i].claimOff >= e.Ref })
+			if i < len(todo) && todo[i].claimOff == e.Ref {
+				todo[i].lastOff, todo[i].terminal = e.Off, terminal
 			}
 		}
 		return nil
@@ -217,7 +218,7 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 		if u.terminal {
 			continue // in the index now
 		}
-		if err := relink(s.active, u.id, hintOf(l.gen, u.lastOff, job)); err != nil {
+		if err := relink(s.active, u.id, hintOf(l.Gen, u.lastOff, job)); err != nil {
 			return err
 		}
 	}
@@ -232,7 +233,7 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 // the one before) or exec/'s links (legacy) held: the records finished
 // after the damage stay readable, as they were.
 func keepPast(ents []jobindex.Ent, end int64, jd dirh, l *jobLog, legacy []execHint) []jobindex.Ent {
-	if f, ok := readIdsAny(jd); ok && f.Of(l.gen, l.ino) {
+	if f, ok := readIdsAny(jd); ok && f.Of(l.Gen, l.Ino) {
 		for _, e := range jobindex.Ents(f.Entries) {
 			if e.Off > end {
 				ents = append(ents, e)
@@ -240,7 +241,7 @@ func keepPast(ents []jobindex.Ent, end int64, jd dirh, l *jobLog, legacy []execH
 		}
 	}
 	for _, h := range legacy {
-		if h.gen == l.gen && h.off > end {
+		if h.gen == l.Gen && h.off > end {
 			ents = append(ents, jobindex.EntOf(h.id, h.off))
 		}
 	}
@@ -280,16 +281,16 @@ func (s *Store) liveInLogs() (map[string]string, error) {
 		}
 		closeDir(jd)
 		claims := map[int64]string{} // by offset, live so far
-		_, err = l.scan(l.first, func(e entry) error {
+		_, err = l.Scan(l.First, func(e joblog.Entry) error {
 			switch {
-			case e.kind == kindClaim && !terminalFrame(e):
-				claims[e.off] = string(e.id)
-			case e.kind == kindUpdate && terminalFrame(e):
-				delete(claims, e.ref)
+			case e.Kind == joblog.KindClaim && !terminalFrame(e):
+				claims[e.Off] = string(e.ID)
+			case e.Kind == joblog.KindUpdate && terminalFrame(e):
+				delete(claims, e.Ref)
 			}
 			return nil
 		})
-		l.close()
+		l.Close()
 		for _, id := range claims {
 			live[id] = job
 		}
@@ -330,7 +331,7 @@ func (s *Store) locateInLogs(id string, write bool) (*located, error) {
 		}
 		if write {
 			// Under the lock: the log is as read.
-			l.close()
+			l.Close()
 			if loc.log, err = openLog(jd, job, true); err != nil {
 				loc.log = nil
 				loc.close()

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // Names lists the job names (jobs/) and execution ids (the ids in the
@@ -46,13 +47,13 @@ func (s *Store) loggedIDs(jobs []string) []string {
 		if err != nil || !ok {
 			continue
 		}
-		l.scan(l.first, func(e entry) error {
-			if e.kind == kindClaim && ledger.ValidID(string(e.id)) == nil {
-				ids = append(ids, string(e.id))
+		l.Scan(l.First, func(e joblog.Entry) error {
+			if e.Kind == joblog.KindClaim && ledger.ValidID(string(e.ID)) == nil {
+				ids = append(ids, string(e.ID))
 			}
 			return nil
 		})
-		l.close()
+		l.Close()
 		closeDir(jd)
 	}
 	return ids

@@ -138,7 +138,7 @@ func (w *outputWriter) compact(p []byte) error {
 		return &os.PathError{Op: "open", Path: w.dir.Show(w.id), Err: err}
 	}
 	defer unix.Close(rfd)
-	if n, err := preadAt(rfd, tail, off); err != nil {
+	if n, err := durable.PreadAt(rfd, tail, off); err != nil {
 		return &os.PathError{Op: "read", Path: w.dir.Show(w.id), Err: err}
 	} else if n < len(tail) {
 		return fmt.Errorf("%w: %s shrank while written", ledger.ErrCorrupt, w.dir.Show(w.id))

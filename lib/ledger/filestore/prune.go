@@ -11,6 +11,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // Prune deletes terminal records (never claimed or running ones) selected
@@ -114,8 +115,8 @@ func (p *pruner) job(job string) error {
 	if err != nil {
 		return fmt.Errorf("pruning %s: %w", job, err)
 	}
-	defer l.close()
-	l.ahead = logReadSize // the old log: nothing is appended to it
+	defer l.Close()
+	l.Ahead = joblog.ReadSize // the old log: nothing is appended to it
 	refs, err := l.refs(nil)
 	if err != nil {
 		return fmt.Errorf("pruning %s: %w", job, err)
@@ -193,11 +194,11 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 		return false, fmt.Errorf("pruning %s: %w", job, err)
 	}
 	id := func(ref execRef) (string, error) {
-		e, err := l.readAt(ref.lastOff)
+		e, err := l.ReadAt(ref.lastOff)
 		if err != nil {
-			return "", fmt.Errorf("pruning %s: %w", job, l.corrupt(ref.lastOff, err))
+			return "", fmt.Errorf("pruning %s: %w", job, l.Corrupt(ref.lastOff, err))
 		}
-		return string(e.id), nil
+		return string(e.ID), nil
 	}
 	// 1. Tombstones, durable before any record disappears.
 	if err := bury(jd, job, refs, fates, id); err != nil {
@@ -215,7 +216,7 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	if err != nil {
 		return renamed, fmt.Errorf("pruning %s: %w", job, err)
 	}
-	defer nl.close()
+	defer nl.Close()
 	reached("prune-renamed")
 	if err := jd.Sync(); err != nil {
 		return true, fmt.Errorf("pruning %s: %w", job, err)
@@ -230,12 +231,12 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 		if k.terminal {
 			ents = append(ents, jobindex.EntOf(k.id, k.off))
 		} else {
-			setLink(s.active, k.id, hintOf(nl.gen, k.off, job))
+			setLink(s.active, k.id, hintOf(nl.Gen, k.off, job))
 		}
 	}
 	writeIds(jd, idsOf(nl, ents), !s.linksKept())
 	s.forget(jd, refs, fates, id)
-	cacheSummary(jd, total, nl.gen, nl.end)
+	cacheSummary(jd, total, nl.Gen, nl.End)
 	return true, nil
 }
 
@@ -254,7 +255,7 @@ type kept struct {
 // execution is in it; renamed says the new log is in place, even with an
 // error (which came after). Called with the lock held.
 func writeNext(jd dirh, l *jobLog, job string, refs []execRef, fates []fate, base jobSummary) (nl *jobLog, keep []kept, renamed bool, err error) {
-	w, err := newLogWriter(jd, job, l.gen+1, base)
+	w, err := newLogWriter(jd, job, l.Gen+1, base)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -264,23 +265,23 @@ func writeNext(jd dirh, l *jobLog, job string, refs []execRef, fates []fate, bas
 		}
 		r, err := l.version(ref)
 		if err != nil {
-			w.abort()
+			w.Abort()
 			return nil, nil, false, err
 		}
-		keep = append(keep, kept{r.ID, w.add(kindClaim, r.ID, 0, r.Encode()), r.Status.Terminal()})
+		keep = append(keep, kept{r.ID, w.Add(joblog.KindClaim, r.ID, 0, r.Encode()), r.Status.Terminal()})
 	}
 	if err := unix.Unlinkat(jd.FD, jobindex.Name, 0); err != nil && err != unix.ENOENT {
-		w.abort()
+		w.Abort()
 		return nil, nil, false, &os.PathError{Op: "unlink", Path: jd.Show(jobindex.Name), Err: err}
 	}
 	if nl, err = w.commit(); err != nil {
-		if !w.renamed {
+		if !w.Renamed {
 			// The log stays: so does its index, best effort.
 			if ids, _, ierr := idsOfLog(l); ierr == nil {
 				writeIds(jd, ids, false)
 			}
 		}
-		return nil, nil, w.renamed, err
+		return nil, nil, w.Renamed, err
 	}
 	return nl, keep, true, nil
 }

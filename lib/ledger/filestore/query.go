@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // execRef is where an execution is in its job's log: its claim frame
@@ -26,7 +27,7 @@ type execRef struct {
 // find where every execution's claim and newest version are, then reads
 // them in order, merging the jobs by id: it holds those offsets and the
 // id of each job's next execution, never the records, and reads through
-// one set of buffers however many jobs there are (lender). Claimed or
+// one set of buffers however many jobs there are (joblog.Lender). Claimed or
 // running executions are found from active/ alone. Records that cannot
 // be read are passed over and reported together after the others
 // (wrapping ledger.ErrCorrupt).
@@ -88,7 +89,7 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 		if !ok {
 			continue
 		}
-		w := &walk{job: job, gen: l.gen, l: l}
+		w := &walk{job: job, gen: l.Gen, l: l}
 		if w.refs, err = l.refs(nil); err != nil {
 			m.errs = append(m.errs, err)
 		}
@@ -187,15 +188,15 @@ func (w *walk) advance(errs *[]error) bool {
 	for w.i < len(w.refs) {
 		off := w.refs[w.i].claimOff
 		w.i++
-		e, err := w.l.readAt(off)
-		if err == nil && e.kind != kindClaim {
-			err = errFrame
+		e, err := w.l.ReadAt(off)
+		if err == nil && e.Kind != joblog.KindClaim {
+			err = joblog.ErrFrame
 		}
 		if err != nil {
-			*errs = append(*errs, w.l.corrupt(off, err))
+			*errs = append(*errs, w.l.Corrupt(off, err))
 			continue
 		}
-		w.id = string(e.id)
+		w.id = string(e.ID)
 		return true
 	}
 	return false
@@ -213,7 +214,7 @@ type merge struct {
 	clock   uint64
 	pruned  []string // jobs whose log was pruned while closed (errPruned)
 	errs    []error
-	lend    lender
+	lend    joblog.Lender
 	// The head of walks[0] as read to be passed on: its status, and the
 	// record (rec) or, asJSON, MarshalJSON's object (json).
 	asJSON bool
@@ -239,7 +240,7 @@ func (m *merge) openLog(job string) (*jobLog, bool, error) {
 		return nil, ok, err
 	}
 	closeDir(jd)
-	l.ahead = int(min(max(l.end, 4<<10), logReadSize))
+	l.Ahead = int(min(max(l.End, 4<<10), joblog.ReadSize))
 	return l, true, nil
 }
 
@@ -257,8 +258,8 @@ func (m *merge) reopen(w *walk) error {
 		return err
 	case !ok:
 		return fmt.Errorf("job %s: its log is gone", w.job)
-	case l.gen != w.gen:
-		l.close()
+	case l.Gen != w.gen:
+		l.Close()
 		m.pruned = append(m.pruned, w.job)
 		return errPruned
 	}
@@ -278,7 +279,7 @@ func (m *merge) trim() {
 				lru = i
 			}
 		}
-		m.opened[lru].l.close()
+		m.opened[lru].l.Close()
 		m.opened[lru].l = nil
 		m.opened = slices.Delete(m.opened, lru, lru+1)
 	}
@@ -322,7 +323,7 @@ func (m *merge) step() {
 
 func (m *merge) close() {
 	for _, w := range m.opened {
-		w.l.close()
+		w.l.Close()
 	}
 }
 
@@ -339,15 +340,15 @@ func (m *merge) Pop() any {
 // refs appends to refs where each execution of l is, in claim order.
 func (l *jobLog) refs(refs []execRef) ([]execRef, error) {
 	from := len(refs)
-	_, err := l.scan(l.first, func(e entry) error {
-		switch e.kind {
-		case kindClaim:
-			refs = append(refs, execRef{claimOff: e.off, lastOff: e.off})
-		case kindUpdate:
+	_, err := l.Scan(l.First, func(e joblog.Entry) error {
+		switch e.Kind {
+		case joblog.KindClaim:
+			refs = append(refs, execRef{claimOff: e.Off, lastOff: e.Off})
+		case joblog.KindUpdate:
 			mine := refs[from:]
-			i := sort.Search(len(mine), func(i int) bool { return mine[i].claimOff >= e.ref })
-			if i < len(mine) && mine[i].claimOff == e.ref {
-				mine[i].lastOff = e.off
+			i := sort.Search(len(mine), func(i int) bool { return mine[i].claimOff >= e.Ref })
+			if i < len(mine) && mine[i].claimOff == e.Ref {
+				mine[i].lastOff = e.Off
 			}
 		}
 		return nil
@@ -358,16 +359,16 @@ func (l *jobLog) refs(refs []execRef) ([]execRef, error) {
 // version reads the version of an execution that ref names.
 func (l *jobLog) version(ref execRef) (ledger.Record, error) {
 	loc := &located{log: l, claimOff: -1}
-	e, err := l.readAt(ref.lastOff)
-	if err == nil && e.kind == kindUpdate && e.ref != ref.claimOff {
-		err = errFrame
+	e, err := l.ReadAt(ref.lastOff)
+	if err == nil && e.Kind == joblog.KindUpdate && e.Ref != ref.claimOff {
+		err = joblog.ErrFrame
 	}
 	if err == nil {
 		err = loc.take(e)
 	}
 	if err != nil {
-		if errors.Is(err, errFrame) {
-			return ledger.Record{}, l.corrupt(ref.lastOff, err)
+		if errors.Is(err, joblog.ErrFrame) {
+			return ledger.Record{}, l.Corrupt(ref.lastOff, err)
 		}
 		return ledger.Record{}, err
 	}
@@ -425,25 +426,22 @@ func (l *jobLog) fate(ref execRef) (fate, error) {
 // read-ahead window moves on, never back, and the newest version is
 // mostly a little after its claim.
 func (l *jobLog) fromBytes(ref execRef, read func(claim, delta []byte, id string) bool) bool {
-	c, err := l.readAt(ref.claimOff)
-	if err != nil || c.kind != kindClaim {
+	c, err := l.ReadAt(ref.claimOff)
+	if err != nil || c.Kind != joblog.KindClaim {
 		return false
 	}
-	id := string(c.id)
+	id := string(c.ID)
 	if ref.lastOff == ref.claimOff {
-		return read(c.data, nil, id)
+		return read(c.Data, nil, id)
 	}
 	// Reading the delta may move the window the claim is in.
-	claim := &l.claim
-	if l.lend != nil {
-		claim = &l.lend.claim
-	}
-	*claim = append((*claim)[:0], c.data...)
-	e, err := l.readAt(ref.lastOff)
-	if err != nil || e.kind != kindUpdate || e.ref != ref.claimOff || string(e.id) != id {
+	claim := l.ClaimBuffer()
+	*claim = append((*claim)[:0], c.Data...)
+	e, err := l.ReadAt(ref.lastOff)
+	if err != nil || e.Kind != joblog.KindUpdate || e.Ref != ref.claimOff || string(e.ID) != id {
 		return false
 	}
-	return read(*claim, e.data, id)
+	return read(*claim, e.Data, id)
 }
 
 // eachActive is Each for a status that is not terminal: every such

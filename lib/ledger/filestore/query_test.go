@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // TestEachHeldPerJob lists a store of many jobs, and again with twice as
@@ -19,8 +20,8 @@ import (
 // under what one job's log buffers cost (4 KiB each before the lender),
 // and every record is passed on once, oldest first.
 func TestEachHeldPerJob(t *testing.T) {
-	const jobs = maxWindows + 40 // past the lender's windows: they are all in use
-	const perJob = 1 << 10       // bytes; a job's walk, log and open descriptor's Go side
+	const jobs = joblog.MaxWindows + 40 // past the lender's windows: they are all in use
+	const perJob = 1 << 10              // bytes; a job's walk, log and open descriptor's Go side
 	s := newStore(t)
 	defer s.Close()
 	held := func(want int) (uint64, int) {
@@ -92,7 +93,7 @@ func TestEachFewLogsOpen(t *testing.T) {
 		fds, _ := os.ReadDir("/proc/self/fd")
 		n := 0
 		for _, fd := range fds {
-			if p, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasSuffix(p, "/"+logName) {
+			if p, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasSuffix(p, "/"+joblog.Name) {
 				n++
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // A live execution is found by its link, a symbolic link named by its id
@@ -41,7 +42,7 @@ type located struct {
 
 func (l *located) close() {
 	if l.log != nil {
-		l.log.close()
+		l.log.Close()
 	}
 	if l.jd.FD >= 0 {
 		unix.Close(l.jd.FD)
@@ -168,29 +169,29 @@ func (s *Store) locate(id string, write bool) (*located, error) {
 // (when of generation gen and of id) on, or else the whole log.
 func (loc *located) find(id string, gen, off int64) error {
 	l := loc.log
-	var e entry
-	err := errFrame
-	if gen == l.gen && off >= l.first {
-		if e, err = l.readAt(off); err == nil && (string(e.id) != id || e.kind == kindHeader) {
-			err = errFrame
+	var e joblog.Entry
+	err := joblog.ErrFrame
+	if gen == l.Gen && off >= l.First {
+		if e, err = l.ReadAt(off); err == nil && (string(e.ID) != id || e.Kind == joblog.KindHeader) {
+			err = joblog.ErrFrame
 		}
 	}
 	if err == nil {
 		err = loc.take(e)
 	}
 	if err == nil && !loc.rec.Status.Terminal() {
-		_, err = l.scan(e.end, func(e entry) error {
-			if string(e.id) == id && e.kind == kindUpdate && e.ref == loc.claimOff {
+		_, err = l.Scan(e.End, func(e joblog.Entry) error {
+			if string(e.ID) == id && e.Kind == joblog.KindUpdate && e.Ref == loc.claimOff {
 				return loc.take(e)
 			}
 			return nil
 		})
 	}
-	if errors.Is(err, errFrame) {
+	if errors.Is(err, joblog.ErrFrame) {
 		// The hint is stale: the whole log, then.
 		loc.claimOff, loc.rec = -1, ledger.Record{}
-		_, err = l.scan(l.first, func(e entry) error {
-			if string(e.id) == id && (e.kind == kindClaim || e.ref == loc.claimOff) {
+		_, err = l.Scan(l.First, func(e joblog.Entry) error {
+			if string(e.ID) == id && (e.Kind == joblog.KindClaim || e.Ref == loc.claimOff) {
 				return loc.take(e)
 			}
 			return nil
@@ -204,37 +205,37 @@ func (loc *located) find(id string, gen, off int64) error {
 }
 
 // take makes e, a frame of loc's execution, its newest version.
-func (loc *located) take(e entry) error {
+func (loc *located) take(e joblog.Entry) error {
 	l := loc.log
-	switch e.kind {
-	case kindClaim:
-		r, err := ledger.Decode(e.data, string(e.id))
+	switch e.Kind {
+	case joblog.KindClaim:
+		r, err := ledger.Decode(e.Data, string(e.ID))
 		if err != nil {
-			return fmt.Errorf("%s at offset %d: %w", l.path, e.off, err)
+			return fmt.Errorf("%s at offset %d: %w", l.Path, e.Off, err)
 		}
-		loc.claim, loc.rec, loc.claimOff, loc.off = r, r, e.off, e.off
+		loc.claim, loc.rec, loc.claimOff, loc.off = r, r, e.Off, e.Off
 		return nil
-	case kindUpdate:
-		if loc.claimOff != e.ref {
+	case joblog.KindUpdate:
+		if loc.claimOff != e.Ref {
 			// Reading the claim may move the window e is in.
-			data, id := append([]byte(nil), e.data...), string(e.id)
-			c, err := l.readAt(e.ref)
-			if err != nil || c.kind != kindClaim || string(c.id) != id {
-				return errFrame
+			data, id := append([]byte(nil), e.Data...), string(e.ID)
+			c, err := l.ReadAt(e.Ref)
+			if err != nil || c.Kind != joblog.KindClaim || string(c.ID) != id {
+				return joblog.ErrFrame
 			}
 			if err := loc.take(c); err != nil {
 				return err
 			}
-			e.data = data
+			e.Data = data
 		}
-		r, err := ledger.ApplyDelta(loc.claim, e.data)
+		r, err := ledger.ApplyDelta(loc.claim, e.Data)
 		if err != nil {
-			return fmt.Errorf("%s at offset %d: %w", l.path, e.off, err)
+			return fmt.Errorf("%s at offset %d: %w", l.Path, e.Off, err)
 		}
-		loc.rec, loc.off = r, e.off
+		loc.rec, loc.off = r, e.Off
 		return nil
 	}
-	return errFrame
+	return joblog.ErrFrame
 }
 
 // writeVersion appends next, the new version of loc's execution, to its
@@ -244,7 +245,7 @@ func (s *Store) writeVersion(loc *located, next ledger.Record) error {
 	if err := next.Validate(); err != nil {
 		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
 	}
-	off, err := loc.log.append(kindUpdate, next.ID, loc.claimOff, next.EncodeDelta(loc.claim))
+	off, err := loc.log.Append(joblog.KindUpdate, next.ID, loc.claimOff, next.EncodeDelta(loc.claim))
 	if err != nil {
 		return fmt.Errorf("writing record %s: %w", next.ID, err)
 	}
@@ -254,7 +255,7 @@ func (s *Store) writeVersion(loc *located, next ledger.Record) error {
 		s.retire(loc)
 	} else {
 		// Best effort: a stale link costs a longer read, never a wrong one.
-		setLink(s.active, next.ID, hintOf(loc.log.gen, off, loc.job))
+		setLink(s.active, next.ID, hintOf(loc.log.Gen, off, loc.job))
 	}
 	return nil
 }

@@ -102,10 +102,6 @@ var crashPoint func(name string)
 // directories that grow with the number of executions.
 var readNamesHook func(dir string)
 
-// walkHook, when set (by the cost tests only), sees every walk of a job's
-// log from its first frame, as readNamesHook sees listings.
-var walkHook func(log string)
-
 func reached(name string) {
 	if crashPoint != nil {
 		crashPoint(name)

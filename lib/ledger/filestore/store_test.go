@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -220,7 +221,7 @@ func TestHardLinkSnapshot(t *testing.T) {
 	os.WriteFile(outside, []byte("keep me\n"), 0o644)
 	os.Chmod(outside, 0o644)
 	for _, p := range []string{
-		s.path(jobsDir, "j", tmpPrefix+logName), s.path(jobsDir, "j", tmpPrefix+summaryName),
+		s.path(jobsDir, "j", tmpPrefix+joblog.Name), s.path(jobsDir, "j", tmpPrefix+summaryName),
 		s.path(jobsDir, "j", tmpPrefix+instantKey(time.Unix(1714560000, 0))),
 	} {
 		os.Remove(p)

@@ -13,6 +13,7 @@ import (
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
 // Summaries returns the summary of each named job (every job when none
@@ -44,7 +45,7 @@ func (s *Store) Summaries(jobs ...string) ([]ledger.Summary, error) {
 	}
 	out := make([]ledger.Summary, 0, len(jobs))
 	var errs []error
-	var lend lender // one log at a time: one set of buffers
+	var lend joblog.Lender // one log at a time: one set of buffers
 	for _, j := range jobs {
 		sum, err := s.summary(j, live[j], &lend)
 		if err != nil {
@@ -259,7 +260,7 @@ func decodeRuns(line string) (map[ledger.Status]uint64, error) {
 func encodeCache(js jobSummary, gen, end int64) []byte {
 	b := fmt.Appendf(nil, "at %d %d\n", gen, end)
 	b = append(b, js.Encode()...)
-	return fmt.Appendf(b, "crc %08x\n", checksum(b))
+	return fmt.Appendf(b, "crc %08x\n", joblog.Checksum(b))
 }
 
 // readCache reads job's cached summary in its directory jd; ok is false
@@ -270,7 +271,7 @@ func readCache(jd dirh, job string) (js jobSummary, gen, end int64, ok bool) {
 		return js, 0, 0, false
 	}
 	body, sum, found := bytes.Cut(b, []byte("crc "))
-	if !found || strings.TrimSpace(string(sum)) != fmt.Sprintf("%08x", checksum(body)) {
+	if !found || strings.TrimSpace(string(sum)) != fmt.Sprintf("%08x", joblog.Checksum(body)) {
 		return js, 0, 0, false
 	}
 	at, rest, _ := bytes.Cut(body, []byte("\n"))
@@ -287,11 +288,11 @@ func readCache(jd dirh, job string) (js jobSummary, gen, end int64, ok bool) {
 // where it can be, and the offset it is counted up to.
 func counted(jd dirh, l *jobLog, job string) (jobSummary, int64, error) {
 	js, gen, end, ok := readCache(jd, job)
-	if !ok || gen != l.gen || end < l.first || end > l.size() {
-		js, end = jobSummary{}, l.first
+	if !ok || gen != l.Gen || end < l.First || end > l.size() {
+		js, end = jobSummary{}, l.First
 		js.add(l.removed())
 	}
-	end, err := l.scan(end, func(e entry) error {
+	end, err := l.Scan(end, func(e joblog.Entry) error {
 		r, err := l.terminalAt(e)
 		if err != nil || r.ID == "" {
 			return err
@@ -305,11 +306,11 @@ func counted(jd dirh, l *jobLog, job string) (jobSummary, int64, error) {
 // terminalAt returns the version frame e makes when it is terminal (the
 // moment its execution became terminal: no frame of it follows), else a
 // zero record.
-func (l *jobLog) terminalAt(e entry) (ledger.Record, error) {
-	if e.kind == kindHeader || (e.kind == kindUpdate && !terminalDelta(e.data)) {
+func (l *jobLog) terminalAt(e joblog.Entry) (ledger.Record, error) {
+	if e.Kind == joblog.KindHeader || (e.Kind == joblog.KindUpdate && !terminalDelta(e.Data)) {
 		return ledger.Record{}, nil
 	}
-	r, err := l.version(execRef{claimOff: e.ref, lastOff: e.off})
+	r, err := l.version(execRef{claimOff: e.Ref, lastOff: e.Off})
 	if err != nil || !r.Status.Terminal() {
 		return ledger.Record{}, err
 	}
@@ -331,8 +332,8 @@ func terminalDelta(d []byte) bool {
 // size is l's size now.
 func (l *jobLog) size() int64 {
 	var st unix.Stat_t
-	if err := unix.Fstat(l.fd, &st); err != nil {
-		return l.end
+	if err := unix.Fstat(l.FD(), &st); err != nil {
+		return l.End
 	}
 	return st.Size
 }
@@ -342,7 +343,7 @@ func (l *jobLog) size() int64 {
 // failing, it leaves the cache as it was.
 func (s *Store) maybeSettle(loc *located) {
 	_, gen, end, ok := readCache(loc.jd, loc.job)
-	if ok && gen == loc.log.gen && loc.log.end-end <= settleBytes {
+	if ok && gen == loc.log.Gen && loc.log.End-end <= settleBytes {
 		return
 	}
 	s.settle(loc.jd, loc.log, loc.job)
@@ -355,7 +356,7 @@ func (s *Store) settle(jd dirh, l *jobLog, job string) (jobSummary, error) {
 		return js, err
 	}
 	reached("settle")
-	return js, cacheSummary(jd, js, l.gen, end)
+	return js, cacheSummary(jd, js, l.Gen, end)
 }
 
 // cacheSummary caches js as job's summary counted up to end of generation
@@ -386,14 +387,14 @@ func (s *Store) liveByJob() (map[string][]ledger.Record, error) {
 
 // summary returns job's summary: what its log counts, Latest, and its live
 // records (as liveByJob found them); its log reads through lend's buffers.
-func (s *Store) summary(job string, live []ledger.Record, lend *lender) (ledger.Summary, error) {
+func (s *Store) summary(job string, live []ledger.Record, lend *joblog.Lender) (ledger.Summary, error) {
 	sum := ledger.Summary{Job: job, Live: len(live)}
 	jd, l, ok, err := s.openJobLent(job, lend)
 	if err != nil || !ok {
 		return sum, err
 	}
 	defer closeDir(jd)
-	defer l.close()
+	defer l.Close()
 	js, _, err := counted(jd, l, job)
 	if err != nil {
 		return sum, err

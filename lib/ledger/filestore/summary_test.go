@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 	"github.com/tether-sh/tether/lib/ledger/ledgertest"
 )
 
@@ -64,8 +65,8 @@ func TestSummariesCost(t *testing.T) {
 	must(t)(s.Start(live.ID, nil))
 	var listed []string
 	readNamesHook = func(dir string) { listed = append(listed, dir) }
-	walkHook = readNamesHook
-	defer func() { readNamesHook, walkHook = nil, nil }()
+	joblog.WalkHook = readNamesHook
+	defer func() { readNamesHook, joblog.WalkHook = nil, nil }()
 	if _, err := s.Summaries("j"); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/internal/durable"
 )
 
 const (
@@ -167,7 +169,7 @@ func Offsets(entries []byte, h uint64) []int64 {
 // format.
 func ReadHeader(fd int, size int64) (f File, ok bool) {
 	var head [Head]byte
-	if preadFull(fd, head[:], 0) != nil {
+	if durable.PreadFull(fd, head[:], 0) != nil {
 		return f, false
 	}
 	return ParseHeader(head[:], size)
@@ -184,7 +186,7 @@ func Search(fd int, f File, size int64, h uint64) (offs []int64, ok bool) {
 	}
 	var e [EntrySize]byte
 	hashAt := func(i int64) (uint64, int64, bool) {
-		if preadFull(fd, e[:], Head+i*EntrySize) != nil {
+		if durable.PreadFull(fd, e[:], Head+i*EntrySize) != nil {
 			return 0, 0, false
 		}
 		return binary.LittleEndian.Uint64(e[:]), int64(binary.LittleEndian.Uint64(e[8:])), true
@@ -275,23 +277,4 @@ func Merge(ents []Ent, sorted int64, e Ent) []Ent {
 	}
 	out = append(out, head...)
 	return append(out, tail...)
-}
-
-// preadFull fills b from offset off of fd; a file that ends first is
-// unix.EIO.
-func preadFull(fd int, b []byte, off int64) error {
-	for n := 0; n < len(b); {
-		m, err := unix.Pread(fd, b[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if m == 0 {
-			return unix.EIO
-		}
-		n += m
-	}
-	return nil
 }

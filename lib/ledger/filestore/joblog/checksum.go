@@ -1,4 +1,4 @@
-package filestore
+package joblog
 
 import (
 	"hash/crc32"
@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// checksum is the CRC-32C (Castagnoli) of b, as crc32.Checksum computes it
+// Checksum is the CRC-32C (Castagnoli) of b, as crc32.Checksum computes it
 // with crc32.MakeTable(crc32.Castagnoli).
 //
 // That table is dear to make for a process that checks a few frames:
@@ -18,7 +18,7 @@ import (
 // microsecond and read a byte at a time by crc32 itself, and only a
 // process that checks more (list, prune) makes the
 // hardware's tables, whose cost it then spreads over megabytes.
-func checksum(b []byte) uint32 {
+func Checksum(b []byte) uint32 {
 	if checked.Add(int64(len(b))) > smallChecked {
 		return crc32.Checksum(b, castagnoli())
 	}

@@ -1,4 +1,4 @@
-package filestore
+package joblog
 
 import (
 	"hash/crc32"
@@ -17,12 +17,12 @@ func TestChecksum(t *testing.T) {
 		if got := crc32.Checksum(b, castagnoliBytewise()); got != want(b) {
 			t.Errorf("bytewise CRC-32C of %d bytes = %08x; want %08x", len(b), got, want(b))
 		}
-		if got := checksum(b); got != want(b) {
-			t.Errorf("checksum(%d bytes) = %08x; want %08x", len(b), got, want(b))
+		if got := Checksum(b); got != want(b) {
+			t.Errorf("Checksum(%d bytes) = %08x; want %08x", len(b), got, want(b))
 		}
 	}
 	// The check value of CRC-32C (RFC 3720, B.4).
-	if got := checksum([]byte("123456789")); got != 0xe3069283 {
-		t.Errorf("checksum(123456789) = %08x; want e3069283", got)
+	if got := Checksum([]byte("123456789")); got != 0xe3069283 {
+		t.Errorf("Checksum(123456789) = %08x; want e3069283", got)
 	}
 }

@@ -1,31 +1,31 @@
-package filestore
+package joblog
 
 // window is what a log read ahead: b, from offset off, while owner is
 // the log it holds.
 type window struct {
 	b     []byte
 	off   int64
-	owner *jobLog
-	used  uint64 // when its owner last read it (lender's clock)
+	owner *Log
+	used  uint64 // when its owner last read it (Lender's clock)
 }
 
-// lender lends the logs of one read of many jobs (Each) the buffers they
+// Lender lends the logs of one read of many jobs (a list) the buffers they
 // read through, so that what the read holds does not grow with the jobs:
 // one readAt buffer, one claim copy, one scan buffer, and at most
-// maxWindows windows (8 MiB), the one read least recently lent again.
+// MaxWindows windows (8 MiB), the one read least recently lent again.
 // Only one of the logs reads at a time.
-type lender struct {
+type Lender struct {
 	buf, claim, scan []byte
 	wins             []*window
 	clock            uint64
 }
 
-// maxWindows is how many read-ahead windows a lender holds.
-const maxWindows = 8 << 20 / logReadSize
+// MaxWindows is how many read-ahead windows a Lender holds.
+const MaxWindows = 8 << 20 / ReadSize
 
 // window returns l's window, taking one when l has none (its own, or the
-// lender's least recently read).
-func (l *jobLog) window() *window {
+// Lender's least recently read).
+func (l *Log) window() *window {
 	w := l.win
 	if w != nil && w.owner == l {
 		if l.lend != nil {
@@ -37,7 +37,7 @@ func (l *jobLog) window() *window {
 	switch {
 	case l.lend == nil:
 		w = &window{}
-	case len(l.lend.wins) < maxWindows:
+	case len(l.lend.wins) < MaxWindows:
 		w = &window{}
 		l.lend.wins = append(l.lend.wins, w)
 	default:

@@ -1,11 +1,11 @@
-package filestore
+package joblog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -13,207 +13,191 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// A job's log, jobs/JOB/log: every version of every execution of the job,
-// appended under the store's lock, each as one frame:
-//
-//	magic   u32 "TLG1"          (little endian, as every number here)
-//	n       u32                 length of the body
-//	crc     u32                 CRC-32C of the body
-//	body    n bytes             kind (1 byte), id (its length, 1 byte, then
-//	                            the id), ref (u64), payload
-//	n       u32                 the length again, so the log can be walked back
-//
-// The first frame is the header (kind 'H', ref the log's generation, the
-// payload the summary of what prune removed: see "Summaries"); then each
-// claim is a 'C' frame holding the record whole (Record.Encode), and each
-// later version a 'U' frame whose ref is the offset of the execution's 'C'
-// frame and whose payload is that version as a delta against it
-// (Record.EncodeDelta), a fraction of its size. A version is never
-// rewritten; prune writes a new generation (Prune).
-//
-// A frame is appended with one pwrite and one fdatasync: a crash leaves
-// at most the last frame torn, which no reader takes (its length, trailer
-// or CRC is wrong) and the next writer truncates. A frame that is not
-// valid with a valid one after it is damage, not a torn tail: readers
-// report it (ledger.ErrCorrupt) and writers refuse to append after it.
+// The frame format and its constants: see the package doc.
 const (
-	logName     = "_log"
-	frameMagic  = 0x31474c54 // "TLG1"
-	frameHead   = 12
-	frameTail   = 4
-	bodyHead    = 1 + 1 + 8 // and the id
-	maxBody     = bodyHead + 255 + 2*ledger.MaxRecordSize
-	kindHeader  = 'H'
-	kindClaim   = 'C'
-	kindUpdate  = 'U'
-	logReadSize = 64 << 10
+	Name       = "_log"
+	frameMagic = 0x31474c54 // "TLG1"
+	FrameHead  = 12         // magic, n and crc
+	frameTail  = 4
+	bodyHead   = 1 + 1 + 8 // and the id
+	maxBody    = bodyHead + 255 + 2*ledger.MaxRecordSize
+	KindHeader = 'H'
+	KindClaim  = 'C'
+	KindUpdate = 'U'
+	ReadSize   = 64 << 10
 )
 
-// errFrame is a frame that is not valid where one was expected.
-var errFrame = errors.New("no valid frame")
+// ErrFrame is a frame that is not valid where one was expected.
+var ErrFrame = errors.New("no valid frame")
 
-// entry is one frame of a log.
-type entry struct {
-	off, end int64 // where the frame starts and where the next one does
-	kind     byte
-	id       []byte // valid, as data, until the next read of the log
-	ref      int64  // 'U': the offset of the claim's frame; 'H': the generation
-	data     []byte // the payload
+// CrashPoint, when set (by the store's crash tests only), is called at
+// the points of Append that separate two durable steps ("log-torn",
+// "log-written"); WalkHook (by its cost tests only) sees every walk of a
+// log from its first frame.
+var (
+	CrashPoint func(name string)
+	WalkHook   func(log string)
+)
+
+// Entry is one frame of a log.
+type Entry struct {
+	Off, End int64 // where the frame starts and where the next one does
+	Kind     byte
+	ID       []byte // valid, as Data, until the next read of the log
+	Ref      int64  // 'U': the offset of the claim's frame; 'H': the generation
+	Data     []byte // the payload
 }
 
 // frame encodes one frame.
-func frame(kind byte, id string, ref int64, payload []byte) []byte {
+func Frame(kind byte, id string, ref int64, payload []byte) []byte {
 	n := bodyHead + len(id) + len(payload)
-	b := make([]byte, frameHead+n+frameTail)
+	b := make([]byte, FrameHead+n+frameTail)
 	binary.LittleEndian.PutUint32(b, frameMagic)
 	binary.LittleEndian.PutUint32(b[4:], uint32(n))
-	body := b[frameHead : frameHead+n]
+	body := b[FrameHead : FrameHead+n]
 	body[0] = kind
 	body[1] = byte(len(id))
 	copy(body[2:], id)
 	binary.LittleEndian.PutUint64(body[2+len(id):], uint64(ref))
 	copy(body[bodyHead+len(id):], payload)
-	binary.LittleEndian.PutUint32(b[8:], checksum(body))
-	binary.LittleEndian.PutUint32(b[frameHead+n:], uint32(n))
+	binary.LittleEndian.PutUint32(b[8:], Checksum(body))
+	binary.LittleEndian.PutUint32(b[FrameHead+n:], uint32(n))
 	return b
 }
 
-// parseFrame reads the frame at the start of b (found at offset off).
+// ParseFrame reads the frame at the start of b (found at offset off).
 // need > 0 says b is too short: the frame needs that many bytes.
-func parseFrame(b []byte, off int64) (e entry, need int, err error) {
-	if len(b) < frameHead {
-		return e, frameHead, nil
+func ParseFrame(b []byte, off int64) (e Entry, need int, err error) {
+	if len(b) < FrameHead {
+		return e, FrameHead, nil
 	}
 	if binary.LittleEndian.Uint32(b) != frameMagic {
-		return e, 0, errFrame
+		return e, 0, ErrFrame
 	}
 	n := int(binary.LittleEndian.Uint32(b[4:]))
 	if n < bodyHead || n > maxBody {
-		return e, 0, errFrame
+		return e, 0, ErrFrame
 	}
-	size := frameHead + n + frameTail
+	size := FrameHead + n + frameTail
 	if len(b) < size {
 		return e, size, nil
 	}
-	body := b[frameHead : frameHead+n]
-	if binary.LittleEndian.Uint32(b[frameHead+n:]) != uint32(n) || checksum(body) != binary.LittleEndian.Uint32(b[8:]) {
-		return e, 0, errFrame
+	body := b[FrameHead : FrameHead+n]
+	if binary.LittleEndian.Uint32(b[FrameHead+n:]) != uint32(n) || Checksum(body) != binary.LittleEndian.Uint32(b[8:]) {
+		return e, 0, ErrFrame
 	}
 	k := int(body[1])
 	if bodyHead+k > n {
-		return e, 0, errFrame
+		return e, 0, ErrFrame
 	}
-	e = entry{off: off, end: off + int64(size), kind: body[0], id: body[2 : 2+k],
-		ref: int64(binary.LittleEndian.Uint64(body[2+k:])), data: body[bodyHead+k:]}
-	switch e.kind {
-	case kindHeader, kindClaim, kindUpdate:
+	e = Entry{Off: off, End: off + int64(size), Kind: body[0], ID: body[2 : 2+k],
+		Ref: int64(binary.LittleEndian.Uint64(body[2+k:])), Data: body[bodyHead+k:]}
+	switch e.Kind {
+	case KindHeader, KindClaim, KindUpdate:
 		return e, 0, nil
 	}
-	return entry{}, 0, errFrame
+	return Entry{}, 0, ErrFrame
 }
 
-// jobLog is one job's log, open.
-type jobLog struct {
+// Log is one job's log, open.
+type Log struct {
 	fd   int
-	path string
-	gen  int64
-	ino  uint64 // its inode: a new one for each generation (and copy)
-	// first is where the first frame after the header starts; end is
+	Path string
+	Gen  int64
+	Ino  uint64 // its inode: a new one for each generation (and copy)
+	// First is where the first frame after the header starts; End is
 	// where the next frame is appended (a writer's, found by validEnd) or
 	// the size when opened (a reader's).
-	first, end int64
-	base       *jobSummary // the header's, what prune removed: nil for none
-	buf        []byte
-	// ahead, set by walks that only read (Each, Prune's old log), keeps
-	// what readAt read in a window, up to ahead bytes: the next frames
+	First, End int64
+	// Header is the header's payload (the store's: what prune removed
+	// from the log), valid while the log is open.
+	Header []byte
+	buf    []byte
+	// Ahead, set by walks that only read (a list, prune's old log), keeps
+	// what ReadAt read in a window, up to Ahead bytes: the next frames
 	// they ask for are mostly just after the last.
-	ahead int
+	Ahead int
 	win   *window
-	claim []byte // fromBytes' copy of a claim
+	claim []byte // ClaimBuffer's
 	// lend, when set, lends the log its buffers (buf, the window, claim)
-	// while it reads: a read of many logs at once (Each) holds one set.
-	lend *lender
+	// while it reads: a read of many logs at once holds one set.
+	lend *Lender
 }
 
-// openLog opens job's log in its directory jd: for appending (write, under
-// the lock: its valid end found, a torn tail truncated, a copy made first
-// if it has another link) or for reading. A missing log is
-// os.ErrNotExist.
-func openLog(jd dirh, job string, write bool) (*jobLog, error) {
-	return openLogLent(jd, job, write, nil)
-}
-
-// openLogLent is openLog reading through lend's buffers (nil: its own).
-func openLogLent(jd dirh, job string, write bool, lend *lender) (*jobLog, error) {
+// Open opens the log in the job directory jd: for appending (write,
+// under the store's lock: its valid end found, a torn tail truncated, a
+// copy made first if it has another link) or for reading, through lend's
+// buffers (nil: its own). check is the store's say on the file it opened
+// (its owner). A missing log is os.ErrNotExist.
+func Open(jd durable.Dir, write bool, lend *Lender, check func(path string, st *unix.Stat_t) error) (*Log, error) {
 	flags := unix.O_RDONLY
 	if write {
 		flags = unix.O_RDWR
 	}
-	path := jd.Show(logName)
-	fd, err := unix.Openat(jd.FD, logName, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	path := jd.Show(Name)
+	fd, err := unix.Openat(jd.FD, Name, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ELOOP {
 			return nil, fmt.Errorf("%w: %s is a symbolic link", ledger.ErrCorrupt, path)
 		}
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	l := &jobLog{fd: fd, path: path, lend: lend}
+	l := &Log{fd: fd, Path: path, lend: lend}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		l.close()
+		l.Close()
 		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		l.close()
+		l.Close()
 		return nil, fmt.Errorf("%w: %s is not a regular file", ledger.ErrCorrupt, path)
 	}
-	if err := checkOwnedIn(jd, path, &st); err != nil {
-		l.close()
+	if err := check(path, &st); err != nil {
+		l.Close()
 		return nil, err
 	}
-	l.end, l.ino = st.Size, st.Ino
-	h, err := l.readAt(0)
-	if err == nil && h.kind != kindHeader {
-		err = errFrame
-	}
-	if err == nil {
-		l.gen, l.first = h.ref, h.end
-		var base jobSummary
-		if base, err = decodeSummary(h.data, job); !base.empty() {
-			l.base = &base
-		}
+	l.End, l.Ino = st.Size, st.Ino
+	h, err := l.ReadAt(0)
+	if err == nil && h.Kind != KindHeader {
+		err = ErrFrame
 	}
 	if err != nil {
-		l.close()
-		return nil, l.corrupt(0, err)
+		l.Close()
+		return nil, l.Corrupt(0, err)
 	}
+	l.Gen, l.First, l.Header = h.Ref, h.End, bytes.Clone(h.Data)
 	if !write {
 		return l, nil
 	}
 	if st.Nlink > 1 {
 		// A hard link made by someone else (a snapshot) is never written
 		// through: the log is copied and the copy takes its name.
-		if err := l.detach(jd, job); err != nil {
-			l.close()
+		if err := l.detach(jd, check); err != nil {
+			l.Close()
 			return nil, err
 		}
 	}
-	if l.end, err = l.validEnd(); err != nil {
-		l.close()
+	if l.End, err = l.validEnd(); err != nil {
+		l.Close()
 		return nil, err
 	}
 	return l, nil
 }
 
-// removed is what prune removed from the log, as its header counts it.
-func (l *jobLog) removed() jobSummary {
-	if l.base == nil {
-		return jobSummary{}
+// FD is the log's descriptor, for a caller's fstat.
+func (l *Log) FD() int { return l.fd }
+
+// ClaimBuffer is a buffer a reader of the log may copy a claim into, kept
+// across reads: the lender's when the log is lent buffers.
+func (l *Log) ClaimBuffer() *[]byte {
+	if l.lend != nil {
+		return &l.lend.claim
 	}
-	return *l.base
+	return &l.claim
 }
 
-func (l *jobLog) close() {
+// Close closes the log.
+func (l *Log) Close() {
 	if l.fd >= 0 {
 		unix.Close(l.fd)
 		l.fd = -1
@@ -222,29 +206,29 @@ func (l *jobLog) close() {
 
 // corrupt is err, a frame of l at off that could not be read, as the
 // error a caller reports.
-func (l *jobLog) corrupt(off int64, err error) error {
-	if errors.Is(err, errFrame) {
-		return fmt.Errorf("%w: %s: no valid frame at offset %d", ledger.ErrCorrupt, l.path, off)
+func (l *Log) Corrupt(off int64, err error) error {
+	if errors.Is(err, ErrFrame) {
+		return fmt.Errorf("%w: %s: no valid frame at offset %d", ledger.ErrCorrupt, l.Path, off)
 	}
 	var pe *os.PathError
 	if errors.As(err, &pe) || errors.Is(err, ledger.ErrCorrupt) {
-		return fmt.Errorf("%s: %w", l.path, err)
+		return fmt.Errorf("%s: %w", l.Path, err)
 	}
-	return fmt.Errorf("reading %s: %w", l.path, err)
+	return fmt.Errorf("reading %s: %w", l.Path, err)
 }
 
 // pread fills b from offset off; short only at the end of the file.
-func (l *jobLog) pread(b []byte, off int64) (int, error) {
-	n, err := preadAt(l.fd, b, off)
+func (l *Log) pread(b []byte, off int64) (int, error) {
+	n, err := durable.PreadAt(l.fd, b, off)
 	if err != nil {
-		return n, &os.PathError{Op: "read", Path: l.path, Err: err}
+		return n, &os.PathError{Op: "read", Path: l.Path, Err: err}
 	}
 	return n, nil
 }
 
-// readAt reads the frame at off (errFrame when there is none).
-func (l *jobLog) readAt(off int64) (entry, error) {
-	if l.ahead > 0 {
+// readAt reads the frame at off (ErrFrame when there is none).
+func (l *Log) ReadAt(off int64) (Entry, error) {
+	if l.Ahead > 0 {
 		return l.readAhead(off)
 	}
 	buf := &l.buf
@@ -261,7 +245,7 @@ func (l *jobLog) readAt(off int64) (entry, error) {
 			return e, err
 		}
 		if n < len(b) || need <= len(b) {
-			return entry{}, errFrame // the file ends before the frame does
+			return Entry{}, ErrFrame // the file ends before the frame does
 		}
 		*buf = make([]byte, need)
 		b = *buf
@@ -273,19 +257,19 @@ func (l *jobLog) readAt(off int64) (entry, error) {
 // whole. One read, mostly: a frame near the end of the file would cost
 // preadAt a second read to find the end. Only when that one read stops
 // short of both b and the frame does it read on (short only at the end).
-func (l *jobLog) frameIn(b []byte, off int64) (e entry, need, n int, err error) {
+func (l *Log) frameIn(b []byte, off int64) (e Entry, need, n int, err error) {
 	return frameAt(b, off, l.preadOnce, l.pread)
 }
 
 // preadOnce is one pread at off (again if interrupted).
-func (l *jobLog) preadOnce(b []byte, off int64) (int, error) {
+func (l *Log) preadOnce(b []byte, off int64) (int, error) {
 	for {
 		n, err := unix.Pread(l.fd, b, off)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return 0, &os.PathError{Op: "read", Path: l.path, Err: err}
+			return 0, &os.PathError{Op: "read", Path: l.Path, Err: err}
 		}
 		return n, nil
 	}
@@ -296,34 +280,34 @@ func (l *jobLog) preadOnce(b []byte, off int64) (int, error) {
 // continue the frame once read (a writer truncated a torn tail and
 // appended in between): the frame is then parsed afresh, and its error is
 // the answer.
-func frameAt(b []byte, off int64, once, full func([]byte, int64) (int, error)) (e entry, need, n int, err error) {
+func frameAt(b []byte, off int64, once, full func([]byte, int64) (int, error)) (e Entry, need, n int, err error) {
 	if n, err = once(b, off); err != nil {
-		return entry{}, 0, 0, err
+		return Entry{}, 0, 0, err
 	}
-	e, need, err = parseFrame(b[:n], off)
+	e, need, err = ParseFrame(b[:n], off)
 	if err == nil && need > n && n > 0 && n < len(b) {
 		var m int
 		if m, err = full(b[n:], off+int64(n)); err != nil {
-			return entry{}, 0, n, err
+			return Entry{}, 0, n, err
 		}
 		n += m
-		e, need, err = parseFrame(b[:n], off)
+		e, need, err = ParseFrame(b[:n], off)
 	}
 	return e, need, n, err
 }
 
 // readAhead is readAt through the window: a frame the window holds whole
 // is read from it, else the window is read afresh from off.
-func (l *jobLog) readAhead(off int64) (entry, error) {
+func (l *Log) readAhead(off int64) (Entry, error) {
 	w := l.window()
 	if off >= w.off && off < w.off+int64(len(w.b)) {
-		e, need, err := parseFrame(w.b[off-w.off:], off)
+		e, need, err := ParseFrame(w.b[off-w.off:], off)
 		if err != nil || need == 0 {
 			return e, err
 		}
 	}
-	if cap(w.b) < l.ahead {
-		w.b = make([]byte, l.ahead)
+	if cap(w.b) < l.Ahead {
+		w.b = make([]byte, l.Ahead)
 	}
 	e, need, n, err := l.frameIn(w.b[:cap(w.b)], off)
 	w.b, w.off = w.b[:n], off
@@ -331,12 +315,12 @@ func (l *jobLog) readAhead(off int64) (entry, error) {
 		return e, err
 	}
 	if n < cap(w.b) {
-		return entry{}, errFrame // the file ends before the frame does
+		return Entry{}, ErrFrame // the file ends before the frame does
 	}
 	// A frame larger than the window: read it alone.
-	defer func(ahead int) { l.ahead = ahead }(l.ahead)
-	l.ahead = 0
-	return l.readAt(off)
+	defer func(ahead int) { l.Ahead = ahead }(l.Ahead)
+	l.Ahead = 0
+	return l.ReadAt(off)
 }
 
 // scan calls fn with each frame from off on, in order, up to the end of
@@ -344,17 +328,17 @@ func (l *jobLog) readAhead(off int64) (entry, error) {
 // (end) when nothing valid follows it (a torn tail, or a frame being
 // appended); otherwise the log is damaged (ledger.ErrCorrupt). fn's
 // error ends the walk and is returned.
-func (l *jobLog) scan(off int64, fn func(e entry) error) (end int64, err error) {
-	if walkHook != nil && off <= l.first {
-		walkHook(l.path)
+func (l *Log) Scan(off int64, fn func(e Entry) error) (end int64, err error) {
+	if WalkHook != nil && off <= l.First {
+		WalkHook(l.Path)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(l.fd, &st); err != nil {
-		return off, &os.PathError{Op: "stat", Path: l.path, Err: err}
+		return off, &os.PathError{Op: "stat", Path: l.Path, Err: err}
 	}
 	size := st.Size
-	// A buffer for the whole log, up to logReadSize: most logs are small.
-	want := int(min(max(size-off, 4<<10), logReadSize))
+	// A buffer for the whole log, up to ReadSize: most logs are small.
+	want := int(min(max(size-off, 4<<10), ReadSize))
 	var buf []byte
 	if l.lend != nil {
 		if cap(l.lend.scan) < want {
@@ -370,18 +354,18 @@ func (l *jobLog) scan(off int64, fn func(e entry) error) (end int64, err error) 
 			return off, nil
 		}
 		i := int(off - at)
-		e, need, perr := parseFrame(buf[i:have], off)
+		e, need, perr := ParseFrame(buf[i:have], off)
 		if perr == nil && need == 0 {
 			if err := fn(e); err != nil {
 				return off, err
 			}
-			off = e.end
+			off = e.End
 			continue
 		}
 		if perr == nil && at+int64(have) < size {
 			// More of the file is needed: keep what is left, read on.
 			if need > len(buf) {
-				nb := make([]byte, need+logReadSize)
+				nb := make([]byte, need+ReadSize)
 				copy(nb, buf[i:have])
 				buf = nb
 			} else {
@@ -400,17 +384,17 @@ func (l *jobLog) scan(off int64, fn func(e entry) error) (end int64, err error) 
 			continue
 		}
 		if l.validAfter(off+1, size) {
-			return off, l.corrupt(off, errFrame)
+			return off, l.Corrupt(off, ErrFrame)
 		}
 		return off, nil
 	}
 }
 
 // validAfter reports whether a valid frame starts anywhere in [from, size).
-func (l *jobLog) validAfter(from, size int64) bool {
+func (l *Log) validAfter(from, size int64) bool {
 	var magic [4]byte
 	binary.LittleEndian.PutUint32(magic[:], frameMagic)
-	buf := make([]byte, logReadSize)
+	buf := make([]byte, ReadSize)
 	for at := from; at < size; {
 		n, err := l.pread(buf, at)
 		if err != nil || n < 4 {
@@ -418,7 +402,7 @@ func (l *jobLog) validAfter(from, size int64) bool {
 		}
 		for i := 0; i+4 <= n; i++ {
 			if buf[i] == magic[0] && buf[i+1] == magic[1] && buf[i+2] == magic[2] && buf[i+3] == magic[3] {
-				if _, err := l.readAt(at + int64(i)); err == nil {
+				if _, err := l.ReadAt(at + int64(i)); err == nil {
 					return true
 				}
 			}
@@ -429,22 +413,22 @@ func (l *jobLog) validAfter(from, size int64) bool {
 }
 
 // lastBefore returns the frame that ends at end, walking back by the
-// trailer (errFrame when that frame is not valid).
-func (l *jobLog) lastBefore(end int64) (entry, error) {
-	if end-frameHead-frameTail < l.first {
-		return entry{}, errFrame
+// trailer (ErrFrame when that frame is not valid).
+func (l *Log) LastBefore(end int64) (Entry, error) {
+	if end-FrameHead-frameTail < l.First {
+		return Entry{}, ErrFrame
 	}
 	var t [frameTail]byte
 	if n, err := l.pread(t[:], end-frameTail); err != nil || n < frameTail {
-		return entry{}, errFrame
+		return Entry{}, ErrFrame
 	}
-	off := end - int64(binary.LittleEndian.Uint32(t[:])) - frameHead - frameTail
-	if off < l.first {
-		return entry{}, errFrame
+	off := end - int64(binary.LittleEndian.Uint32(t[:])) - FrameHead - frameTail
+	if off < l.First {
+		return Entry{}, ErrFrame
 	}
-	e, err := l.readAt(off)
-	if err == nil && e.end != end {
-		err = errFrame
+	e, err := l.ReadAt(off)
+	if err == nil && e.End != end {
+		err = ErrFrame
 	}
 	return e, err
 }
@@ -452,26 +436,26 @@ func (l *jobLog) lastBefore(end int64) (entry, error) {
 // validEnd returns where the next frame goes: the end of the last valid
 // frame. A torn tail (an append cut short by a crash) is truncated away;
 // damage before valid frames is refused. Called with the lock held.
-func (l *jobLog) validEnd() (int64, error) {
+func (l *Log) validEnd() (int64, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(l.fd, &st); err != nil {
-		return 0, &os.PathError{Op: "stat", Path: l.path, Err: err}
+		return 0, &os.PathError{Op: "stat", Path: l.Path, Err: err}
 	}
-	if st.Size == l.first {
+	if st.Size == l.First {
 		return st.Size, nil
 	}
-	if _, err := l.lastBefore(st.Size); err == nil {
+	if _, err := l.LastBefore(st.Size); err == nil {
 		return st.Size, nil
 	}
-	end, err := l.scan(l.first, func(entry) error { return nil })
+	end, err := l.Scan(l.First, func(Entry) error { return nil })
 	if err != nil {
 		return 0, err
 	}
 	if err := unix.Ftruncate(l.fd, end); err != nil {
-		return 0, &os.PathError{Op: "truncate", Path: l.path, Err: err}
+		return 0, &os.PathError{Op: "truncate", Path: l.Path, Err: err}
 	}
 	if err := durable.Fdatasync(l.fd); err != nil {
-		return 0, &os.PathError{Op: "fdatasync", Path: l.path, Err: err}
+		return 0, &os.PathError{Op: "fdatasync", Path: l.Path, Err: err}
 	}
 	return end, nil
 }
@@ -479,31 +463,27 @@ func (l *jobLog) validEnd() (int64, error) {
 // append writes one frame at the log's end and makes it durable, and
 // returns its offset. On failure the log is cut back to where it was.
 // Called with the lock held, on a log opened for writing.
-func (l *jobLog) append(kind byte, id string, ref int64, payload []byte) (int64, error) {
-	off := l.end
-	b := frame(kind, id, ref, payload)
+func (l *Log) Append(kind byte, id string, ref int64, payload []byte) (int64, error) {
+	off := l.End
+	b := Frame(kind, id, ref, payload)
 	fail := func(op string, err error) (int64, error) {
 		unix.Ftruncate(l.fd, off)
-		return 0, &os.PathError{Op: op, Path: l.path, Err: err}
+		return 0, &os.PathError{Op: op, Path: l.Path, Err: err}
 	}
-	if crashPoint != nil {
+	if CrashPoint != nil {
 		// The crash tests' torn tail: half the frame, then maybe a kill.
-		pwriteAll(l.fd, b[:len(b)/2], off)
-		reached("log-torn")
+		durable.PwriteAll(l.fd, b[:len(b)/2], off)
+		CrashPoint("log-torn")
 	}
-	if err := pwriteAll(l.fd, b, off); err != nil {
+	if err := durable.PwriteAll(l.fd, b, off); err != nil {
 		return fail("write", err)
 	}
-	reached("log-written")
+	if CrashPoint != nil {
+		CrashPoint("log-written")
+	}
 	if err := durable.Fdatasync(l.fd); err != nil {
 		return fail("fdatasync", err)
 	}
-	l.end = off + int64(len(b))
+	l.End = off + int64(len(b))
 	return off, nil
-}
-
-// hintOf is the target of an execution's index link: where its newest
-// version was (generation, offset) in its job's log.
-func hintOf(gen, off int64, job string) string {
-	return strconv.FormatInt(gen, 10) + ":" + strconv.FormatInt(off, 10) + ":" + job
 }

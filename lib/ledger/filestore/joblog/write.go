@@ -1,8 +1,7 @@
-package filestore
+package joblog
 
 import (
 	"fmt"
-	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -14,94 +13,95 @@ import (
 // one that has another link.
 
 // detach replaces the log, which has another link, with a copy of its own.
-func (l *jobLog) detach(jd dirh, job string) error {
-	end, err := l.scan(l.first, func(entry) error { return nil })
+func (l *Log) detach(jd durable.Dir, check func(string, *unix.Stat_t) error) error {
+	end, err := l.Scan(l.First, func(Entry) error { return nil })
 	if err != nil {
 		return err
 	}
-	w, err := newLogWriter(jd, job, l.gen, l.removed())
+	w, err := NewWriter(jd, l.Gen, l.Header)
 	if err != nil {
 		return err
 	}
-	buf := make([]byte, logReadSize)
-	for at := l.first; at < end; {
+	buf := make([]byte, ReadSize)
+	for at := l.First; at < end; {
 		n, err := l.pread(buf[:min(int64(len(buf)), end-at)], at)
 		if err == nil && n == 0 {
-			err = fmt.Errorf("%s: shorter than read", l.path)
+			err = fmt.Errorf("%s: shorter than read", l.Path)
 		}
 		if err == nil {
-			err = pwriteAll(w.fd, buf[:n], w.off)
+			err = durable.PwriteAll(w.fd, buf[:n], w.off)
 			w.off += int64(n)
 		}
 		if err != nil {
-			w.abort()
+			w.Abort()
 			return err
 		}
 		at += int64(n)
 	}
-	nl, err := w.commit()
+	nl, err := w.Commit(check)
 	if err != nil {
 		return err
 	}
 	if err := jd.Sync(); err != nil {
-		nl.close()
+		nl.Close()
 		return err
 	}
-	l.close()
+	l.Close()
 	*l = *nl
 	return nil
 }
 
-// logWriter writes a new log (a new job's, prune's next generation) under
+// Writer writes a new log (a new job's, prune's next generation) under
 // a temporary name, to be renamed into place whole.
-type logWriter struct {
+type Writer struct {
 	p   durable.Pending
 	fd  int
-	jd  dirh
-	job string
+	jd  durable.Dir
 	off int64
 	err error
-	// renamed: commit put the new log in place (its error, if any, came
+	// Renamed: Commit put the new log in place (its error, if any, came
 	// after the rename).
-	renamed bool
+	Renamed bool
 }
 
-// newLogWriter starts a log of job of generation gen whose header holds
-// base.
-func newLogWriter(jd dirh, job string, gen int64, base jobSummary) (*logWriter, error) {
-	p, fd, err := durable.StageOpen(jd, logName, frame(kindHeader, "", gen, base.Encode()))
+// NewWriter starts a log of generation gen in the job directory jd whose
+// header holds header.
+func NewWriter(jd durable.Dir, gen int64, header []byte) (*Writer, error) {
+	p, fd, err := durable.StageOpen(jd, Name, Frame(KindHeader, "", gen, header))
 	if err != nil {
 		return nil, err
 	}
-	w := &logWriter{p: p, fd: fd, jd: jd, job: job}
+	w := &Writer{p: p, fd: fd, jd: jd}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		w.abort()
+		w.Abort()
 		return nil, &os.PathError{Op: "stat", Path: jd.Show(p.Temp), Err: err}
 	}
 	w.off = st.Size
 	return w, nil
 }
 
-// add appends a frame and returns its offset.
-func (w *logWriter) add(kind byte, id string, ref int64, payload []byte) int64 {
+// Add appends a frame and returns its offset.
+func (w *Writer) Add(kind byte, id string, ref int64, payload []byte) int64 {
 	off := w.off
 	if w.err == nil {
-		b := frame(kind, id, ref, payload)
-		w.err = pwriteAll(w.fd, b, off)
+		b := Frame(kind, id, ref, payload)
+		w.err = durable.PwriteAll(w.fd, b, off)
 		w.off += int64(len(b))
 	}
 	return off
 }
 
-func (w *logWriter) abort() {
+// Abort removes the new log.
+func (w *Writer) Abort() {
 	unix.Close(w.fd)
 	w.p.Abort()
 }
 
-// commit makes the new log durable and renames it into place (the caller
-// fsyncs the job's directory), and returns it open for writing.
-func (w *logWriter) commit() (*jobLog, error) {
+// Commit makes the new log durable and renames it into place (the caller
+// fsyncs the job's directory), and returns it open for writing (check as
+// Open's).
+func (w *Writer) Commit(check func(string, *unix.Stat_t) error) (*Log, error) {
 	err := w.err
 	if err == nil {
 		if err = durable.Fdatasync(w.fd); err != nil {
@@ -109,57 +109,13 @@ func (w *logWriter) commit() (*jobLog, error) {
 		}
 	}
 	if err != nil {
-		w.abort()
+		w.Abort()
 		return nil, err
 	}
 	unix.Close(w.fd)
 	if err := w.p.Commit(); err != nil {
 		return nil, err
 	}
-	w.renamed = true
-	return openLog(w.jd, w.job, true)
-}
-
-// preadAt fills b from offset off of fd, as far as the file goes: n is
-// short of len(b) only at its end (or with err).
-func preadAt(fd int, b []byte, off int64) (n int, err error) {
-	for n < len(b) {
-		m, err := unix.Pread(fd, b[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return n, nil
-}
-
-// preadFull is preadAt where a file that ends before b is filled is
-// io.ErrUnexpectedEOF.
-func preadFull(fd int, b []byte, off int64) error {
-	n, err := preadAt(fd, b, off)
-	if err == nil && n < len(b) {
-		err = io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// pwriteAll writes all of b at offset off of fd.
-func pwriteAll(fd int, b []byte, off int64) error {
-	for n := 0; n < len(b); {
-		m, err := unix.Pwrite(fd, b[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		n += m
-	}
-	return nil
+	w.Renamed = true
+	return Open(w.jd, true, nil, check)
 }

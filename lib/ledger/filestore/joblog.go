@@ -1,0 +1,95 @@
+package filestore
+
+import (
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
+)
+
+// jobLog is a job's log, jobs/JOB/_log (package joblog: its frames, its
+// reads and appends, and why a crash leaves it readable), as the store
+// reads it: with what its header says prune removed.
+type jobLog struct {
+	*joblog.Log
+	base *jobSummary // the header's, what prune removed: nil for none
+}
+
+// openLog opens job's log in its directory jd: for appending (write, under
+// the lock) or for reading (joblog.Open). A missing log is
+// os.ErrNotExist.
+func openLog(jd dirh, job string, write bool) (*jobLog, error) {
+	return openLogLent(jd, job, write, nil)
+}
+
+// openLogLent is openLog reading through lend's buffers (nil: its own).
+func openLogLent(jd dirh, job string, write bool, lend *joblog.Lender) (*jobLog, error) {
+	l, err := joblog.Open(jd, write, lend, ownedIn(jd))
+	if err != nil {
+		return nil, err
+	}
+	return withBase(l, job)
+}
+
+// ownedIn is checkOwnedIn for the files of directory d, as joblog asks.
+func ownedIn(d dirh) func(path string, st *unix.Stat_t) error {
+	return func(path string, st *unix.Stat_t) error { return checkOwnedIn(d, path, st) }
+}
+
+// withBase is l with its header read as job's summary of what prune
+// removed; a header that is not one is ErrCorrupt, and l is closed.
+func withBase(l *joblog.Log, job string) (*jobLog, error) {
+	base, err := decodeSummary(l.Header, job)
+	if err != nil {
+		l.Close()
+		return nil, l.Corrupt(0, err)
+	}
+	jl := &jobLog{Log: l}
+	if !base.empty() {
+		jl.base = &base
+	}
+	return jl, nil
+}
+
+// removed is what prune removed from the log, as its header counts it.
+func (l *jobLog) removed() jobSummary {
+	if l.base == nil {
+		return jobSummary{}
+	}
+	return *l.base
+}
+
+// logWriter writes a new log of job (joblog.Writer) whose header holds
+// what prune removed.
+type logWriter struct {
+	*joblog.Writer
+	jd  dirh
+	job string
+}
+
+// newLogWriter starts a log of job of generation gen whose header holds
+// base.
+func newLogWriter(jd dirh, job string, gen int64, base jobSummary) (*logWriter, error) {
+	w, err := joblog.NewWriter(jd, gen, base.Encode())
+	if err != nil {
+		return nil, err
+	}
+	return &logWriter{Writer: w, jd: jd, job: job}, nil
+}
+
+// commit puts the new log in place (joblog.Writer.Commit) and returns it
+// open for writing.
+func (w *logWriter) commit() (*jobLog, error) {
+	l, err := w.Commit(ownedIn(w.jd))
+	if err != nil {
+		return nil, err
+	}
+	return withBase(l, w.job)
+}
+
+// hintOf is the target of an execution's index link: where its newest
+// version was (generation, offset) in its job's log.
+func hintOf(gen, off int64, job string) string {
+	return strconv.FormatInt(gen, 10) + ":" + strconv.FormatInt(off, 10) + ":" + job
+}

@@ -1,0 +1,173 @@
+package joblog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// TestParseFrame: a frame reads back whole; anything else is not a frame,
+// or asks for more bytes when only cut short.
+func TestParseFrame(t *testing.T) {
+	t.Parallel()
+	good := Frame(KindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"running"}`))
+	e, need, err := ParseFrame(good, 77)
+	if err != nil || need != 0 || e.Kind != KindUpdate || string(e.ID) != "0dnc2i3jq42ro-9q0u4a" || e.Ref != 1234 ||
+		string(e.Data) != `{"status":"running"}` || e.Off != 77 || e.End != 77+int64(len(good)) {
+		t.Fatalf("ParseFrame(good) = %+v, %d, %v", e, need, err)
+	}
+	flip := func(i int) []byte {
+		b := bytes.Clone(good)
+		b[i] ^= 0x40
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		need int // > 0: cut short, asks for that many bytes
+	}{
+		{"empty", nil, FrameHead},
+		{"head only", good[:FrameHead], len(good)},
+		{"cut short", good[:len(good)-1], len(good)},
+		{"bad magic", flip(0), 0},
+		{"length too long", flip(5), len(good) + 0x4000},
+		{"length too short", append([]byte{0x54, 0x4c, 0x47, 0x31, 1, 0, 0, 0}, good[8:]...), 0},
+		{"bad crc", flip(9), 0},
+		{"bad payload", flip(len(good) - 6), 0},
+		{"bad trailer", flip(len(good) - 2), 0},
+		{"bad kind", Frame('X', "a", 0, nil), 0},
+		{"zeros", make([]byte, 64), 0},
+	} {
+		_, need, err := ParseFrame(tc.b, 0)
+		if tc.need > 0 && (err != nil || need != tc.need) {
+			t.Errorf("ParseFrame(%s) = need %d, %v; want need %d", tc.name, need, err, tc.need)
+		}
+		if tc.need == 0 && !errors.Is(err, ErrFrame) {
+			t.Errorf("ParseFrame(%s) = need %d, %v; want ErrFrame", tc.name, need, err)
+		}
+	}
+}
+
+// TestReadAt reads frames of a log at their offsets, plainly and through
+// a read-ahead window (its own, or a Lender's shared by two logs whose
+// frames are at the same offsets): each reads back whole and its own log's,
+// whether it is small, larger than a read buffer or a window, or the last
+// in the file; a torn tail and the end of the file are no frame.
+func TestReadAt(t *testing.T) {
+	t.Parallel()
+	frames := func(log int) [][]byte {
+		n := strconv.Itoa(log)
+		return [][]byte{
+			Frame(KindClaim, "small"+n, 0, bytes.Repeat([]byte("a"), 100)),
+			Frame(KindClaim, "large"+n, 0, bytes.Repeat([]byte("b"), 6000)),
+			Frame(KindUpdate, "last"+n, 0, []byte(`{}`)),
+		}
+	}
+	var offs []int64
+	var whole int64
+	for _, f := range frames(0) {
+		offs = append(offs, whole)
+		whole += int64(len(f))
+	}
+	torn := Frame(KindUpdate, "torn", 0, []byte(`{"status":"failed"}`))
+	dir := t.TempDir()
+	open := func(name string, b []byte) *Log {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return &Log{fd: int(f.Fd()), Path: p}
+	}
+	// A Lender whose windows are all lent to logs read more recently than
+	// any here: the two logs take turns with the one it lends again.
+	var lend Lender
+	for range MaxWindows {
+		lend.wins = append(lend.wins, &window{used: math.MaxUint64})
+	}
+	for _, tc := range []struct {
+		name  string
+		ahead int
+		lend  *Lender
+	}{
+		{"plain", 0, nil},
+		{"own window", 4 << 10, nil},
+		{"lent window", 4 << 10, &lend},
+	} {
+		for _, tail := range [][]byte{nil, torn[:len(torn)-3]} {
+			// Two logs, read in turns: a lent window moves between them.
+			var logs []*Log
+			for i := range 2 {
+				l := open(fmt.Sprintf("%s-%d-%d", tc.name, len(tail), i), append(bytes.Join(frames(i), nil), tail...))
+				l.Ahead, l.lend = tc.ahead, tc.lend
+				logs = append(logs, l)
+			}
+			for k := range offs {
+				for i, l := range logs {
+					e, err := l.ReadAt(offs[k])
+					want, _, _ := ParseFrame(frames(i)[k], offs[k])
+					if err != nil || e.Off != offs[k] || e.End != want.End || !bytes.Equal(e.ID, want.ID) || !bytes.Equal(e.Data, want.Data) {
+						t.Errorf("%s, tail %d: log %d: readAt(%d) = %q at %d..%d, %v; want %q at %d..%d",
+							tc.name, len(tail), i, offs[k], e.ID, e.Off, e.End, err, want.ID, want.Off, want.End)
+					}
+				}
+			}
+			for _, off := range []int64{whole, whole + 1000} {
+				if e, err := logs[0].ReadAt(off); !errors.Is(err, ErrFrame) {
+					t.Errorf("%s, tail %d: readAt(%d) = %q, %v; want ErrFrame", tc.name, len(tail), off, e.ID, err)
+				}
+			}
+		}
+	}
+}
+
+// TestFrameAt: a frame whose first read stops short is read on; when the
+// bytes read on do not continue it (a writer truncated the torn tail the
+// first read saw and appended another frame in between), that is no
+// frame, not an empty one without an error.
+func TestFrameAt(t *testing.T) {
+	t.Parallel()
+	torn := Frame(KindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"running"}`))
+	other := Frame(KindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"completed","exit_code":0}`))
+	// file returns reads of f, the first of them cut at cut bytes.
+	file := func(f []byte, cut int) func([]byte, int64) (int, error) {
+		return func(b []byte, off int64) (int, error) {
+			end := min(int(off)+len(b), len(f), cut)
+			if end <= int(off) {
+				return 0, nil
+			}
+			return copy(b, f[off:end]), nil
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		once, full func([]byte, int64) (int, error)
+		wantErr    error
+		wantNeed   bool
+	}{
+		{"whole at once", file(torn, len(torn)), file(torn, len(torn)), nil, false},
+		{"read on", file(torn, 20), file(torn, len(torn)), nil, false},
+		{"file ends", file(torn, 20), file(torn[:20], 20), nil, true},
+		{"another frame read on", file(torn, 20), file(other, len(other)), ErrFrame, false},
+	} {
+		e, need, n, err := frameAt(make([]byte, 4096), 0, tc.once, tc.full)
+		switch {
+		case tc.wantErr != nil:
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("frameAt(%s) = %+v, need %d, n %d, %v; want %v", tc.name, e, need, n, err, tc.wantErr)
+			}
+		case err != nil || (need > 0) != tc.wantNeed:
+			t.Errorf("frameAt(%s) = need %d, n %d, %v; want need > 0 %v, no error", tc.name, need, n, err, tc.wantNeed)
+		case !tc.wantNeed && (e.Kind != KindUpdate || e.End != int64(len(torn))):
+			t.Errorf("frameAt(%s) = %+v; want the frame of %d bytes", tc.name, e, len(torn))
+		}
+	}
+}
