@@ -11,6 +11,8 @@
 //	p, err := durable.Stage(d, "name", data, true)     // or by hand: ...
 //	err = p.Commit()                                   // rename; then d.Sync()
 //	err = durable.WriteFile("/run/x/ack", data, 0o600) // by path, for one-off files
+//	err = durable.PwriteAll(fd, b, off)                // and the positioned reads and
+//	err = durable.PreadFull(fd, b, off)                // writes of files written in place
 //
 // # What it guarantees after a crash
 //
