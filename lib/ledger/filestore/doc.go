@@ -28,8 +28,8 @@
 //	                           format, 2), and links made during boot
 //	                           BOOT_ID need no flush (linked.go)
 //	  logs                     empty; the store is of this version's format,
-//	                           2, job logs (format.go): one without it is
-//	                           refused, not migrated
+//	                           2, job logs, the first release's (format.go):
+//	                           one without it is refused, not migrated
 //	  jobs/JOB/                one directory per job name
 //	    _ids                   index of JOB's finished executions: the hash
 //	                           of each one's id and the offset of the frame
