@@ -45,16 +45,6 @@ func readIds(jd dirh) (jobindex.File, bool) {
 	return jobindex.Parse(b)
 }
 
-// readIdsAny is readIds that also takes an index of the format before
-// (jobindex.ParseAny).
-func readIdsAny(jd dirh) (jobindex.File, bool) {
-	b, err := readSmall(jd, jobindex.Name, jobindex.MaxSize)
-	if err != nil {
-		return jobindex.File{}, false
-	}
-	return jobindex.ParseAny(b)
-}
-
 // sameIds reports whether the index in job directory jd indexes l and
 // holds the entries ents, sorted, hold (jobindex.File.Holds).
 func sameIds(jd dirh, l *jobLog, ents []jobindex.Ent) bool {

@@ -229,11 +229,11 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 }
 
 // keepPast adds to ents, the index of a log walked up to its damage at
-// end, the entries past it that the index in jd (of l, in this format or
-// the one before) or exec/'s links (legacy) held: the records finished
+// end, the entries past it that the index in jd (of l) or exec/'s links
+// (legacy) held: the records finished
 // after the damage stay readable, as they were.
 func keepPast(ents []jobindex.Ent, end int64, jd dirh, l *jobLog, legacy []execHint) []jobindex.Ent {
-	if f, ok := readIdsAny(jd); ok && f.Of(l.Gen, l.Ino) {
+	if f, ok := readIds(jd); ok && f.Of(l.Gen, l.Ino) {
 		for _, e := range jobindex.Ents(f.Entries) {
 			if e.Off > end {
 				ents = append(ents, e)

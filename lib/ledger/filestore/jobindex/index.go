@@ -20,9 +20,7 @@ const (
 	// in one job's log).
 	MaxSize = 256 << 20
 
-	magic   = "TIDS\x00\x00\x00\x02"
-	v1Magic = "TIDS\x00\x00\x00\x01" // the version before: no sorted count
-	v1Head  = 24
+	magic = "TIDS\x00\x00\x00\x02"
 )
 
 // TailMax bounds the entries past an index's sorted ones. (A variable
@@ -102,22 +100,6 @@ func Parse(b []byte) (f File, ok bool) {
 		f.Entries = b[Head : Head+(len(b)-Head)/EntrySize*EntrySize]
 	}
 	return f, ok
-}
-
-// ParseAny is Parse that also reads an index of the version before this
-// format ("TIDS\0\0\0\1", a header of 24 bytes: no sorted count, entries
-// in log order), as unsorted entries.
-func ParseAny(b []byte) (f File, ok bool) {
-	if f, ok = Parse(b); ok {
-		return f, true
-	}
-	if len(b) < v1Head || string(b[:8]) != v1Magic {
-		return f, false
-	}
-	f.Gen = int64(binary.LittleEndian.Uint64(b[8:]))
-	f.Ino = binary.LittleEndian.Uint64(b[16:])
-	f.Entries = b[v1Head : v1Head+(len(b)-v1Head)/EntrySize*EntrySize]
-	return f, true
 }
 
 // ParseHeader reads the header at the start of b, the first bytes of an
