@@ -2,6 +2,7 @@ package stop
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strconv"
 	"testing"
@@ -125,5 +126,19 @@ func TestRunAlreadyGone(t *testing.T) {
 	out := Run(context.Background(), []Target{p}, Default(unix.SIGTERM, time.Second))
 	if !out[0].Gone || out[0].Step != -1 || len(out[0].Sent) != 0 {
 		t.Errorf("Run(gone) = %+v; want gone before any signal", out[0])
+	}
+}
+
+// TestGroupWaitError: an error of the wait for the group's members is
+// Wait's, not dropped for another rescan until ctx ends.
+func TestGroupWaitError(t *testing.T) {
+	c, _ := testutil.StartGroup(t, "echo ready; exec sleep 60")
+	failed := errors.New("wait failed")
+	defer func(w func(context.Context, []*proc.Handle, bool) error) { waitAll = w }(waitAll)
+	waitAll = func(context.Context, []*proc.Handle, bool) error { return failed }
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := (&Group{PGID: c.Process.Pid}).Wait(ctx); !errors.Is(err, failed) {
+		t.Errorf("Group.Wait with a failing wait = %v; want %v", err, failed)
 	}
 }

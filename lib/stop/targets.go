@@ -75,6 +75,9 @@ func (p *Process) Close() error {
 // rather than by fork of a watched member, can go unnoticed.
 const groupRescan = 50 * time.Millisecond
 
+// waitAll is proc.WaitAll; a test makes it fail.
+var waitAll = proc.WaitAll
+
 // Group is a Target for a process group: gone when no live member is left.
 type Group struct {
 	PGID int
@@ -126,7 +129,7 @@ func (g *Group) Wait(ctx context.Context) error {
 			continue // members exited between the scan and the open
 		}
 		wctx, cancel := context.WithTimeout(ctx, groupRescan)
-		err = proc.WaitAll(wctx, hs, true)
+		err = waitAll(wctx, hs, true)
 		cancel()
 		for _, h := range hs {
 			h.Close()
