@@ -420,6 +420,14 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero: func(g *grammar) { g.commands.Prune.OlderThan = argvZero.commands.Prune.OlderThan },
 				}},
+				{Names: []string{"all"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Prune.All = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Prune.All = argvZero.commands.Prune.All },
+				}},
 				{Names: []string{"dry-run"}, Short: 'n', Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						b, ok := argv.Bool(v)

@@ -80,10 +80,15 @@ func judgeCheck(s ledger.Summary, now time.Time, maxAge, maxDuration time.Durati
 	var perf []string
 	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 
+	// The last success is judged first: a store keeps it in the summary
+	// after prune removed its record (and every other), as status shows
+	// it, and a prune must not make a healthy job alert.
 	switch succ := s.LastSuccess; {
-	case s.Latest.ID == "" && ranBefore(s) > 0:
+	case succ.ID == "" && s.Runs[ledger.Completed] > 0:
+		raise(checkCritical, "%s has no success on record (its %d successful runs were pruned)", s.Job, s.Runs[ledger.Completed])
+	case succ.ID == "" && s.Latest.ID == "" && ranBefore(s) > 0:
 		raise(checkCritical, "%s has no execution on record (its %d runs were pruned)", s.Job, ranBefore(s))
-	case s.Latest.ID == "":
+	case succ.ID == "" && s.Latest.ID == "" && s.LastFinished.ID == "":
 		raise(checkCritical, "%s never ran", s.Job)
 	case succ.ID == "":
 		raise(checkCritical, "%s never succeeded", s.Job)

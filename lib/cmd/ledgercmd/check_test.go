@@ -30,7 +30,9 @@ func TestJudgeCheck(t *testing.T) {
 		text        string
 	}{
 		{"never ran", ledger.Summary{Job: "j"}, 0, checkCritical, "j never ran"},
-		{"pruned away", ledger.Summary{Job: "j", Runs: map[ledger.Status]uint64{ledger.Completed: 4}}, 0, checkCritical, "its 4 runs were pruned"},
+		{"pruned away", ledger.Summary{Job: "j", Runs: map[ledger.Status]uint64{ledger.Failed: 4}}, 0, checkCritical, "its 4 runs were pruned"},
+		{"success pruned", ledger.Summary{Job: "j", Runs: map[ledger.Status]uint64{ledger.Completed: 3, ledger.Failed: 1}}, 0, checkCritical, "its 3 successful runs were pruned"},
+		{"pruned, summary kept", ledger.Summary{Job: "j", LastFinished: ok, LastSuccess: ok, Runs: map[ledger.Status]uint64{ledger.Completed: 1}}, 0, checkOK, "j last succeeded 1h0m0s ago"},
 		{"never succeeded", ledger.Summary{Job: "j", Latest: failed, LastFinished: failed}, 0, checkCritical, "j never succeeded"},
 		{"recent success", ledger.Summary{Job: "j", Latest: ok, LastFinished: ok, LastSuccess: ok}, 0, checkOK, "j last succeeded 1h0m0s ago"},
 		{"stale success", ledger.Summary{Job: "j", Latest: ok, LastFinished: ok, LastSuccess: ok}, 0, checkCritical, "longer than --max-age"},

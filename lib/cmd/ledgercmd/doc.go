@@ -277,8 +277,10 @@
 //
 // Delete terminal records (never claimed or running ones).
 //
-// Without --keep or --older-than it deletes every terminal record; with
-// both, only those that are both beyond the newest N and older than D.
+// Say which records go: --keep N, --older-than D, or --all for every
+// terminal record (a bare prune is a usage error, 2); with --keep and
+// --older-than, only those that are both beyond the newest N and older
+// than D.
 // Prints how many records it deleted (the records with --json). One
 // that fails (3) counts only what it deleted before: a job whose records
 // could not be rewritten (a full disk) keeps them all. A pruned completed
@@ -293,6 +295,8 @@
 //   - --keep=N: Keep the N newest terminal records of each job.
 //
 //   - --older-than=D: Drop only records finished more than D ago (a duration, or days: 7d).
+//
+//   - --all: Drop every terminal record (prune without --keep or --older-than refuses, so that a stray word in a crontab cannot empty the history).
 //
 //   - -n, --dry-run: List the records prune would delete (as list does, --json too) and delete nothing.
 //

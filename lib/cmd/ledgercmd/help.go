@@ -84,8 +84,10 @@ func (*listCmd) Help() string {
 }
 
 func (*pruneCmd) Help() string {
-	return `Without --keep or --older-than it deletes every terminal record; with
-both, only those that are both beyond the newest N and older than D.
+	return `Say which records go: --keep N, --older-than D, or --all for every
+terminal record (a bare prune is a usage error, 2); with --keep and
+--older-than, only those that are both beyond the newest N and older
+than D.
 Prints how many records it deleted (the records with --json). One
 that fails (3) counts only what it deleted before: a job whose records
 could not be rewritten (a full disk) keeps them all. A pruned completed

@@ -6,15 +6,25 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/spec"
 )
 
 type pruneCmd struct {
 	Keep      cli.Count     `placeholder:"N" help:"Keep the N newest terminal records of each job."`
 	OlderThan cli.Retention `name:"older-than" placeholder:"D" help:"Drop only records finished more than D ago (a duration, or days: 7d)."`
+	All       bool          `help:"Drop every terminal record (prune without --keep or --older-than refuses, so that a stray word in a crontab cannot empty the history)."`
 	DryRun    bool          `name:"dry-run" short:"n" help:"List the records prune would delete (as list does, --json too) and delete nothing."`
 }
 
 func (c *pruneCmd) Run(inv *invocation) error {
+	// --keep 0 alone is refused too: ledger run's --keep 0 keeps every
+	// execution, so prune's (keep none) is not what it reads as.
+	switch {
+	case c.All && (c.Keep > 0 || c.OlderThan > 0):
+		return spec.Errorf(spec.ExitUsage, "prune: --all drops every terminal record: give it alone, or --keep N / --older-than D instead")
+	case !c.All && c.Keep == 0 && c.OlderThan == 0:
+		return spec.Errorf(spec.ExitUsage, "prune: say which records go: --keep N, --older-than D, or --all")
+	}
 	open := inv.open
 	if c.DryRun {
 		// Read-only, but under the lock: its owner's, never root's as
