@@ -93,17 +93,7 @@ func readNames(d dirh) ([]string, error) {
 
 // jobNames returns the names of the jobs in the store, sorted.
 func (s *Store) jobNames() ([]string, error) {
-	names, err := readNames(s.jobs)
-	if err != nil {
-		return nil, err
-	}
-	jobs := names[:0]
-	for _, n := range names {
-		if ledger.ValidJob(n) == nil {
-			jobs = append(jobs, n)
-		}
-	}
-	return jobs, nil
+	return readJobNames(s.jobs)
 }
 
 // jobsFor returns the names of the jobs in the store in the order to

@@ -52,13 +52,13 @@ func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int,
 		if err != nil {
 			return 0, err
 		}
-		jobs = jobs[:0]
 		for _, n := range names {
-			if ledger.ValidJob(n) == nil {
-				jobs = append(jobs, n)
-			} else if strings.HasPrefix(n, tmpPrefix) && !o.DryRun {
+			if ledger.ValidJob(n) != nil && strings.HasPrefix(n, tmpPrefix) && !o.DryRun {
 				unix.Unlinkat(s.jobs.FD, n, 0)
 			}
+		}
+		if jobs, err = s.jobNames(); err != nil {
+			return 0, err
 		}
 	}
 	p := pruner{s: s, o: o, now: s.clock(), fn: fn}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync/atomic"
 	"time"
 
@@ -303,6 +304,31 @@ func openListing(d dirh) (*os.File, error) {
 		return nil, &os.PathError{Op: "open", Path: d.Path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), d.Path), nil
+}
+
+// readJobNames returns the names of the job directories in d (jobs/),
+// sorted. Anything else there (a README, a .DS_Store, a planted link) is
+// not a job and is passed over: one stray file must not make every
+// reader of the store refuse it. A job named on purpose is still opened
+// by openSubdir, which refuses one that is not a directory.
+func readJobNames(d dirh) ([]string, error) {
+	f, err := openListing(d)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", d.Path, err)
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		if e.IsDir() && ledger.ValidJob(e.Name()) == nil {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // mkdirPrivate makes the directory name in d 0700 (0750 where d lets its

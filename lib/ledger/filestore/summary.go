@@ -25,14 +25,9 @@ func (s *Store) Summaries(jobs ...string) ([]ledger.Summary, error) {
 		}
 	}
 	if len(jobs) == 0 {
-		names, err := readNames(s.jobs)
-		if err != nil {
+		var err error
+		if jobs, err = s.jobNames(); err != nil {
 			return nil, err
-		}
-		for _, n := range names {
-			if ledger.ValidJob(n) == nil {
-				jobs = append(jobs, n)
-			}
 		}
 	} else {
 		jobs = append([]string(nil), jobs...)
