@@ -128,7 +128,8 @@ type Ledger interface {
 	// reaches the store before it returns (so it survives a SIGKILL of
 	// the writer, not necessarily a power cut), and only the last limit
 	// bytes are kept (limit > 0). One writer per execution; not under the
-	// store lock. The bytes are opaque to the store.
+	// store lock. The bytes are opaque to the store. Its errors do not
+	// name the execution: the caller says whose output it could not keep.
 	OpenOutput(id string, limit int64) (io.WriteCloser, error)
 	// Output returns what was kept of execution id's output; ErrNotFound
 	// when nothing was kept. Prune deletes a pruned execution's output

@@ -64,12 +64,12 @@ func (s *Store) OpenOutput(id string, limit int64) (io.WriteCloser, error) {
 	}
 	d, err := s.outputs(true)
 	if err != nil {
-		return nil, fmt.Errorf("keeping the output of %s: %w", id, err)
+		return nil, err
 	}
 	w := &outputWriter{dir: d, id: id, limit: limit, fd: -1}
 	if err := w.replace(nil); err != nil {
 		unix.Close(d.FD)
-		return nil, fmt.Errorf("keeping the output of %s: %w", id, err)
+		return nil, err
 	}
 	return w, nil
 }

@@ -57,7 +57,7 @@ func (s *Store) OpenOutput(id string, limit int64) (io.WriteCloser, error) {
 		err, n = nil, 0
 	}
 	if err != nil {
-		return nil, fmt.Errorf("keeping the output of %s: %w", id, err)
+		return nil, err
 	}
 	if n == 0 {
 		return nil, noExecution(fmt.Sprintf("%s %s", ledger.ErrNotFound, id))
@@ -90,7 +90,7 @@ func (w *outputWriter) Write(p []byte) (int, error) {
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("keeping the output of %s: %w", w.id, err)
+		return 0, err
 	}
 	return n, nil
 }
