@@ -47,6 +47,24 @@ func badInputf(format string, args ...any) error {
 	return &kindError{kind: ErrBadInput, msg: fmt.Sprintf(format, args...)}
 }
 
+// ErrOutputLost: an execution's kept output was lost in a crash (its
+// file, renamed into place without a flush, came back empty or cut
+// short: the contract is surviving the writer's death, not a power cut).
+// Such an error wraps ErrNotFound too: nothing is kept, nothing is
+// damaged.
+var ErrOutputLost = errors.New("output lost in a crash")
+
+type outputLostError struct{ msg string }
+
+func (e *outputLostError) Error() string { return e.msg }
+
+func (e *outputLostError) Unwrap() []error { return []error{ErrOutputLost, ErrNotFound} }
+
+// OutputLostf returns an error wrapping ErrOutputLost and ErrNotFound.
+func OutputLostf(format string, args ...any) error {
+	return &outputLostError{msg: fmt.Sprintf(format, args...)}
+}
+
 // ErrNotDue: a claim with ClaimOptions.Every was refused because the
 // job completed within the period, or is live. Such an error wraps
 // ErrRefused too.

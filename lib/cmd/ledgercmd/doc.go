@@ -451,7 +451,9 @@
 // last 64KiB): one stream, in the order ledger read it (exact when stdout and
 // stderr were one file, as under cron). It is kept as it is written, so a run
 // that is still going, or whose runner was SIGKILLed, shows what it wrote so
-// far. Exit 1 when there is no such execution or nothing was kept.
+// far. Exit 1 when there is no such execution or nothing was kept (an
+// output a power cut caught before it reached the disk is said to be lost,
+// and is not kept either).
 //
 //	ledger output "$(ledger latest backup --field id)"
 //

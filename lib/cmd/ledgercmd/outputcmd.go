@@ -26,6 +26,9 @@ func (c *outputCmd) Run(inv *invocation) error {
 		if _, gerr := st.Get(c.ID); gerr != nil {
 			return gerr // no such execution (or the store's trouble)
 		}
+		if errors.Is(err, ledger.ErrOutputLost) {
+			return notKept(err.Error())
+		}
 		return notKept(fmt.Sprintf("execution %s has no output kept (it wrote nothing, or ran with --keep-output 0, on a terminal, or under an older tether)", c.ID))
 	}
 	if err != nil {
@@ -41,7 +44,9 @@ that ledger run, adopt or spawn's worker kept (--keep-output, default the
 last 64KiB): one stream, in the order ledger read it (exact when stdout and
 stderr were one file, as under cron). It is kept as it is written, so a run
 that is still going, or whose runner was SIGKILLed, shows what it wrote so
-far. Exit 1 when there is no such execution or nothing was kept.
+far. Exit 1 when there is no such execution or nothing was kept (an
+output a power cut caught before it reached the disk is said to be lost,
+and is not kept either).
 
   ledger output "$(ledger latest backup --field id)"`
 }
