@@ -143,11 +143,20 @@ func Launch(s Spec) (*Worker, error) {
 	defer devnull.Close()
 	out := devnull
 	if s.Log != "" {
-		f, err := os.OpenFile(s.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		// No link followed, no FIFO or device blocked on or written to:
+		// a spawn run as root must append to the file named, not to the
+		// target of a link someone planted there.
+		f, err := os.OpenFile(s.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("log file %s: a symbolic link, which is not followed", s.Log)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("log file: %w", err)
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("log file %s: not a regular file", s.Log)
+		}
 		out = f
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: devnull, Stdout: out, Stderr: out,

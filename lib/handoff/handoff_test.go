@@ -382,3 +382,28 @@ func TestWriteReadAck(t *testing.T) {
 		t.Error("ReadAck accepted pid 0")
 	}
 }
+
+// TestLaunchLogRefusesLink: the worker's log is opened without following
+// a link planted at its path (a spawn run as root would append to the
+// link's target), and must be a regular file; nothing is started.
+func TestLaunchLogRefusesLink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.WriteFile(target, []byte("root's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "worker.log")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, log := range []string{link, dir} {
+		w, err := Launch(Spec{Adopt: "/bin/true", ID: "x", Log: log})
+		if err == nil {
+			<-w.Exited()
+			t.Errorf("Launch(Log: %s) started a worker; want an error", log)
+		}
+	}
+	if b, _ := os.ReadFile(target); string(b) != "root's\n" {
+		t.Errorf("the link's target holds %q; want it untouched", b)
+	}
+}

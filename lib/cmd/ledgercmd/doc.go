@@ -432,7 +432,7 @@
 //
 //   - --wait: Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record.
 //
-//   - --log=F: Append the worker's output to F (default: discard).
+//   - --log=F: Append the worker's output to F, a regular file (created 0600 if missing; a symbolic link, FIFO or device there is refused) (default: discard).
 //
 //   - --lease=D: PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out (default: 30s).
 //

@@ -3,6 +3,7 @@ package ledgercmd
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -20,7 +21,7 @@ type spawnCmd struct {
 	Scope        string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never."`
 	AckTimeout   cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
 	Wait         bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
-	Log          string       `type:"path" placeholder:"F" help:"Append the worker's output to F (default: discard)."`
+	Log          string       `type:"path" placeholder:"F" help:"Append the worker's output to F, a regular file (created 0600 if missing; a symbolic link, FIFO or device there is refused) (default: discard)."`
 	Lease        cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out."`
 	KeepOutput   cli.Size     `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"The worker keeps the last SIZE bytes of CMD's stdout and stderr with the execution (ledger output ID prints them); they still go to --log. 0 keeps nothing."`
 	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the spawn is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault; N cannot be 2, 3 or 124-127."`
@@ -46,6 +47,9 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	}
 	if c.Keep < 0 {
 		return spec.Errorf(spec.ExitUsage, "--keep %d: want 0 (keep every execution) or more", c.Keep)
+	}
+	if err := appendable(c.Log); err != nil {
+		return err
 	}
 	adoptPath, err := sibling.Find("adopt")
 	if err != nil {
@@ -112,6 +116,23 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 		return exitStatus(code)
 	}
 	return nil
+}
+
+// appendable refuses (2) a --log path that holds something other than a
+// regular file, before anything is claimed: the worker's output is
+// appended to the file named, never through a symbolic link planted there
+// (to its target, as root) nor to a FIFO or a device. Nothing there is
+// fine: the file is created. The open itself refuses the same
+// (lib/handoff), for a link planted after this look.
+func appendable(path string) error {
+	if path == "" {
+		return nil
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil
+	}
+	return spec.Errorf(spec.ExitUsage, "--log %s: not a regular file (%s); the worker appends to it itself, following no link", path, fileKind(fi.Mode()))
 }
 
 // print writes "ID WORKER_PID" (or a JSON object).
