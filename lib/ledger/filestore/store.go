@@ -167,18 +167,26 @@ func (s *Store) check() error {
 		return fmt.Errorf("%w at %s: the directory holds no ledger (only commands that write create one)", ledger.ErrNoStore, s.dir)
 	}
 	if errors.Is(err, unix.ENOENT) {
+		reached("no lock")
 		// An empty directory (made by the user, or a creation cut short) is
-		// initialised; anything else is not ours to write into.
-		if empty, eerr := dirEmptyOrOurs(s.root); eerr != nil || !empty {
-			if eerr != nil {
-				return fmt.Errorf("store %s: %w", s.dir, eerr)
+		// initialised; anything else is not ours to write into. The lock is
+		// made last, before any store file but init's: a listing that finds
+		// more was made after another process finished making the store
+		// (the first use by many at once), which the lock, looked at again,
+		// then shows.
+		empty, eerr := dirEmptyOrOurs(s.root)
+		switch {
+		case eerr != nil:
+			return fmt.Errorf("store %s: %w", s.dir, eerr)
+		case empty:
+			if err := s.init(); err != nil {
+				return err
 			}
-			return fmt.Errorf("%w: %s is not empty and is not a ledger store (it has no lock file)", ledger.ErrUnsafeStore, s.dir)
-		}
-		if err := s.init(); err != nil {
-			return err
 		}
 		err = unix.Fstatat(s.root.FD, lockName, &lst, unix.AT_SYMLINK_NOFOLLOW)
+		if errors.Is(err, unix.ENOENT) && !empty {
+			return fmt.Errorf("%w: %s is not empty and is not a ledger store (it has no lock file)", ledger.ErrUnsafeStore, s.dir)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("store %s: lock file: %w", s.dir, err)

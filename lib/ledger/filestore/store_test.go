@@ -242,3 +242,44 @@ func TestHardLinkSnapshot(t *testing.T) {
 		t.Errorf("outside file after updates: %q, %v; want %q 0644 untouched", b, fi.Mode(), "keep me\n")
 	}
 }
+
+// TestOpenWhileAnotherMakesIt: the first use of a new store by several
+// processes at once. One finds no lock; before it lists the folder,
+// another makes the whole store and writes in it (its boot's note): the
+// first must open that store, not call it a folder that is not a store.
+func TestOpenWhileAnotherMakesIt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ledger")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	me, err := ledger.LocalOwner(proc.Self())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other error
+	done := false
+	crashPoint = func(name string) {
+		if name != "no lock" || done {
+			return
+		}
+		done = true
+		st, err := Open(dir)
+		if err == nil {
+			_, err = st.Claim("j", ledger.ClaimOptions{Owner: me})
+			st.Close()
+		}
+		other = err
+	}
+	t.Cleanup(func() { crashPoint = nil })
+	st, err := Open(dir)
+	if other != nil {
+		t.Fatalf("the other Open and Claim = %v", other)
+	}
+	if err != nil {
+		t.Fatalf("Open(%s) while another made it = %v; want the store", dir, err)
+	}
+	defer st.Close()
+	if _, err := st.Claim("j", ledger.ClaimOptions{Owner: me}); err != nil {
+		t.Errorf("Claim = %v", err)
+	}
+}
