@@ -241,7 +241,8 @@ runs (counts by terminal status), null when unknown. Reads a per-job
 summary, never every record; creates no store (3 when there is none).
 Root may read a file store another user owns: it reads it with that
 user's rights; so may, read-only, a member of a group the owner lets
-read the store (chmod -R g+rX). latest, show, list and output too.
+read the store (every file but the lock: chgrp -R ops DIR; find DIR !
+-path DIR/lock -exec chmod g+rX {} +). latest, show, list and output too.
 
   ledger status
   ledger status backup report --json`

@@ -239,8 +239,9 @@
 // file owned by the owner of its folder (checkOwnedIn), creates nothing
 // and never opens the lock, which stays 0600: every write is refused
 // (ledger.ErrUnsafeStore). Its view is whole frame by frame, not a
-// transaction. Once the owner has opened the folder
-// to its group (chmod -R g+rX), what it creates later inherits the group
+// transaction. Once the owner has opened the folder to its group (chmod
+// g+rX of every file but the lock, which a reader never needs: README,
+// Monitoring), what it creates later inherits the group
 // and its read bit (durable.Inherit): files 0640, folders 0750, whatever
 // the umask. Without group read and search the store stays 0700/0600.
 //

@@ -18,7 +18,7 @@ import (
 //
 // It opens the store read-only: nothing is created, and a user other than
 // the owner may read a store whose directory grants a group of theirs read
-// and search (chmod -R g+rX). Such a reader never takes the store's lock,
+// and search (chmod g+rX of every file but the lock). Such a reader never takes the store's lock,
 // which is 0600 and the owner's alone (anyone who can open it can stop
 // every writer): it reads without it, which is safe because a job's log
 // is only appended to and a reader takes whole frames only (a frame being

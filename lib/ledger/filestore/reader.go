@@ -33,7 +33,8 @@ func (s *Store) checkAncestors(others map[string]uint32) error {
 
 // checkReader lets a user other than the store's owner read it (never
 // write it): where the store directory, st, grants group read and search
-// (chmod -R g+rX, or a setgid folder and umask 027) to a group the caller
+// (chmod g+rX of every file but the lock, or a setgid folder and umask
+// 027) to a group the caller
 // is in, and is writable by no one but its owner. Root reads another
 // user's store as that user instead (ReadAsOwner).
 func checkReader(dir string, st *unix.Stat_t) error {
@@ -42,7 +43,7 @@ func checkReader(dir string, st *unix.Stat_t) error {
 		return fmt.Errorf("%w: %s is writable by group or others (mode %04o); its owner must chmod go-w it", ledger.ErrUnsafeStore, dir, st.Mode&0o7777)
 	}
 	if st.Mode&0o050 != 0o050 || !inGroup(st.Gid) {
-		return fmt.Errorf("%w: %s is owned by uid %d, not by you (uid %d), and does not let a group of yours read it (mode %04o, group %d); its owner can chmod -R g+rX it for a group you are in", ledger.ErrUnsafeStore, dir, st.Uid, uid, st.Mode&0o7777, st.Gid)
+		return fmt.Errorf("%w: %s is owned by uid %d, not by you (uid %d), and does not let a group of yours read it (mode %04o, group %d); its owner can open it to a group you are in, every file but the lock: chgrp -R GROUP %s; find %s ! -path %s/lock -exec chmod g+rX {} +", ledger.ErrUnsafeStore, dir, st.Uid, uid, st.Mode&0o7777, st.Gid, dir, dir, dir)
 	}
 	return nil
 }

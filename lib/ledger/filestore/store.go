@@ -131,6 +131,14 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	s.root = dirh{FD: fd, Path: s.dir}
+	// The folders on the way are judged by whose store it is (a reader
+	// passes its owner's home): the owner is known before that judgement.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store %s: %w", s.dir, err)
+	}
+	s.owner = st.Uid
 	if err := s.checkAncestors(others); err != nil {
 		s.Close()
 		return nil, err
