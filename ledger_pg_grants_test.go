@@ -82,7 +82,7 @@ func TestLedgerPostgresGrants(t *testing.T) {
 		if out, code := ledger(dsn, "latest", "s", "--field", "status"); code != 0 || out != "completed" {
 			t.Errorf("as %s: ledger latest s --field status = %q, exit %d; want completed, 0", user, out, code)
 		}
-		for _, args := range [][]string{{"recover"}, {"prune", "--keep", "0"}} {
+		for _, args := range [][]string{{"recover"}, {"prune", "--all"}} {
 			if out, code := ledger(dsn, args...); code != 0 {
 				t.Errorf("as %s: ledger %s: exit %d: %s", user, strings.Join(args, " "), code, out)
 			}

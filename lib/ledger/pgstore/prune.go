@@ -14,7 +14,8 @@ import (
 // first, and returns how many. A pruned completed or unknown execution
 // with an instant stays behind as a bare row marked pruned, holding its
 // (job, instant) through the unique index: pruning never frees an
-// instant. The server selects what goes (the newest o.Keep of each job
+// instant; a job's last success and last finished one stay so too, for
+// its summary (dropSelected). The server selects what goes (the newest o.Keep of each job
 // stay, by a window over the job index), so memory is bounded however
 // many go: with fn, the records stream and only their ids are kept; with
 // neither fn nor o.DryRun, the selection and the deletion are one
@@ -67,18 +68,33 @@ func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int,
 
 // dropSelected prunes the executions whose ids sel selects and returns how
 // many: a completed or unknown one with an instant becomes a bare row
-// marked pruned (its (job, instant) stays taken), the others go. The two
-// parts see one snapshot, so they are kept disjoint by tomb's ids.
+// marked pruned (its (job, instant) stays taken), and so does a job's last
+// success and last finished execution (its times, status and exit code
+// kept), which the job's summary still reports, as the file store's does:
+// a prune must not make a healthy job look as if it never succeeded. The
+// bare rows of a job's earlier last ones, without an instant, then go.
+// The others go. The parts see one snapshot, so they are kept disjoint by
+// tomb's ids (and the older bare rows by pruned, which the new ones are
+// not yet in that snapshot).
 func dropSelected(ctx context.Context, tx pgx.Tx, sel string, args []any) (int, error) {
 	var n int
 	err := tx.QueryRow(ctx, `WITH sel AS (`+sel+`),
+		last AS (SELECT e.id, e.job FROM tether.executions e WHERE e.id IN (SELECT * FROM sel) AND NOT e.pruned AND (
+			e.id = (SELECT x.id FROM tether.executions x WHERE x.job = e.job AND x.status = 'completed' AND NOT x.pruned
+				ORDER BY x.finished_at DESC, x.seq DESC LIMIT 1)
+			OR e.id = (SELECT x.id FROM tether.executions x WHERE x.job = e.job AND x.status IN `+terminalStatuses+` AND NOT x.pruned
+				ORDER BY x.finished_at DESC, x.seq DESC LIMIT 1))),
 		tomb AS (UPDATE tether.executions
-			SET pruned = true, source = NULL, error = NULL, note = NULL, late_error = NULL, output = NULL
-			WHERE id IN (SELECT * FROM sel) AND instant IS NOT NULL AND status IN `+takenForGood+`
+			SET pruned = true, source = NULL, note = NULL, late_error = NULL, output = NULL,
+				error = CASE WHEN id IN (SELECT id FROM last) THEN error END
+			WHERE id IN (SELECT * FROM sel) AND NOT pruned
+				AND (instant IS NOT NULL AND status IN `+takenForGood+` OR id IN (SELECT id FROM last))
 			RETURNING id),
 		del AS (DELETE FROM tether.executions
 			WHERE id IN (SELECT * FROM sel) AND id NOT IN (SELECT id FROM tomb) AND NOT pruned
-			RETURNING id)
+			RETURNING id),
+		old AS (DELETE FROM tether.executions
+			WHERE pruned AND instant IS NULL AND job IN (SELECT job FROM last))
 		SELECT (SELECT count(*) FROM tomb) + (SELECT count(*) FROM del)`, args...).Scan(&n)
 	return n, err
 }

@@ -172,6 +172,45 @@ func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary,
 			return nil, err
 		}
 	}
+	// A job whose last success or last finished execution was pruned
+	// still reports it, from the bare row prune left (dropSelected). The
+	// partial indexes hold no pruned row: this walks the job's pruned
+	// rows, only for a job that has none left of the kind.
+	for _, q := range []struct {
+		where string
+		unset func(*ledger.Summary) bool
+		set   func(*ledger.Summary, ledger.Record)
+	}{
+		{`status IN ` + terminalStatuses, func(s *ledger.Summary) bool { return s.LastFinished.ID == "" }, func(s *ledger.Summary, r ledger.Record) { s.LastFinished = r }},
+		{`status = 'completed'`, func(s *ledger.Summary) bool { return s.LastSuccess.ID == "" }, func(s *ledger.Summary, r ledger.Record) { s.LastSuccess = r }},
+	} {
+		var missing []string
+		for i := range out {
+			if q.unset(&out[i]) {
+				missing = append(missing, out[i].Job)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		rows, err := tx.Query(ctx, `SELECT x.* FROM unnest($1::text[]) AS j(name) CROSS JOIN LATERAL (
+			SELECT `+cols+` FROM tether.executions e WHERE e.job = j.name AND e.pruned AND `+q.where+`
+			ORDER BY finished_at DESC, seq DESC LIMIT 1) x`, missing)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			r, err := scanRecord(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			q.set(byJob[r.Job], r)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
 	rows, err := tx.Query(ctx, `SELECT job, count(*) FROM tether.executions
 		WHERE job = ANY($1) AND status IN `+openStatuses+` GROUP BY job`, names)
 	if err != nil {
