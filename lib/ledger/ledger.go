@@ -192,11 +192,13 @@ type Summary struct {
 	// Latest is the job's newest execution, the last one claimed (ID "":
 	// none is stored).
 	Latest Record
-	// LastFinished is the execution that became terminal last (the
-	// greatest FinishedAt; ID "": none).
+	// LastFinished is the execution that became terminal last (ID "":
+	// none), in the store's own order, not by FinishedAt, which a clock
+	// stepped back puts out of order: the file store's log order, the
+	// claim order of PostgreSQL's finished executions.
 	LastFinished Record
-	// LastSuccess is the Completed execution that finished last (ID "":
-	// never).
+	// LastSuccess is the Completed execution that finished last, in the
+	// same order (ID "": never).
 	LastSuccess Record
 	// Live counts the executions claimed, claimed+fenced or running now.
 	Live int

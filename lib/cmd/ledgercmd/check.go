@@ -107,6 +107,15 @@ func judgeCheck(s ledger.Summary, now time.Time, maxAge, maxDuration time.Durati
 			raise(checkWarning, "its latest finished run %s %s", f.ID, describeEnd(f))
 		}
 	}
+	// A finish later than now was recorded by a clock since stepped back
+	// (or a store's host whose clock is ahead): its age cannot be judged,
+	// and an age of 0 would read as healthy. Said, not hidden.
+	for _, r := range []ledger.Record{s.LastFinished, s.LastSuccess} {
+		if r.ID != "" && r.FinishedAt.After(now.Add(futureSkew)) {
+			raise(checkWarning, "%s finished at %s, %s in the future: the clock was stepped back since, its age cannot be judged", r.ID, tableTime(r.FinishedAt), shortDuration(r.FinishedAt.Sub(now)))
+			break
+		}
+	}
 	if s.Live > 0 {
 		live := max(now.Sub(s.Latest.ClaimedAt), 0)
 		bound := ""
@@ -135,6 +144,11 @@ func judgeCheck(s ledger.Summary, now time.Time, maxAge, maxDuration time.Durati
 	perf = append(perf, fmt.Sprintf("running=%d;;;0", s.Live))
 	return state, strings.Join(why, "; "), strings.Join(perf, " ")
 }
+
+// futureSkew is how far in the future a recorded time may be before
+// check says the clock was stepped: a PostgreSQL store's times are its
+// server's, a few seconds off this host's.
+const futureSkew = time.Minute
 
 // ranBefore is how many runs of s's job ended, pruned ones included.
 func ranBefore(s ledger.Summary) uint64 {
@@ -192,7 +206,9 @@ func (*checkCmd) Help() string {
 succeeded longer than --max-age ago, or when a live run has lasted more
 than twice --max-duration; WARNING when a live run has lasted longer than
 --max-duration, or when the latest finished run failed (or was recovered)
-while a success within --max-age keeps JOB from being critical; UNKNOWN
+while a success within --max-age keeps JOB from being critical, or when
+its last run finished in the future (the clock was stepped back since:
+"last" is the store's own order, not the times); UNKNOWN
 when the store cannot be read (there is none, permission, the database is
 down) and on bad usage. A live run older than JOB's latest execution is
 judged by the latest's claim: "at least" that old. Perfdata:

@@ -22,6 +22,7 @@ func TestJudgeCheck(t *testing.T) {
 	}
 	ok := rec("ok", ledger.Completed, 2*time.Hour, time.Hour, &code)
 	failed := rec("bad", ledger.Failed, 20*time.Minute, 10*time.Minute, &one)
+	future := rec("ahead", ledger.Completed, -2*time.Hour+time.Second, -2*time.Hour, &code)
 	tests := []struct {
 		name        string
 		s           ledger.Summary
@@ -33,6 +34,7 @@ func TestJudgeCheck(t *testing.T) {
 		{"pruned away", ledger.Summary{Job: "j", Runs: map[ledger.Status]uint64{ledger.Failed: 4}}, 0, checkCritical, "its 4 runs were pruned"},
 		{"success pruned", ledger.Summary{Job: "j", Runs: map[ledger.Status]uint64{ledger.Completed: 3, ledger.Failed: 1}}, 0, checkCritical, "its 3 successful runs were pruned"},
 		{"pruned, summary kept", ledger.Summary{Job: "j", LastFinished: ok, LastSuccess: ok, Runs: map[ledger.Status]uint64{ledger.Completed: 1}}, 0, checkOK, "j last succeeded 1h0m0s ago"},
+		{"success from the future", ledger.Summary{Job: "j", Latest: future, LastFinished: future, LastSuccess: future}, 0, checkWarning, "2h0m0s in the future: the clock was stepped back"},
 		{"never succeeded", ledger.Summary{Job: "j", Latest: failed, LastFinished: failed}, 0, checkCritical, "j never succeeded"},
 		{"recent success", ledger.Summary{Job: "j", Latest: ok, LastFinished: ok, LastSuccess: ok}, 0, checkOK, "j last succeeded 1h0m0s ago"},
 		{"stale success", ledger.Summary{Job: "j", Latest: ok, LastFinished: ok, LastSuccess: ok}, 0, checkCritical, "longer than --max-age"},

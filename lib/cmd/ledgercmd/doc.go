@@ -498,7 +498,9 @@
 // succeeded longer than --max-age ago, or when a live run has lasted more
 // than twice --max-duration; WARNING when a live run has lasted longer than
 // --max-duration, or when the latest finished run failed (or was recovered)
-// while a success within --max-age keeps JOB from being critical; UNKNOWN
+// while a success within --max-age keeps JOB from being critical, or when
+// its last run finished in the future (the clock was stepped back since:
+// "last" is the store's own order, not the times); UNKNOWN
 // when the store cannot be read (there is none, permission, the database is
 // down) and on bad usage. A live run older than JOB's latest execution is
 // judged by the latest's claim: "at least" that old. Perfdata:

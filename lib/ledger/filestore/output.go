@@ -195,7 +195,7 @@ func (s *Store) Output(id string) ([]byte, error) {
 	defer unix.Close(fd)
 	path := d.Show(id)
 	head := make([]byte, min(st.Size, maxHeaderLen))
-	m, err := preadAt(fd, head, 0)
+	m, err := durable.PreadAt(fd, head, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}
@@ -212,7 +212,7 @@ func (s *Store) Output(id string) ([]byte, error) {
 	// not cost its reader the memory its size and header name.
 	held := max(st.Blocks*512, outputReadSlack)
 	buf := make([]byte, min(max(st.Size-hlen, 0), limit, held))
-	m, err = preadAt(fd, buf, st.Size-int64(len(buf)))
+	m, err = durable.PreadAt(fd, buf, st.Size-int64(len(buf)))
 	if err != nil {
 		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}

@@ -132,6 +132,10 @@ type jobSummary struct {
 	runs     map[ledger.Status]uint64
 	finished ledger.Record
 	success  ledger.Record
+	// finCopy and sucCopy: finished and success were taken from a copy
+	// (a terminal claim frame, which prune and migration write), not from
+	// the frame that ended the execution. Not stored.
+	finCopy, sucCopy bool
 }
 
 // empty reports whether js counts nothing.
@@ -139,7 +143,9 @@ func (js jobSummary) empty() bool {
 	return len(js.runs) == 0 && js.finished.ID == "" && js.success.ID == ""
 }
 
-// count adds terminal record r.
+// count adds terminal record r, the last finished and last success by
+// FinishedAt: for records counted in no order of the store's (a store of
+// the format before job logs, migrated).
 func (js *jobSummary) count(r ledger.Record) {
 	if js.runs == nil {
 		js.runs = map[ledger.Status]uint64{}
@@ -150,6 +156,27 @@ func (js *jobSummary) count(r ledger.Record) {
 	}
 	if r.Status == ledger.Completed && newerFinish(r, js.success) {
 		js.success = r
+	}
+}
+
+// countFrame adds terminal record r, made by a frame of the log that
+// comes after every frame counted so far: "last" is by the log's order,
+// the store's own sequence, not by FinishedAt, which a clock stepped back
+// (or forward) puts out of order. A copy (a terminal claim frame: prune's
+// next generation, a migration) ends nothing there: it counts, but takes
+// the place of the last finished or last success only where no frame
+// that ended an execution holds it (the log's header, counted first,
+// holds what its copies were before).
+func (js *jobSummary) countFrame(r ledger.Record, copy bool) {
+	if js.runs == nil {
+		js.runs = map[ledger.Status]uint64{}
+	}
+	js.runs[r.Status]++
+	if !copy || js.finished.ID == "" || js.finCopy {
+		js.finished, js.finCopy = r, copy
+	}
+	if r.Status == ledger.Completed && (!copy || js.success.ID == "" || js.sucCopy) {
+		js.success, js.sucCopy = r, copy
 	}
 }
 
@@ -292,7 +319,7 @@ func counted(jd dirh, l *jobLog, job string) (jobSummary, int64, error) {
 		if err != nil || r.ID == "" {
 			return err
 		}
-		js.count(r)
+		js.countFrame(r, e.Kind == joblog.KindClaim)
 		return nil
 	})
 	return js, end, err

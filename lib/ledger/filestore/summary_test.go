@@ -110,3 +110,58 @@ func TestDamagedSummary(t *testing.T) {
 		t.Fatalf("Summaries after the rewrite = %+v, %v; want 4 failed", got, err)
 	}
 }
+
+// TestSummaryClockStep: a run recorded while the clock was 2 h ahead,
+// then, the clock stepped back, a run that failed. The summary's last
+// finished is the failure (the last in the log), not the success whose
+// time is later; and --every 1h is not held by a success from the future.
+func TestSummaryClockStep(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return now.Add(2 * time.Hour) }
+	owner := ledgertest.Self(t)
+	code, one := 0, 1
+	ahead, err := s.Claim("j", ledger.ClaimOptions{Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Start(ahead.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Finish(ahead.ID, ledger.Completed, &code, ""); err != nil {
+		t.Fatal(err)
+	}
+	s.now = func() time.Time { return now }
+	back, err := s.Claim("j", ledger.ClaimOptions{Owner: owner, Every: time.Hour})
+	if err != nil {
+		t.Fatalf("Claim(Every: 1h) after a success 2h in the future = %v; want the claim", err)
+	}
+	if _, err := s.Finish(back.ID, ledger.Failed, &one, ""); err != nil {
+		t.Fatal(err)
+	}
+	sums, err := s.Summaries("j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sums[0].LastFinished.ID; got != back.ID {
+		t.Errorf("LastFinished = %s; want %s (failed, the last in the log), not %s (its time 2h ahead)", got, back.ID, ahead.ID)
+	}
+	if got := sums[0].LastSuccess.ID; got != ahead.ID {
+		t.Errorf("LastSuccess = %s; want %s", got, ahead.ID)
+	}
+	// the same once prune has copied both into the log's next generation
+	if _, err := s.Prune(ledger.PruneOptions{Keep: 5}, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(s.dir, jobsDir, "j", summaryName))
+	if sums, err = s.Summaries("j"); err != nil {
+		t.Fatal(err)
+	}
+	if got := sums[0].LastFinished.ID; got != back.ID {
+		t.Errorf("after a prune: LastFinished = %s; want %s", got, back.ID)
+	}
+}

@@ -136,14 +136,17 @@ func (s *Store) checkDue(ctx context.Context, tx pgx.Tx, job string, every time.
 	var id string
 	var finished, at time.Time
 	err := tx.QueryRow(ctx, `SELECT id, finished_at, coalesce($2::timestamptz, now()) FROM tether.executions
-		WHERE job = $1 AND status = 'completed' AND NOT pruned ORDER BY finished_at DESC LIMIT 1`, job, s.clock()).Scan(&id, &finished, &at)
+		WHERE job = $1 AND status = 'completed' AND NOT pruned ORDER BY seq DESC LIMIT 1`, job, s.clock()).Scan(&id, &finished, &at)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if since := at.Sub(finished); since < every {
+	// The last success claimed, not the greatest finished_at; one that
+	// finished later than now (a clock stepped back) does not hold the
+	// period, as on the file store.
+	if since := at.Sub(finished); since >= 0 && since < every {
 		return ledger.NotDuef("execution %s completed %v ago (at %s), less than %v", id, since.Round(time.Millisecond), ledger.FormatTime(finished), every)
 	}
 	return nil

@@ -81,9 +81,9 @@ func dropSelected(ctx context.Context, tx pgx.Tx, sel string, args []any) (int, 
 	err := tx.QueryRow(ctx, `WITH sel AS (`+sel+`),
 		last AS (SELECT e.id, e.job FROM tether.executions e WHERE e.id IN (SELECT * FROM sel) AND NOT e.pruned AND (
 			e.id = (SELECT x.id FROM tether.executions x WHERE x.job = e.job AND x.status = 'completed' AND NOT x.pruned
-				ORDER BY x.finished_at DESC, x.seq DESC LIMIT 1)
+				ORDER BY x.seq DESC LIMIT 1)
 			OR e.id = (SELECT x.id FROM tether.executions x WHERE x.job = e.job AND x.status IN `+terminalStatuses+` AND NOT x.pruned
-				ORDER BY x.finished_at DESC, x.seq DESC LIMIT 1))),
+				ORDER BY x.seq DESC LIMIT 1))),
 		tomb AS (UPDATE tether.executions
 			SET pruned = true, source = NULL, note = NULL, late_error = NULL, output = NULL,
 				error = CASE WHEN id IN (SELECT id FROM last) THEN error END

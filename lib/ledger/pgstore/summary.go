@@ -13,9 +13,10 @@ import (
 // number of index probes per job, whatever the number of rows:
 //
 //   - the latest execution is the job's greatest seq (executions_job);
-//   - the last finished and the last successful are the greatest
-//     finished_at of two partial indexes (executions_finished,
-//     executions_succeeded);
+//   - the last finished and the last successful are the greatest seq of
+//     those (executions_job, walked back to the first that matches: the
+//     store's own order, which a clock stepped back does not upset, as
+//     finished_at would);
 //   - live executions are counted through executions_open;
 //   - the runs by terminal status are kept in tether.job_runs, one row per
 //     (job, status), which a trigger on tether.executions increments in the
@@ -143,15 +144,19 @@ func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary,
 		names[i] = out[i].Job
 		byJob[out[i].Job] = &out[i]
 	}
-	// The newest of each job by seq (Latest) and by finished_at (the
-	// last finished, the last success): one index probe per job each.
+	// The newest of each job by seq: of all (Latest), of the finished and
+	// of the successful ones. By the store's own sequence, not by
+	// finished_at, which a clock stepped back puts out of order: the
+	// last finished is the last claimed of those that finished. (Each is
+	// a walk back along executions_job from the newest row to the first
+	// that matches.)
 	records := []struct {
 		where, order string
 		set          func(*ledger.Summary, ledger.Record)
 	}{
 		{`NOT pruned`, `seq DESC`, func(s *ledger.Summary, r ledger.Record) { s.Latest = r }},
-		{`status IN ` + terminalStatuses + ` AND NOT pruned`, `finished_at DESC, seq DESC`, func(s *ledger.Summary, r ledger.Record) { s.LastFinished = r }},
-		{`status = 'completed' AND NOT pruned`, `finished_at DESC, seq DESC`, func(s *ledger.Summary, r ledger.Record) { s.LastSuccess = r }},
+		{`status IN ` + terminalStatuses + ` AND NOT pruned`, `seq DESC`, func(s *ledger.Summary, r ledger.Record) { s.LastFinished = r }},
+		{`status = 'completed' AND NOT pruned`, `seq DESC`, func(s *ledger.Summary, r ledger.Record) { s.LastSuccess = r }},
 	}
 	for _, q := range records {
 		rows, err := tx.Query(ctx, `SELECT x.* FROM unnest($1::text[]) AS j(name) CROSS JOIN LATERAL (
@@ -195,7 +200,7 @@ func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary,
 		}
 		rows, err := tx.Query(ctx, `SELECT x.* FROM unnest($1::text[]) AS j(name) CROSS JOIN LATERAL (
 			SELECT `+cols+` FROM tether.executions e WHERE e.job = j.name AND e.pruned AND `+q.where+`
-			ORDER BY finished_at DESC, seq DESC LIMIT 1) x`, missing)
+			ORDER BY seq DESC LIMIT 1) x`, missing)
 		if err != nil {
 			return nil, err
 		}
