@@ -79,11 +79,14 @@ func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int,
 func dropSelected(ctx context.Context, tx pgx.Tx, sel string, args []any) (int, error) {
 	var n int
 	err := tx.QueryRow(ctx, `WITH sel AS (`+sel+`),
-		last AS (SELECT e.id, e.job FROM tether.executions e WHERE e.id IN (SELECT * FROM sel) AND NOT e.pruned AND (
-			e.id = (SELECT x.id FROM tether.executions x WHERE x.job = e.job AND x.status = 'completed' AND NOT x.pruned
+		jobs AS (SELECT DISTINCT job FROM tether.executions WHERE id IN (SELECT * FROM sel)),
+		last AS (SELECT l.id, j.job FROM jobs j CROSS JOIN LATERAL (
+			(SELECT x.id FROM tether.executions x WHERE x.job = j.job AND x.status = 'completed' AND NOT x.pruned
 				ORDER BY x.seq DESC LIMIT 1)
-			OR e.id = (SELECT x.id FROM tether.executions x WHERE x.job = e.job AND x.status IN `+terminalStatuses+` AND NOT x.pruned
-				ORDER BY x.seq DESC LIMIT 1))),
+			UNION ALL
+			(SELECT x.id FROM tether.executions x WHERE x.job = j.job AND x.status IN `+terminalStatuses+` AND NOT x.pruned
+				ORDER BY x.seq DESC LIMIT 1)) l
+			WHERE l.id IN (SELECT * FROM sel)),
 		tomb AS (UPDATE tether.executions
 			SET pruned = true, source = NULL, note = NULL, late_error = NULL, output = NULL,
 				error = CASE WHEN id IN (SELECT id FROM last) THEN error END

@@ -177,44 +177,8 @@ func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary,
 			return nil, err
 		}
 	}
-	// A job whose last success or last finished execution was pruned
-	// still reports it, from the bare row prune left (dropSelected). The
-	// partial indexes hold no pruned row: this walks the job's pruned
-	// rows, only for a job that has none left of the kind.
-	for _, q := range []struct {
-		where string
-		unset func(*ledger.Summary) bool
-		set   func(*ledger.Summary, ledger.Record)
-	}{
-		{`status IN ` + terminalStatuses, func(s *ledger.Summary) bool { return s.LastFinished.ID == "" }, func(s *ledger.Summary, r ledger.Record) { s.LastFinished = r }},
-		{`status = 'completed'`, func(s *ledger.Summary) bool { return s.LastSuccess.ID == "" }, func(s *ledger.Summary, r ledger.Record) { s.LastSuccess = r }},
-	} {
-		var missing []string
-		for i := range out {
-			if q.unset(&out[i]) {
-				missing = append(missing, out[i].Job)
-			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		rows, err := tx.Query(ctx, `SELECT x.* FROM unnest($1::text[]) AS j(name) CROSS JOIN LATERAL (
-			SELECT `+cols+` FROM tether.executions e WHERE e.job = j.name AND e.pruned AND `+q.where+`
-			ORDER BY seq DESC LIMIT 1) x`, missing)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			r, err := scanRecord(rows)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			q.set(byJob[r.Job], r)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	if err := prunedLast(ctx, tx, out, byJob); err != nil {
+		return nil, err
 	}
 	rows, err := tx.Query(ctx, `SELECT job, count(*) FROM tether.executions
 		WHERE job = ANY($1) AND status IN `+openStatuses+` GROUP BY job`, names)
@@ -252,6 +216,51 @@ func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary,
 		return nil, err
 	}
 	return out, nil
+}
+
+// prunedLast fills in, for the summaries in out (byJob indexes them),
+// the last finished and last success of a job that has none left
+// unpruned: the bare row prune left of it (dropSelected), so that a job
+// whose every record was pruned still reports them, as on the file
+// store. It walks the job's pruned rows (no partial index holds them),
+// only for a job that has none left of the kind.
+func prunedLast(ctx context.Context, tx pgx.Tx, out []ledger.Summary, byJob map[string]*ledger.Summary) error {
+	for _, q := range []struct {
+		where string
+		unset func(*ledger.Summary) bool
+		set   func(*ledger.Summary, ledger.Record)
+	}{
+		{`status IN ` + terminalStatuses, func(s *ledger.Summary) bool { return s.LastFinished.ID == "" }, func(s *ledger.Summary, r ledger.Record) { s.LastFinished = r }},
+		{`status = 'completed'`, func(s *ledger.Summary) bool { return s.LastSuccess.ID == "" }, func(s *ledger.Summary, r ledger.Record) { s.LastSuccess = r }},
+	} {
+		var missing []string
+		for i := range out {
+			if q.unset(&out[i]) {
+				missing = append(missing, out[i].Job)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		rows, err := tx.Query(ctx, `SELECT x.* FROM unnest($1::text[]) AS j(name) CROSS JOIN LATERAL (
+			SELECT `+cols+` FROM tether.executions e WHERE e.job = j.name AND e.pruned AND `+q.where+`
+			ORDER BY seq DESC LIMIT 1) x`, missing)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			r, err := scanRecord(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			q.set(byJob[r.Job], r)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // allJobs is every job: a skip scan of executions_job, one probe per job,
