@@ -208,6 +208,13 @@ type Summary struct {
 	Runs map[Status]uint64
 }
 
+// FutureSkew is how far past now a recorded time may be and still be taken
+// as now: a database's times are its server's (its transactions', which
+// began before a wait), other hosts' clocks a little off. A time further
+// ahead was recorded by a clock since stepped back: --every does not
+// count such a finish, and check warns of it.
+const FutureSkew = time.Minute
+
 // EnvVar names the store in the environment (after --ledger).
 const EnvVar = "TETHER_LEDGER"
 

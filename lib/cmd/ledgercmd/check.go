@@ -111,7 +111,7 @@ func judgeCheck(s ledger.Summary, now time.Time, maxAge, maxDuration time.Durati
 	// (or a store's host whose clock is ahead): its age cannot be judged,
 	// and an age of 0 would read as healthy. Said, not hidden.
 	for _, r := range []ledger.Record{s.LastFinished, s.LastSuccess} {
-		if r.ID != "" && r.FinishedAt.After(now.Add(futureSkew)) {
+		if r.ID != "" && r.FinishedAt.After(now.Add(ledger.FutureSkew)) {
 			raise(checkWarning, "%s finished at %s, %s in the future: the clock was stepped back since, its age cannot be judged", r.ID, tableTime(r.FinishedAt), shortDuration(r.FinishedAt.Sub(now)))
 			break
 		}
@@ -144,11 +144,6 @@ func judgeCheck(s ledger.Summary, now time.Time, maxAge, maxDuration time.Durati
 	perf = append(perf, fmt.Sprintf("running=%d;;;0", s.Live))
 	return state, strings.Join(why, "; "), strings.Join(perf, " ")
 }
-
-// futureSkew is how far in the future a recorded time may be before
-// check says the clock was stepped: a PostgreSQL store's times are its
-// server's, a few seconds off this host's.
-const futureSkew = time.Minute
 
 // ranBefore is how many runs of s's job ended, pruned ones included.
 func ranBefore(s ledger.Summary) uint64 {

@@ -247,13 +247,13 @@ func (s *Store) checkDue(job string, every, grace time.Duration) error {
 	if err != nil {
 		return err
 	}
-	// A success that finished later than now was recorded by a clock
-	// since stepped back: it cannot be placed, and holding the job until
+	// A success that finished later than now (beyond ledger.FutureSkew)
+	// was recorded by a clock since stepped back: it cannot be placed, and holding the job until
 	// real time passes it would skip runs for as long as the step (the
 	// ledger.Summary's last success is the last in the log, whatever its
 	// time). It does not hold the period.
 	if r := sum.LastSuccess; r.ID != "" {
-		if since := s.clock().Sub(r.FinishedAt); since >= 0 && since < every {
+		if since := s.clock().Sub(r.FinishedAt); since > -ledger.FutureSkew && since < every {
 			return ledger.NotDuef("execution %s completed %v ago (at %s), less than %v", r.ID, since.Round(time.Millisecond), ledger.FormatTime(r.FinishedAt), every)
 		}
 	}

@@ -135,7 +135,9 @@ func undefinedColumn(err error) bool {
 func (s *Store) checkDue(ctx context.Context, tx pgx.Tx, job string, every time.Duration) error {
 	var id string
 	var finished, at time.Time
-	err := tx.QueryRow(ctx, `SELECT id, finished_at, coalesce($2::timestamptz, now()) FROM tether.executions
+	// clock_timestamp(), not now(): this transaction may have begun
+	// before the finish it must see, while it waited for the job's lock.
+	err := tx.QueryRow(ctx, `SELECT id, finished_at, coalesce($2::timestamptz, clock_timestamp()) FROM tether.executions
 		WHERE job = $1 AND status = 'completed' AND NOT pruned ORDER BY seq DESC LIMIT 1`, job, s.clock()).Scan(&id, &finished, &at)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
@@ -146,7 +148,7 @@ func (s *Store) checkDue(ctx context.Context, tx pgx.Tx, job string, every time.
 	// The last success claimed, not the greatest finished_at; one that
 	// finished later than now (a clock stepped back) does not hold the
 	// period, as on the file store.
-	if since := at.Sub(finished); since >= 0 && since < every {
+	if since := at.Sub(finished); since > -ledger.FutureSkew && since < every {
 		return ledger.NotDuef("execution %s completed %v ago (at %s), less than %v", id, since.Round(time.Millisecond), ledger.FormatTime(finished), every)
 	}
 	return nil
