@@ -143,6 +143,11 @@ const scopeNote = "scope"
 // spawns read its answer from the store and are silent about it. --scope
 // require always probes afresh, so that a user manager mended since is
 // seen at once, and notes the answer too.
+//
+// With auto, a host or session with no user manager to ask (no
+// systemd-run, no user bus: cron on a host without systemd) is the
+// documented fallback, not a fault, and says nothing: a cron line that
+// succeeds must not mail. Only a manager that is there and fails warns.
 func scopeWorks(warn func(format string, args ...any), st ledger.Ledger, id string, scope Scope) (bool, error) {
 	if scope == ScopeNever {
 		return false, nil
@@ -167,7 +172,9 @@ func scopeWorks(warn func(format string, args ...any), st ledger.Ledger, id stri
 	case scope == ScopeRequire:
 		return false, giveUp(warn, st, id, fmt.Sprintf("%v; not running it without one (--scope require)", perr))
 	}
-	warn("warning: %v; running %s without restart-safe cgroup isolation", perr, id)
+	if !errors.Is(perr, handoff.ErrNoManager) {
+		warn("warning: %v; running %s without restart-safe cgroup isolation", perr, id)
+	}
 	return false, nil
 }
 

@@ -32,6 +32,11 @@ import (
 var (
 	// ErrNoScope means systemd-run --user --scope is not usable here.
 	ErrNoScope = errors.New("systemd-run --user --scope is not available")
+	// ErrNoManager means there is no systemd user manager to ask at all
+	// (no systemd-run, or no user bus to reach one): a host or session
+	// without one, not a fault of one. Probe's errors that say so wrap
+	// both it and ErrNoScope.
+	ErrNoManager = errors.New("no systemd user manager")
 	// ErrWorkerExited means the worker exited before acknowledging.
 	ErrWorkerExited = errors.New("worker exited before ownership acknowledgement")
 	// ErrAckTimeout means no acknowledgement arrived in time.
@@ -46,11 +51,12 @@ const probeTimeout = 3 * time.Second
 var SystemdRun = "systemd-run"
 
 // Probe reports whether systemd-run --user --scope works here by running
-// `true` in a transient scope. Its error says why not, wrapping ErrNoScope.
+// `true` in a transient scope. Its error says why not, wrapping ErrNoScope,
+// and ErrNoManager too when there is no user manager to ask.
 func Probe(ctx context.Context) error {
 	path, err := exec.LookPath(SystemdRun)
 	if err != nil {
-		return fmt.Errorf("%w: %s not found", ErrNoScope, SystemdRun)
+		return &probeError{msg: fmt.Sprintf("%v: %s not found", ErrNoScope, SystemdRun), absent: true}
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -66,9 +72,26 @@ func Probe(ctx context.Context) error {
 		case msg == "":
 			msg = err.Error()
 		}
-		return fmt.Errorf("%w: %s", ErrNoScope, msg)
+		// systemd-run's words when no user bus can be reached: no
+		// $XDG_RUNTIME_DIR (cron, su, a container), or no systemd at all.
+		// Older releases say "to bus", newer "to user scope bus".
+		absent := strings.HasPrefix(msg, "Failed to connect to ") && strings.Contains(msg, "bus")
+		return &probeError{msg: fmt.Sprintf("%v: %s", ErrNoScope, msg), absent: absent}
 	}
 	return nil
+}
+
+// probeError is Probe's error: it is ErrNoScope, and ErrNoManager when
+// absent says that no user manager could be asked.
+type probeError struct {
+	msg    string
+	absent bool
+}
+
+func (e *probeError) Error() string { return e.msg }
+
+func (e *probeError) Is(target error) bool {
+	return target == ErrNoScope || (e.absent && target == ErrNoManager)
 }
 
 func firstLine(b []byte) string {

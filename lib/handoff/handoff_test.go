@@ -3,6 +3,7 @@ package handoff
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,6 +166,37 @@ func TestProbe(t *testing.T) {
 	// probe's own timeout.
 	if d := time.Since(start); d >= probeTimeout {
 		t.Errorf("Probe with a 200ms context took %v; want it bounded by the context, not by probeTimeout (%v)", d, probeTimeout)
+	}
+}
+
+// Which probe failures mean no user manager to ask (ledger spawn --scope
+// auto says nothing then) and which a manager that failed.
+func TestProbeNoManager(t *testing.T) {
+	defer func(old string) { SystemdRun = old }(SystemdRun)
+	dir := t.TempDir()
+	tests := []struct {
+		name   string
+		script string // "" : no systemd-run at all
+		want   bool
+	}{
+		{"not installed", "", true},
+		{"no bus", `echo "Failed to connect to bus: No medium found" >&2; exit 1`, true},
+		{"no user scope bus", `echo "Failed to connect to user scope bus via local transport: \$DBUS_SESSION_BUS_ADDRESS and \$XDG_RUNTIME_DIR not defined" >&2; exit 1`, true},
+		{"denied", `echo "Failed to start transient scope unit: Access denied" >&2; exit 1`, false},
+		{"silent failure", `exit 3`, false},
+	}
+	for i, tt := range tests {
+		SystemdRun = filepath.Join(dir, "missing")
+		if tt.script != "" {
+			SystemdRun = writeScript(t, dir, fmt.Sprint("s", i), tt.script)
+		}
+		err := Probe(context.Background())
+		if !errors.Is(err, ErrNoScope) {
+			t.Errorf("%s: Probe() = %v; want ErrNoScope", tt.name, err)
+		}
+		if got := errors.Is(err, ErrNoManager); got != tt.want {
+			t.Errorf("%s: errors.Is(Probe() = %v, ErrNoManager) = %v; want %v", tt.name, err, got, tt.want)
+		}
 	}
 }
 
