@@ -260,10 +260,11 @@ func notRunCode(err error) int {
 // that cannot be recorded (a store gone), the payload never runs, Run
 // says why and returns 125 (2 for bad input), and the record ends failed.
 //
-// If the result cannot be recorded (the store vanished), the record stays
-// running; ledger recover later reports it unknown, which is the truth as
-// far as the ledger can tell. Run says so on stderr and still returns the
-// payload's status.
+// If the result cannot be recorded (the store vanished, its file system
+// full or read-only), the record stays running; ledger recover later
+// reports it unknown, which is the truth as far as the ledger can tell.
+// Run says so on stderr and returns 3 for the payload's 0 to 3, as for a
+// lost write; a status above 3 is returned as it is.
 func Run(warn func(format string, args ...any), st ledger.Ledger, id string, o Options) Outcome {
 	return run(warn, st, id, o, nil)
 }
@@ -367,6 +368,12 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	}
 	if finish(warn, st, id, status, res.ExitCode, msg) {
 		retain(warn, st, o)
+	} else if code <= spec.ExitSystem {
+		// The result is not on record (a full, read-only or failing file
+		// system, a store gone), which the line said: CMD's 0 would tell
+		// a cron line or a check that it is. 3, as for any lost write
+		// (CONTRACT.md §1.2); a status above 3 says more.
+		code = spec.ExitSystem
 	}
 	return Outcome{Code: code, ID: id}
 }

@@ -51,7 +51,9 @@
 // which adopt cannot identify itself as owner, or for bad usage (as
 // timeout(1) does); 126 when CMD is not executable; 127 when it is not found;
 // 3 instead of CMD's 0 to 3 when CMD's output could not be passed on (a
-// full disk: one line says so; the record keeps CMD's status).
+// full disk: one line says so; the record keeps CMD's status), or when
+// CMD's result could not be recorded (a full or read-only file system, a
+// store gone: one line says so; recover later calls the run unknown).
 //
 // # Examples
 //

@@ -352,7 +352,9 @@
 // recorded; 125 too for bad usage, as timeout(1) says (nothing recorded,
 // nothing run), so that it is never mistaken for CMD's own 2; 3 instead of
 // CMD's 0 to 3 when CMD's output could not be passed on (a full disk: one
-// line says so; the record keeps CMD's status).
+// line says so; the record keeps CMD's status), or when CMD's result could
+// not be recorded (a full or read-only file system, a store gone: one line
+// says so; recover later calls the run unknown).
 //
 // Arguments of run:
 //
