@@ -85,6 +85,11 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: c.claim()}
 	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
 	until := time.Now().Add(c.Wait.D())
+	lw := execution.LiveWait{Job: c.Job, Until: until, Sigs: sigs.C(), Waiting: func(live []ledger.Record) {
+		if !c.Quiet {
+			inv.tool.Warnf("waiting up to %v for execution %s of %s (%s, owner %s) to end", time.Until(until).Round(100*time.Millisecond), live[0].ID, c.Job, live[0].State(), live[0].Owner)
+		}
+	}}
 	for {
 		out := execution.RunJob(inv.tool.Warnf, st, o)
 		if out.Err != nil {
@@ -97,11 +102,7 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 			return nil
 		}
 		if c.Wait.D() > 0 {
-			w, sig, err := execution.WaitLive(st, c.Job, until, sigs.C(), func(live []ledger.Record) {
-				if !c.Quiet {
-					inv.tool.Warnf("waiting up to %v for execution %s of %s (%s, owner %s) to end", time.Until(until).Round(100*time.Millisecond), live[0].ID, c.Job, live[0].State(), live[0].Owner)
-				}
-			})
+			w, sig, err := lw.Wait(st)
 			switch {
 			case err != nil:
 				return notRun(fmt.Errorf("not running %s: waiting for its live run: %w", c.Job, err))
