@@ -19,7 +19,10 @@ package runner
 // The gate, where tracing cannot be used: the payload is set-user-ID,
 // set-group-ID or has file capabilities (a traced exec would drop them),
 // ptrace is refused here (Yama, seccomp, a runner that is itself traced),
-// or the payload needs a /proc of its own PID namespace. The runner starts
+// the payload needs a /proc of its own PID namespace, or the runner was
+// started with a synchronous fault (SEGV, BUS, ...) ignored, which only a
+// process about to exec can hand on (sigstate.Faults; then even a command
+// nothing records starts behind the gate, released at once). The runner starts
 // a gate instead: a fresh process of its own executable that blocks
 // reading a pipe (lib/internal/gate). Its PID and start time are the
 // payload's, since exec keeps both. The runner records them, then writes
@@ -50,6 +53,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/internal/gate"
 	"github.com/tether-sh/tether/lib/internal/reexec"
+	"github.com/tether-sh/tether/lib/internal/sigstate"
 )
 
 // gated is the runner's side of one gated start.
@@ -78,6 +82,11 @@ func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 	mode := "-"
 	if o.PIDNamespace {
 		mode = "proc"
+	}
+	sep := ":"
+	for _, sig := range sigstate.Faults() {
+		mode += sep + strconv.Itoa(int(sig))
+		sep = ","
 	}
 	// This process's own executable, even if it was replaced on disk, in
 	// the gate's role.
@@ -196,7 +205,11 @@ func startCommand(o Options, tty *terminal) (int, holder, error) {
 		return cmd
 	}
 	cmd := build()
-	if o.OnStart == nil && !o.PIDNamespace {
+	// A synchronous fault the caller ignored (SEGV) reaches the command
+	// ignored only through the gate: this runtime resets it in every
+	// child it forks, and a traced exec cannot change it (sigstate.Faults).
+	faults := len(sigstate.Faults()) > 0
+	if o.OnStart == nil && !o.PIDNamespace && !faults {
 		pid, err := forkExec(cmd)
 		if err != nil {
 			return 0, nil, StartError(o.Argv[0], err)
@@ -207,7 +220,7 @@ func startCommand(o Options, tty *terminal) (int, holder, error) {
 		return 0, nil, StartError(o.Argv[0], cmd.Err)
 	}
 	path := cmd.Path
-	if !o.PIDNamespace && traceable(path) {
+	if !o.PIDNamespace && !faults && traceable(path) {
 		t, err := startTraced(cmd)
 		if err == nil {
 			return t.pid, t, nil

@@ -17,7 +17,9 @@
 // environment has TETHER_REEXEC=gate and its first argument is
 // --tether-reexec=gate. The rest of its arguments are the mode
 // ("proc": mount a fresh /proc first, in the gate's new mount namespace;
-// "-": not), the payload's resolved path and its argv. Its descriptors 3
+// "-": not; either followed by ':' and the numbers of the synchronous
+// faults to ignore before the exec, "-:7,11"), the payload's resolved path
+// and its argv. Its descriptors 3
 // and 4 are the release pipe (the byte Release lets the payload run;
 // end-of-file, the runner's death, runs nothing) and the error pipe (close-on-exec: end-of-file once the payload exec'd,
 // else a kind byte and a little-endian errno).

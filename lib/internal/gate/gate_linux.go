@@ -18,9 +18,38 @@ func init() {
 	syscall.Exit(run(args[2], args[3], args[4:]))
 }
 
+// splitMode splits the gate's mode argument, "proc" or "-" then, after a
+// ':', the numbers of the synchronous faults to ignore before the exec
+// (decimal, ','-separated), into the mode and those signals.
+func splitMode(arg string) (mode string, faults []syscall.Signal) {
+	mode = arg
+	for i := 0; i < len(arg); i++ {
+		if arg[i] != ':' {
+			continue
+		}
+		mode = arg[:i]
+		n := 0
+		for j := i + 1; j <= len(arg); j++ {
+			if j == len(arg) || arg[j] == ',' {
+				if n > 0 && n <= 64 {
+					faults = append(faults, syscall.Signal(n))
+				}
+				n = 0
+				continue
+			}
+			if c := arg[j]; c >= '0' && c <= '9' && n <= 64 {
+				n = n*10 + int(c-'0')
+			}
+		}
+		break
+	}
+	return mode, faults
+}
+
 // run waits for the release and execs path with argv; it returns only when
 // it runs nothing, with the gate's exit status.
-func run(mode, path string, argv []string) int {
+func run(arg, path string, argv []string) int {
+	mode, faults := splitMode(arg)
 	syscall.CloseOnExec(ErrorFD)
 	var release [1]byte
 	if !readFull(ReleaseFD, release[:]) || release[0] != Release {
@@ -40,6 +69,11 @@ func run(mode, path string, argv []string) int {
 	// (runner.KeepIgnored); our runtime replaced them by its handlers,
 	// which exec would reset to the default action.
 	sigstate.Restore()
+	// The synchronous faults the runner's caller ignored: the runner's
+	// runtime reset them in its child, so it names them (Faults).
+	for _, sig := range faults {
+		sigstate.Ignore(sig)
+	}
 	err := syscall.Exec(path, argv, env)
 	fail(ExecFailed, err)
 	if err == syscall.ENOENT {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -64,6 +65,27 @@ func TestImportsOnlySyscall(t *testing.T) {
 					t.Errorf("%s imports %q; want only %q", name, path, tc.allowed)
 				}
 			}
+		}
+	}
+}
+
+func TestSplitMode(t *testing.T) {
+	tests := []struct {
+		in     string
+		mode   string
+		faults []syscall.Signal
+	}{
+		{"-", "-", nil},
+		{"proc", "proc", nil},
+		{"-:11", "-", []syscall.Signal{11}},
+		{"proc:4,5,7,8,11,16,31", "proc", []syscall.Signal{4, 5, 7, 8, 11, 16, 31}},
+		// Out of range or empty: passed over.
+		{"-:0,65,,1000,7", "-", []syscall.Signal{7}},
+	}
+	for _, tt := range tests {
+		mode, faults := splitMode(tt.in)
+		if mode != tt.mode || !slices.Equal(faults, tt.faults) {
+			t.Errorf("splitMode(%q) = %q, %v; want %q, %v", tt.in, mode, faults, tt.mode, tt.faults)
 		}
 	}
 }

@@ -78,6 +78,29 @@ func Passed() []syscall.Signal {
 	return out
 }
 
+// Faults returns the synchronous faults (SEGV, BUS, FPE, ILL, TRAP, SYS,
+// STKFLT) the process was started with ignored, in ascending order. A
+// command inherits them ignored under a C runner (tini's tests check
+// SEGV), but not from a Go process's fork: the runtime handles them, its
+// child resets them to the default before exec, and signal.Ignore cannot
+// change that. Only a process about to exec can set them ignored again
+// (Ignore); a runner's gate does (lib/internal/gate).
+func Faults() []syscall.Signal {
+	loaded()
+	var out []syscall.Signal
+	for _, s := range faults {
+		if s != 0 && start.mask&(1<<(s-1)) != 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// faults are the synchronous faults, in ascending order (sigStkflt is 0
+// where there is none).
+var faults = []syscall.Signal{syscall.SIGILL, syscall.SIGTRAP, syscall.SIGBUS, syscall.SIGFPE,
+	syscall.SIGSEGV, sigStkflt, syscall.SIGSYS}
+
 func passable(s syscall.Signal) bool {
 	switch s {
 	case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGCHLD, syscall.SIGURG, syscall.SIGPROF,

@@ -70,6 +70,13 @@ func Restore() {
 	}
 }
 
+// Ignore sets sig's action to SIG_IGN with the raw system call, behind
+// the Go runtime's back, for a process about to exec (the gate): a
+// synchronous fault that comes after it kills the process (the kernel
+// resets an ignored fault to the default), as a fault of a C program whose
+// caller ignored it does.
+func Ignore(sig syscall.Signal) { setAction(sig, sigIGN) }
+
 // Default sets sig's action to the default (SIG_DFL) with the raw system
 // call, behind the Go runtime's back: os/signal can only give a signal
 // back to the runtime's handler. For a process about to raise sig to die

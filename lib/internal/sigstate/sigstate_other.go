@@ -13,5 +13,8 @@ func load() (mask uint64, exact bool) { return 0, false }
 // Restore does nothing beyond Linux.
 func Restore() {}
 
+// Ignore does nothing beyond Linux.
+func Ignore(sig syscall.Signal) {}
+
 // Default does nothing beyond Linux.
 func Default(sig syscall.Signal) {}
