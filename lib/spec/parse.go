@@ -39,6 +39,9 @@ func ParseSignal(s string) (unix.Signal, error) {
 	if sig := unix.SignalNum(u); sig != 0 {
 		return sig, nil
 	}
+	if sig, ok := aliases[u]; ok {
+		return sig, nil
+	}
 	// Real-time signals: RTMIN, RTMIN+N, RTMAX, RTMAX-N. glibc reserves the
 	// first two kernel RT signals, so SIGRTMIN is 34 as kill(1) reports it.
 	const rtmin, rtmax = 34, 64
@@ -57,6 +60,19 @@ func ParseSignal(s string) (unix.Signal, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w %q", ErrBadSignal, s)
+}
+
+// aliases are the other names kill -L (util-linux) and kill -l (procps,
+// bash) list for a signal, which unix.SignalNum, one name a number, does
+// not know.
+var aliases = map[string]unix.Signal{
+	"SIGIOT":    unix.SIGABRT,
+	"SIGCLD":    unix.SIGCHLD,
+	"SIGPOLL":   unix.SIGIO,
+	"SIGIO":     unix.SIGIO,
+	"SIGPWR":    unix.SIGPWR,
+	"SIGSTKFLT": unix.SIGSTKFLT,
+	"SIGUNUSED": unix.SIGSYS,
 }
 
 // SignalName returns the short upper-case name of sig without the SIG

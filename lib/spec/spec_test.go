@@ -2,6 +2,8 @@ package spec
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +32,12 @@ func TestParseSignal(t *testing.T) {
 		{"", 0, true},
 		{"SIG", 0, true},
 		{"RTMIN+99", 0, true},
+		{"RTMIN+0", 34, false},
+		{"RTMAX-0", 64, false},
+		{"SIGRTMAX-30", 34, false},
+		{"RTMAX-31", 0, true},
+		{"32", 32, false},
+		{"64", 64, false},
 		{"15x", 0, true},
 	}
 	for _, tt := range tests {
@@ -39,6 +47,31 @@ func TestParseSignal(t *testing.T) {
 		}
 		if err != nil && !errors.Is(err, ErrBadSignal) {
 			t.Errorf("ParseSignal(%q) error %v does not wrap ErrBadSignal", tt.in, err)
+		}
+	}
+}
+
+// Every name kill -L (util-linux) and kill -l (procps, bash) list is
+// accepted, aliases included (#48.9).
+func TestParseSignalKillNames(t *testing.T) {
+	names := map[string]unix.Signal{
+		"HUP": 1, "INT": 2, "QUIT": 3, "ILL": 4, "TRAP": 5, "ABRT": 6, "IOT": 6, "BUS": 7,
+		"FPE": 8, "KILL": 9, "USR1": 10, "SEGV": 11, "USR2": 12, "PIPE": 13, "ALRM": 14,
+		"TERM": 15, "STKFLT": 16, "CHLD": 17, "CLD": 17, "CONT": 18, "STOP": 19, "TSTP": 20,
+		"TTIN": 21, "TTOU": 22, "URG": 23, "XCPU": 24, "XFSZ": 25, "VTALRM": 26, "PROF": 27,
+		"WINCH": 28, "IO": 29, "POLL": 29, "PWR": 30, "SYS": 31, "UNUSED": 31,
+	}
+	for n := 0; n <= 15; n++ {
+		names["RTMIN+"+strconv.Itoa(n)] = unix.Signal(34 + n)
+	}
+	for n := 0; n <= 14; n++ {
+		names["RTMAX-"+strconv.Itoa(n)] = unix.Signal(64 - n)
+	}
+	for name, want := range names {
+		for _, in := range []string{name, "SIG" + name, strings.ToLower(name)} {
+			if got, err := ParseSignal(in); err != nil || got != want {
+				t.Errorf("ParseSignal(%q) = %v, %v; want %d", in, got, err, want)
+			}
 		}
 	}
 }
