@@ -23,6 +23,11 @@ different START means the process is already gone), or --parent for the
 caller's parent. Waiting is event-driven through pidfd, so watchpid
 returns within milliseconds of the death.
 
+With several TARGETs watchpid waits until every one is gone, as pidwait(1)
+does (--any: until the first is), whatever their order and however many
+were gone already; --timeout exits 124 while any still runs, naming each
+that does (with CMD: stops CMD, 124).
+
 With CMD, watchpid runs CMD in its own process group and, when the target
 is gone (or --timeout passes), stops that group within a bound (TERM,
 --grace, KILL), so a helper started as
