@@ -211,7 +211,9 @@ func (c *capture) pass(s *stream, p []byte) {
 // record queues p for the kept tail. The copier never waits for the
 // store: a keeper goroutine writes what is queued, one Write per batch,
 // and a queue longer than the limit keeps only its last limit bytes,
-// which is all the store would keep of it.
+// which is all the store would keep of it: a batch after such a gap is
+// the whole tail, which the store replaces its tail with whole or not at
+// all, never spliced to what it kept before the gap.
 func (c *capture) record(p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -19,7 +19,9 @@ import (
 //
 // The file is a header line "tether-output 1 LIMIT\n" and then the bytes
 // written, appended as they come (one write(2) per Write, so a SIGKILL
-// of the writer loses nothing already returned). When the body grows past
+// of the writer loses nothing already returned); a Write of LIMIT bytes
+// or more, the whole tail, replaces the file as below instead, so that
+// one cut short cannot splice its start to the old tail. When the body grows past
 // twice LIMIT, its last LIMIT bytes are copied into output/.tmp.ID, which
 // is renamed over output/ID: a reader (or a crash) sees the old file or
 // the new one, each a valid header and a body whose last LIMIT bytes are
@@ -118,6 +120,14 @@ func (w *outputWriter) replace(tail []byte) error {
 func (w *outputWriter) Write(p []byte) (int, error) {
 	if w.fd < 0 {
 		return 0, os.ErrClosed
+	}
+	if int64(len(p)) >= w.limit {
+		// p is the whole tail, and may follow a gap (a runner's queue
+		// keeps only the last limit bytes of a flood it could not store
+		// as fast): replaced, never appended, so that a write cut short
+		// (the writer killed, a full disk) leaves the old tail or this
+		// one, not the old tail's end spliced to the start of p.
+		return len(p), w.replace(p[int64(len(p))-w.limit:])
 	}
 	if w.body+int64(len(p)) > 2*w.limit {
 		return len(p), w.compact(p)
