@@ -41,12 +41,13 @@ func (d *OptionalDuration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Signal is a kong flag type using ParseSignal.
+// Signal is a kong flag type using ParseStopSignal: the first signal of
+// a bounded stop, 0 (none: only the wait before KILL) included.
 type Signal unix.Signal
 
 // UnmarshalText implements encoding.TextUnmarshaler for kong.
 func (s *Signal) UnmarshalText(b []byte) error {
-	v, err := spec.ParseSignal(string(b))
+	v, err := spec.ParseStopSignal(string(b))
 	if err != nil {
 		return err
 	}

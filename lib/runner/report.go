@@ -19,7 +19,10 @@ func (r Result) Report(warn func(format string, args ...any)) {
 	if n := len(r.Leftovers); n > 0 {
 		warn("stopped %d leftover %s (%s)", n, plural(n, "process", "processes"), ListPIDs(r.Leftovers))
 	}
-	if n := len(r.Killed); n > 0 && len(r.Schedule) > 0 {
+	if n := len(r.Killed); n > 0 && len(r.Schedule) > 0 && r.Schedule[0].Signal == 0 {
+		warn("%d leftover %s did not end by %s; killed (%s)", n, plural(n, "process", "processes"),
+			plural(n, "itself", "themselves"), ListPIDs(r.Killed))
+	} else if n > 0 && len(r.Schedule) > 0 {
 		warn("%d leftover %s ignored %s; killed (%s)", n, plural(n, "process", "processes"),
 			spec.SignalName(r.Schedule[0].Signal), ListPIDs(r.Killed))
 	}

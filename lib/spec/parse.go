@@ -62,6 +62,17 @@ func ParseSignal(s string) (unix.Signal, error) {
 	return 0, fmt.Errorf("%w %q", ErrBadSignal, s)
 }
 
+// ParseStopSignal is ParseSignal for the first signal of a bounded stop
+// (--signal, a --schedule step): it takes 0 too, which sends nothing, so
+// that the stop only waits before its next step (KILL), as timeout -s0
+// -k D does.
+func ParseStopSignal(s string) (unix.Signal, error) {
+	if strings.TrimSpace(s) == "0" {
+		return 0, nil
+	}
+	return ParseSignal(s)
+}
+
 // aliases are the other names kill -L (util-linux) and kill -l (procps,
 // bash) list for a signal, which unix.SignalNum, one name a number, does
 // not know.

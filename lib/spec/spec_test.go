@@ -76,6 +76,30 @@ func TestParseSignalKillNames(t *testing.T) {
 	}
 }
 
+// ParseStopSignal takes 0, which sends nothing (a stop's first signal,
+// as timeout -s0), and otherwise what ParseSignal takes.
+func TestParseStopSignal(t *testing.T) {
+	tests := []struct {
+		in   string
+		want unix.Signal
+		err  bool
+	}{
+		{"0", 0, false},
+		{" 0 ", 0, false},
+		{"TERM", unix.SIGTERM, false},
+		{"IOT", unix.SIGABRT, false},
+		{"00", 0, true},
+		{"-0", 0, true},
+		{"", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseStopSignal(tt.in)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("ParseStopSignal(%q) = %v, %v; want %v, err=%v", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
+
 func TestSignalName(t *testing.T) {
 	if got := SignalName(unix.SIGTERM); got != "TERM" {
 		t.Errorf("SignalName(SIGTERM) = %q; want TERM", got)

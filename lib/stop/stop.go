@@ -49,7 +49,8 @@ func Default(sig unix.Signal, grace time.Duration) Schedule {
 }
 
 // ParseSchedule parses SIG/WAIT[/SIG/WAIT...] where SIG is a signal name or
-// number and WAIT a duration (bare numbers are seconds). A bare duration T
+// number (0: none, only the wait) and WAIT a duration (bare numbers are
+// seconds). A bare duration T
 // alone means TERM/T/KILL/T, as in start-stop-daemon.
 func ParseSchedule(s string) (Schedule, error) {
 	parts := strings.Split(s, "/")
@@ -65,7 +66,7 @@ func ParseSchedule(s string) (Schedule, error) {
 	}
 	var sched Schedule
 	for i := 0; i < len(parts); i += 2 {
-		sig, err := spec.ParseSignal(parts[i])
+		sig, err := spec.ParseStopSignal(parts[i])
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: %v", ErrBadSchedule, s, err)
 		}

@@ -24,6 +24,9 @@ func TestParseSchedule(t *testing.T) {
 		{"INT/250ms", Schedule{{unix.SIGINT, 250 * time.Millisecond}}, false},
 		{"15/0.5/9/1", Schedule{{unix.SIGTERM, 500 * time.Millisecond}, {unix.SIGKILL, time.Second}}, false},
 		{"3", Schedule{{unix.SIGTERM, 3 * time.Second}, {unix.SIGKILL, 3 * time.Second}}, false},
+		// 0 sends nothing: the step only waits (timeout -s0).
+		{"0/1/KILL/5", Schedule{{0, time.Second}, {unix.SIGKILL, 5 * time.Second}}, false},
+		{"SIG0/1", nil, true},
 		{"TERM/5/KILL", nil, true},
 		{"TERM", nil, true},
 		{"FOO/5", nil, true},

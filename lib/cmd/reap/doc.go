@@ -27,7 +27,7 @@
 //   - --version: Print the version and exit.
 //   - --grace=D: Wait at most D after SIG before KILL (Go duration or seconds) (default: 5s).
 //   - --deadline=D: Stop CMD's group once it has run D and exit 124 (default 0: no deadline).
-//   - --signal=SIG: First signal of every stop (name or number) (default: TERM).
+//   - --signal=SIG: First signal of every stop (name or number; 0 sends none: KILL follows the grace, as timeout -s0 -k) (default: TERM).
 //   - --pidns: Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even if reap is SIGKILLed (needs root; CMD gets only the signals it handles).
 //
 // # Exit status

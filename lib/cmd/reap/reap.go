@@ -11,13 +11,14 @@ import (
 	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
+	"github.com/tether-sh/tether/lib/stop"
 )
 
 type grammar struct {
 	cli.VersionFlag
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after SIG before KILL (Go duration or seconds)."`
 	Deadline cli.Duration `default:"0" placeholder:"D" help:"Stop CMD's group once it has run D and exit 124 (default 0: no deadline)."`
-	Signal   cli.Signal   `default:"TERM" placeholder:"SIG" help:"First signal of every stop (name or number)."`
+	Signal   cli.Signal   `default:"TERM" placeholder:"SIG" help:"First signal of every stop (name or number; 0 sends none: KILL follows the grace, as timeout -s0 -k)."`
 	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even if reap is SIGKILLed (needs root; CMD gets only the signals it handles)."`
 	Cmd      []string     `arg:"" optional:"" passthrough:"partial" name:"CMD" help:"The command and its arguments: from the first argument that is not one of reap's flags (or after --) on, everything is CMD's."`
 }
@@ -47,13 +48,19 @@ func Main(args []string) int {
 	if err := proc.CheckProcNS(); err != nil {
 		return t.Fail(err, spec.ExitNotRun)
 	}
-	res, err := runner.Run(context.Background(), runner.Options{
+	o := runner.Options{
 		Argv:         g.Cmd,
 		Signal:       g.Signal.S(),
 		Grace:        g.Grace.D(),
 		Deadline:     g.Deadline.D(),
 		PIDNamespace: g.PIDNS,
-	})
+	}
+	if o.Signal == 0 {
+		// --signal 0, where the runner's zero means its default, TERM:
+		// nothing is sent, KILL follows the grace (timeout -s0 -k G D).
+		o.Schedule = stop.Default(0, o.Grace)
+	}
+	res, err := runner.Run(context.Background(), o)
 	if err != nil {
 		return t.Fail(err, spec.ExitNotRun)
 	}

@@ -66,7 +66,7 @@
 //   - -h, --help: Show context-sensitive help.
 //   - --version: Print the version and exit.
 //   - --grace=D: Wait at most D after SIG before KILL (Go duration or seconds) (default: 5s).
-//   - --signal=SIG: First signal to send (name or number) (default: TERM).
+//   - --signal=SIG: First signal to send (name or number; 0 sends none: only the wait, then KILL) (default: TERM).
 //   - --schedule=SCHED: Full schedule SIG/WAIT[/SIG/WAIT...], e.g. TERM/5/KILL/5; overrides --signal and --grace.
 //   - --group: Each TARGET is a process group id; done when no member is left.
 //   - --tree: Stop each TARGET and all its descendants, wherever they moved.

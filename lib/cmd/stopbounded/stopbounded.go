@@ -28,7 +28,7 @@ import (
 type grammar struct {
 	cli.VersionFlag
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after SIG before KILL (Go duration or seconds)."`
-	Signal   cli.Signal   `default:"TERM" placeholder:"SIG" help:"First signal to send (name or number)."`
+	Signal   cli.Signal   `default:"TERM" placeholder:"SIG" help:"First signal to send (name or number; 0 sends none: only the wait, then KILL)."`
 	Schedule schedule     `placeholder:"SCHED" help:"Full schedule SIG/WAIT[/SIG/WAIT...], e.g. TERM/5/KILL/5; overrides --signal and --grace."`
 	Group    bool         `help:"Each TARGET is a process group id; done when no member is left."`
 	Tree     bool         `help:"Stop each TARGET and all its descendants, wherever they moved."`
@@ -369,6 +369,8 @@ func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) 
 						plural(len(ids), "process runs", "processes run"), listIDs(ids), proc.UnwrapPath(why))
 				}
 			}
+		case killed && !g.Quiet && last == 0:
+			t.Warnf("%s did not end by itself; killed", label)
 		case killed && !g.Quiet:
 			t.Warnf("%s ignored %s; killed", label, spec.SignalName(last))
 		}
