@@ -366,13 +366,14 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		// keeps the payload's own status.
 		code = spec.ExitSystem
 	}
-	if finish(warn, st, id, status, res.ExitCode, msg) {
+	if done, late := finishLate(warn, st, id, status, res.ExitCode, msg); done {
 		retain(warn, st, o)
-	} else if code <= spec.ExitSystem {
+	} else if !late && code <= spec.ExitSystem {
 		// The result is not on record (a full, read-only or failing file
 		// system, a store gone), which the line said: CMD's 0 would tell
 		// a cron line or a check that it is. 3, as for any lost write
-		// (CONTRACT.md §1.2); a status above 3 says more.
+		// (CONTRACT.md §1.2); a status above 3 says more. A result kept
+		// as late (recover judged the execution first) is on record.
 		code = spec.ExitSystem
 	}
 	return Outcome{Code: code, ID: id}
@@ -496,15 +497,29 @@ func retainBatch(keep int) int { return min(max(keep/10, 1), 100) }
 // finish records the result, saying on stderr (one line) when it cannot;
 // it reports whether it could.
 func finish(warn func(format string, args ...any), st ledger.Ledger, id string, status ledger.Status, code int, msg string) bool {
+	done, _ := finishLate(warn, st, id, status, code, msg)
+	return done
+}
+
+// finishLate is finish, and reports too whether a result that could not
+// finish the execution (recover ended it first) was kept on its record as
+// late.
+func finishLate(warn func(format string, args ...any), st ledger.Ledger, id string, status ledger.Status, code int, msg string) (done, late bool) {
 	// A database lost for a moment: keep trying, with backoff, for as
 	// long as the lease keeps the execution ours.
 	rec, err := st.FinishRetrying(id, status, &code, ledger.ErrorText(msg))
 	switch {
 	case err == nil:
-		return true
+		return true, false
 	case errors.Is(err, ledger.ErrRefused):
 		err = ledger.KeepLate(st, rec, err, id, status, &code, msg)
 		warn("could not record the result of %s (exit status %d): %v", id, code, err)
+		// Kept as late (only the first late result is): on record.
+		if r, gerr := st.Get(id); gerr == nil && r.Late != nil && r.Late.Status == status &&
+			r.Late.ExitCode != nil && *r.Late.ExitCode == code {
+			return false, true
+		}
+		return false, false
 	case storeGone(st):
 		warn("could not record the result of %s (exit status %d): the ledger store %s is gone", id, code, st.Location())
 	case errors.Is(err, ledger.ErrNotFound):
@@ -512,7 +527,7 @@ func finish(warn func(format string, args ...any), st ledger.Ledger, id string, 
 	default:
 		warn("could not record the result of %s (exit status %d; ledger recover will report it unknown): %v", id, code, err)
 	}
-	return false
+	return false, false
 }
 
 // storeGone reports whether the store's directory (or its lock file) no
