@@ -80,9 +80,6 @@ var aliases = map[string]unix.Signal{
 	"SIGIOT":    unix.SIGABRT,
 	"SIGCLD":    unix.SIGCHLD,
 	"SIGPOLL":   unix.SIGIO,
-	"SIGIO":     unix.SIGIO,
-	"SIGPWR":    unix.SIGPWR,
-	"SIGSTKFLT": unix.SIGSTKFLT,
 	"SIGUNUSED": unix.SIGSYS,
 }
 
