@@ -159,4 +159,10 @@ func TestIgnoredFaultsReachCommand(t *testing.T) {
 	if got := run(append([]string{tool("adopt"), id, "--"}, showsig...)...); got != want {
 		t.Errorf("trap '' %s; adopt: CMD has %q; want %q", faults, got, want)
 	}
+	// spawn: its detached worker, then the payload.
+	spawned := filepath.Join(work, "spawned")
+	run(tool("ledger"), "spawn", "--scope", "never", "--wait", "faults-spawn", "--", "sh", "-c", "grep '^SigIgn:' /proc/self/status >"+spawned)
+	if got, _ := os.ReadFile(spawned); strings.TrimSpace(string(got)) != want {
+		t.Errorf("trap '' %s; ledger spawn: the payload has %q; want %q", faults, got, want)
+	}
 }

@@ -13,17 +13,23 @@ package handoff
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/tether-sh/tether/lib/internal/durable"
+	"github.com/tether-sh/tether/lib/internal/gate"
+	"github.com/tether-sh/tether/lib/internal/reexec"
+	"github.com/tether-sh/tether/lib/internal/sigstate"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/spec"
 )
@@ -187,7 +193,12 @@ func Launch(s Spec) (*Worker, error) {
 	if len(s.Env) > 0 {
 		cmd.Env = append(os.Environ(), s.Env...)
 	}
-	if err := cmd.Start(); err != nil {
+	faults := sigstate.Faults()
+	if len(faults) == 0 {
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+	} else if err := startGated(cmd, faults); err != nil {
 		return nil, err
 	}
 	w := &Worker{cmd: cmd, ackFile: s.AckFile, id: s.ID, scoped: s.Scope, exited: make(chan struct{})}
@@ -196,6 +207,52 @@ func Launch(s Spec) (*Worker, error) {
 		close(w.exited)
 	}()
 	return w, nil
+}
+
+// startGated starts cmd through the runner's gate (lib/internal/gate),
+// which ignores faults, the synchronous faults this process was started
+// with ignored, just before it execs cmd: this runtime resets them in
+// every child it forks, and the worker, and through it the payload, is to
+// inherit them ignored as the other signals (sigstate.Faults). It returns
+// once cmd's program runs, the gate's PID now its.
+func startGated(cmd *exec.Cmd, faults []syscall.Signal) error {
+	mode, sep := "-", ":"
+	for _, sig := range faults {
+		mode += sep + strconv.Itoa(int(sig))
+		sep = ","
+	}
+	gc := reexec.Command(gate.Role, cmd.Env, append([]string{mode, cmd.Path}, cmd.Args...)...)
+	relR, relW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer relW.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		relR.Close()
+		return err
+	}
+	defer errR.Close()
+	cmd.Path, cmd.Args, cmd.Env, cmd.ExtraFiles = gc.Path, gc.Args, gc.Env, []*os.File{relR, errW}
+	err = cmd.Start()
+	// The gate has its own copies; ours would hide its end-of-file.
+	relR.Close()
+	errW.Close()
+	if err != nil {
+		return err
+	}
+	if _, err := relW.Write([]byte{gate.Release}); err != nil {
+		return fmt.Errorf("the gate is gone: %w", err)
+	}
+	relW.Close()
+	var msg [5]byte
+	if n, _ := io.ReadFull(errR, msg[:]); n == 0 {
+		return nil
+	}
+	// The gate could not exec, and exits: reap it.
+	cmd.Wait()
+	errno := syscall.Errno(binary.LittleEndian.Uint32(msg[1:]))
+	return &os.PathError{Op: "exec", Path: gc.Args[3], Err: errno}
 }
 
 // PID is the worker's process id.
