@@ -135,6 +135,34 @@ func TestRunStopWhileRecording(t *testing.T) {
 	}
 }
 
+// TestRunStopReadyWithCommit: a stop signal that is already waiting when
+// the record's commit returns (it came during the wait for the store's
+// lock, and its delivery and the lock's release raced) ends the start:
+// the command is never released, whichever of the two the runner looks
+// at first. Each round hands the TERM over before OnStart answers.
+func TestRunStopReadyWithCommit(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	for i := range 30 {
+		sigs := make(chan os.Signal, 2)
+		_, err := runner.Run(context.Background(), runner.Options{
+			Argv:     sh(`echo ran > ` + marker),
+			Signals:  sigs,
+			HeldStop: make(chan struct{}),
+			OnStart: func(proc.ID) error {
+				sigs <- unix.SIGTERM
+				return nil
+			},
+		})
+		if !errors.Is(err, runner.ErrStoppedHeld) || spec.Code(err, -1) != 128+15 {
+			t.Fatalf("round %d: Run(TERM ready with the commit) = %v (code %d); want ErrStoppedHeld with 143", i, err, spec.Code(err, -1))
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("round %d: Run(TERM ready with the commit): the command ran", i)
+		}
+	}
+	noChildren(t)
+}
+
 // TestRunGateExecErrors: a command that cannot be executed fails with a
 // shell's status: traced, before it is recorded (its exec failed in the
 // fork); behind the gate, after.

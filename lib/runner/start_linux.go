@@ -86,9 +86,23 @@ func (r *run) stoppable(onStart func(proc.ID) error) func(proc.ID) error {
 	return func(child proc.ID) error {
 		done := make(chan error, 1)
 		go func() { done <- onStart(child) }()
+		stopped := func(sig unix.Signal) error {
+			if r.o.HeldStop != nil {
+				close(r.o.HeldStop)
+			}
+			<-done
+			return spec.Errorf(spec.SignalExit(sig), "%s: %w: signal %s arrived while it waited to be recorded", spec.EscapeControlChars(r.o.Argv[0]), ErrStoppedHeld, spec.SignalName(sig))
+		}
 		for {
 			select {
 			case err := <-done:
+				// A stop already waiting when the commit returned came
+				// while it waited (select picks at random among ready
+				// cases): it wins, so that the command is not released.
+				if sig, ok := r.heldStopWaiting(); ok && err == nil {
+					done <- err
+					return stopped(sig)
+				}
 				return err
 			case s := <-r.sigs:
 				sig := s.(unix.Signal)
@@ -96,12 +110,25 @@ func (r *run) stoppable(onStart func(proc.ID) error) func(proc.ID) error {
 					r.pending = append(r.pending, sig)
 					continue
 				}
-				if r.o.HeldStop != nil {
-					close(r.o.HeldStop)
-				}
-				<-done
-				return spec.Errorf(spec.SignalExit(sig), "%s: %w: signal %s arrived while it waited to be recorded", spec.EscapeControlChars(r.o.Argv[0]), ErrStoppedHeld, spec.SignalName(sig))
+				return stopped(sig)
 			}
+		}
+	}
+}
+
+// heldStopWaiting takes the signals already caught without waiting: the
+// first stop among them is returned, the others kept to be forwarded.
+func (r *run) heldStopWaiting() (unix.Signal, bool) {
+	for {
+		select {
+		case s := <-r.sigs:
+			sig := s.(unix.Signal)
+			if slices.Contains(heldStops, sig) {
+				return sig, true
+			}
+			r.pending = append(r.pending, sig)
+		default:
+			return 0, false
 		}
 	}
 }
