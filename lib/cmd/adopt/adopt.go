@@ -10,7 +10,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
-	"github.com/tether-sh/tether/lib/ledger/filestore"
+	"github.com/tether-sh/tether/lib/cmd/internal/store"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 
@@ -38,7 +38,9 @@ type grammar struct {
 // Main runs adopt with args and returns its exit status.
 func Main(args []string) int {
 	t := kongcli.New("adopt", Page.Description)
-	if sibling.HandedBack(args, "ledger", "adopt") {
+	// A shell completing passes the command's name first ("adopt adopt
+	// CUR PREV"): that is no command line handed back.
+	if !cli.Completing() && sibling.HandedBack(args, "ledger", "adopt") {
 		// Started as tether-pg, which this is not: never hand on again.
 		return t.Fail(sibling.ErrHandedBack, spec.ExitNotRun)
 	}
@@ -52,6 +54,15 @@ func Main(args []string) int {
 			return code
 		}
 	}
+	// The router, as ledger's: before anything is checked, caught or
+	// opened, the program that serves the store runs this command line.
+	dir, err := location.ResolveHandedOff(string(g.Ledger))
+	if err != nil {
+		return t.Fail(err, spec.ExitNotRun)
+	}
+	if err := store.Route("adopt", dir, args); err != nil {
+		return t.Fail(err, spec.ExitNotRun)
+	}
 	argv := cli.CommandArgv(args, g.Cmd)
 	if len(argv) == 0 {
 		return t.Fail(errors.New("no command: want adopt ID [--] CMD [ARGS...]"), spec.ExitNotRun)
@@ -59,12 +70,11 @@ func Main(args []string) int {
 	if err := ledger.ValidID(g.ID); err != nil {
 		return t.Fail(err, spec.ExitNotRun)
 	}
-	return run(t.Tool, &g, argv, args)
+	return run(t.Tool, &g, dir, argv)
 }
 
-// run adopts and runs; args is the command line, for
-// sibling.ExecPostgres.
-func run(t *cli.Tool, g *grammar, argv, args []string) int {
+// run adopts the execution in the store at dir and runs argv.
+func run(t *cli.Tool, g *grammar, dir string, argv []string) int {
 	// Everything that can fail without side effects is checked before the
 	// adoption, so that a refusal leaves the execution fenced for another
 	// worker (or for recover) rather than adopted and unacknowledged.
@@ -73,30 +83,19 @@ func run(t *cli.Tool, g *grammar, argv, args []string) int {
 			return t.Fail(err, spec.ExitNotRun)
 		}
 	}
-	dir, err := location.ResolveHandedOff(string(g.Ledger))
-	if err != nil {
-		return t.Fail(err, spec.ExitNotRun)
-	}
 	if err := location.Check(dir, true); err != nil {
 		return t.Fail(err, spec.ExitUsage)
 	}
-	if location.IsPostgres(dir) {
-		if !location.PostgresLinked() {
-			// Not linked here: tether-pg runs this very command instead.
-			return t.Fail(sibling.ExecPostgres("adopt", args), spec.ExitNotRun)
-		}
-		if err := location.CheckLease(g.Lease.D(), g.Grace.D()); err != nil {
-			return t.Fail(errors.New(strings.TrimPrefix(err.Error(), ledger.ErrBadInput.Error()+": ")), spec.ExitUsage)
-		}
+	if err := location.CheckLeaseAt(dir, g.Lease.D(), g.Grace.D()); err != nil {
+		return t.Fail(errors.New(strings.TrimPrefix(err.Error(), ledger.ErrBadInput.Error()+": ")), spec.ExitUsage)
 	}
 	// An execution to adopt lives in an existing store: never create one.
 	if err := location.Exists(dir); err != nil {
 		return t.Fail(fmt.Errorf("ledger store %s: %w", location.Redact(dir), proc.UnwrapPath(err)), spec.ExitNotRun)
 	}
-	st, err := location.Open(dir, location.Options{Lease: g.Lease.D(), File: []filestore.Option{
-		filestore.LockTimeoutFlag(g.LockTimeout.Given, g.LockTimeout.D()), filestore.LockWarn(func(msg string) { t.Warnf("%s", msg) })}})
+	st, err := store.Open(t, dir, location.Options{Lease: g.Lease.D(), LockTimeout: g.LockTimeout.D(), LockTimeoutGiven: g.LockTimeout.Given})
 	if err != nil {
-		return t.Fail(err, notRunCode(err))
+		return t.Fail(err, store.NotRun(err))
 	}
 	defer st.Close()
 	if g.Keep < 0 {
@@ -134,14 +133,4 @@ func checkAckDir(path string) error {
 	f.Close()
 	os.Remove(f.Name())
 	return nil
-}
-
-// notRunCode is the exit code of a failure before CMD ran: 125 whatever
-// the store (a database that cannot be reached too), but 2 for a store
-// location that names none (location.Check).
-func notRunCode(err error) int {
-	if errors.Is(err, ledger.ErrBadInput) {
-		return spec.ExitUsage
-	}
-	return spec.ExitNotRun
 }

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
+	"github.com/tether-sh/tether/lib/cmd/internal/store"
 	"github.com/tether-sh/tether/lib/internal/argv"
-	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 
@@ -60,36 +60,37 @@ func Grammar() any { return new(grammar) }
 type invocation struct {
 	tool *cli.Tool
 	g    *grammar
-	args []string // the command line, for sibling.ExecPostgres
+	args []string // the command line, as given (cli.CommandArgv)
 }
 
 // open opens the store named by --ledger or the defaults.
 func (inv *invocation) open() (ledger.Ledger, error) { return inv.openWith(location.Options{}) }
 
 // openWith opens the store named by --ledger or the defaults with o (a
-// lease, read only); the file store's options come from the flags.
+// lease, read only); the lock's bound comes from the flags. The router
+// (run) made sure that this program serves it.
 func (inv *invocation) openWith(o location.Options) (ledger.Ledger, error) {
 	loc, err := inv.location()
 	if err != nil {
 		return nil, err
 	}
-	if location.IsPostgres(loc) && !location.PostgresLinked() {
-		// Not linked here: tether-pg runs this very command instead.
-		return nil, sibling.ExecPostgres("ledger", inv.args)
-	}
-	o.File = []filestore.Option{filestore.LockTimeoutFlag(inv.g.LockTimeout.Given, inv.g.LockTimeout.D()), filestore.LockWarn(func(msg string) { inv.tool.Warnf("%s", msg) })}
-	return location.Open(loc, o)
+	o.LockTimeout, o.LockTimeoutGiven = inv.g.LockTimeout.D(), inv.g.LockTimeout.Given
+	return store.Open(inv.tool, loc, o)
 }
 
 // location is the store --ledger or the defaults name.
 func (inv *invocation) location() (string, error) { return location.Resolve(string(inv.g.Ledger)) }
 
 // Main runs ledger with args (without the program name) and returns its
-// exit code. The command lines that the generated parser does not take
-// (--help, a usage error, a shell completing) need kong's model, which
-// this package does not link, so that no verb pays for it at start-up:
-// Main hands them to tether-pg, which links it (one exec, the same PID,
-// "tether-pg ledger ARGS"). MainWith explains them in process.
+// exit code. Before any subcommand runs and any signal is caught, the
+// router (run) decides which program serves the command line: this one,
+// or tether-pg (one exec, the same PID, "tether-pg ledger ARGS") for a
+// PostgreSQL store, whose driver this package does not link. --help and a
+// shell's completion are answered here, from tables generated from kong's
+// model (help_gen.go, complete_gen.go); a command line the generated
+// parser does not take (a usage error, a value it leaves to kong) is
+// parsed by kong's model in tether-pg, which links it, so that no verb
+// pays for kong at start-up. MainWith parses those in process.
 func Main(args []string) int { return MainWith(args, nil) }
 
 // Explainer parses a command line with kong's model into g, a *grammar
@@ -163,8 +164,23 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 	if code, done := t.LoneVersion(args); done {
 		return code
 	}
-	if code, done := fastRun(t, args); done {
-		return code
+	if explain == nil {
+		// Answered here, whatever the store: a shell completing (which
+		// passes the command's name as the first argument, never a
+		// command line to route), and --help.
+		if cli.Completing() {
+			return complete(t)
+		}
+		if code, done := help(t, args); done {
+			return code
+		}
+	}
+	var g grammar
+	if cmd, ok := cli.FastParse(argvGrammar, &g, args); ok {
+		if code, done := route(t, &g, args); done {
+			return code
+		}
+		return result(t, cmd.Run(&g, &invocation{tool: t, g: &g, args: args}))
 	}
 	if explain == nil {
 		if sibling.HandedBack(args, "ledger") {
@@ -172,7 +188,7 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 		}
 		return explainElsewhere(t, args)
 	}
-	var g grammar
+	g = grammar{}
 	cmd, code, done := explain(t, &g, args)
 	if done {
 		if code == spec.ExitUsage && checkUsage(args) {
@@ -180,18 +196,37 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 		}
 		return code
 	}
+	if code, done := route(t, &g, args); done {
+		return code
+	}
 	return result(t, cmd.Run(&invocation{tool: t, g: &g, args: args}))
 }
 
-// explainElsewhere execs tether-pg to explain args (see Main). It returns
-// only when tether-pg cannot be run, after one line on stderr (none for a
-// shell completing, whose prompt it would garble), with the exit code of
-// a usage error.
-func explainElsewhere(t *cli.Tool, args []string) int {
-	err := sibling.ExecExplain("ledger", args)
-	if cli.Completing() {
-		return spec.ExitOK
+// route is the router: with args parsed into g, and before any
+// subcommand runs or any signal is caught, it hands the command line to
+// the program that serves the store it names, if not this one
+// (store.Route). done reports that it could not, with the exit code:
+// 125 for run and spawn (CMD did not run), else 3. A location that
+// cannot be resolved is left to the subcommand to report.
+func route(t *cli.Tool, g *grammar, args []string) (code int, done bool) {
+	loc, err := location.Resolve(string(g.Ledger))
+	if err != nil {
+		return 0, false
 	}
+	if err := store.Route("ledger", loc, args); err != nil {
+		if RunsCommand(args) {
+			return t.Fail(err, spec.ExitNotRun), true
+		}
+		return t.Fail(err, store.ExitCode(err)), true
+	}
+	return 0, false
+}
+
+// explainElsewhere execs tether-pg to parse args with kong's model (see
+// Main). It returns only when tether-pg cannot be run, after one line on
+// stderr, with the exit code of a usage error.
+func explainElsewhere(t *cli.Tool, args []string) int {
+	err := sibling.Exec(location.PostgresBinary, "ledger", args)
 	t.Warnf("%v", err)
 	switch {
 	case checkUsage(args):
@@ -256,22 +291,7 @@ func result(t *cli.Tool, err error) int {
 }
 
 // exitCode maps lib/ledger's sentinels to the exit codes of CONTRACT.md §2.
-func exitCode(err error) int {
-	var ee *spec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		return ee.Code
-	case errors.Is(err, ledger.ErrBadID), errors.Is(err, ledger.ErrBadInput):
-		return spec.ExitUsage
-	case errors.Is(err, ledger.ErrCorrupt), errors.Is(err, ledger.ErrUnsafeStore):
-		return spec.ExitSystem
-	case errors.Is(err, ledger.ErrUnavailable):
-		return spec.ExitSystem
-	case errors.Is(err, ledger.ErrRefused), errors.Is(err, ledger.ErrNotFound):
-		return spec.ExitRefused
-	}
-	return spec.ExitSystem
-}
+func exitCode(err error) int { return store.ExitCode(err) }
 
 // ownerFlag is a --owner PID[@START] value.
 type ownerFlag struct {

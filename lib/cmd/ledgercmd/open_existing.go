@@ -2,7 +2,6 @@ package ledgercmd
 
 import (
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
@@ -14,45 +13,13 @@ import (
 // status does, until the store is closed: these commands only print, to a
 // stdout already open.
 func (inv *invocation) openExisting() (ledger.Ledger, error) {
-	loc, err := inv.location()
-	if err != nil {
-		return nil, err
-	}
-	restore := func() error { return nil }
-	if !location.IsPostgres(loc) {
-		if restore, err = filestore.ReadAsOwner(loc); err != nil {
-			return nil, err
-		}
-	}
-	st, err := inv.openWith(location.Options{Existing: true})
-	if err != nil {
-		if rerr := restore(); rerr != nil {
-			return nil, rerr
-		}
-		return nil, err
-	}
-	return asOwner{st, restore}, nil
-}
-
-// asOwner is a store read as its owner: closing it makes the process root
-// again.
-type asOwner struct {
-	ledger.Ledger
-	restore func() error
-}
-
-func (s asOwner) Close() error {
-	err := s.Ledger.Close()
-	if rerr := s.restore(); rerr != nil {
-		return rerr
-	}
-	return err
+	return inv.openWith(location.Options{Existing: true, AsOwner: true})
 }
 
 // jsonEacher is st's ledger.JSONEacher, if the store it opens has one.
 func jsonEacher(st ledger.Ledger) (ledger.JSONEacher, bool) {
-	if o, ok := st.(asOwner); ok {
-		st = o.Ledger
+	if o, ok := st.(interface{ Unwrap() ledger.Ledger }); ok {
+		st = o.Unwrap()
 	}
 	je, ok := st.(ledger.JSONEacher)
 	return je, ok

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-sh/tether/lib/cmd/internal/store"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 
@@ -191,11 +192,7 @@ func (c conflictExit) code() int {
 // reached or a missing tether-pg too: CMD did not run — or 2 for bad
 // input.
 func notRun(err error) error {
-	code := exitCode(err)
-	if code != spec.ExitUsage {
-		code = spec.ExitNotRun
-	}
-	return &spec.ExitError{Code: code, Err: err}
+	return &spec.ExitError{Code: store.NotRun(err), Err: err}
 }
 
 // checkLease refuses, on a PostgreSQL store (the only one that keeps
@@ -203,10 +200,10 @@ func notRun(err error) error {
 // before it runs out (location.CheckLease): a usage error.
 func (inv *invocation) checkLease(lease, grace time.Duration) error {
 	loc, err := inv.location()
-	if err != nil || !location.IsPostgres(loc) {
+	if err != nil {
 		return nil
 	}
-	if err := location.CheckLease(lease, grace); err != nil {
+	if err := location.CheckLeaseAt(loc, lease, grace); err != nil {
 		return spec.Errorf(spec.ExitUsage, "%s", strings.TrimPrefix(err.Error(), ledger.ErrBadInput.Error()+": "))
 	}
 	return nil

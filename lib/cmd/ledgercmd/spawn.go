@@ -70,12 +70,12 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	if c.Keep != defaultKeep {
 		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
 	}
-	if loc, err := inv.location(); err == nil && location.IsPostgres(loc) {
-		// Through the environment: a URL's password must not show in ps,
-		// nor reach the payload (adopt drops the variable from its
+	if loc, err := inv.location(); err == nil {
+		// A URL through the environment: its password must not show in
+		// ps, nor reach the payload (adopt drops the variable from its
 		// environment).
-		o.Env = []string{location.HandoffEnvVar + "=" + loc}
-		o.AdoptFlags = append(o.AdoptFlags, "--lease", c.Lease.D().String())
+		env, flags := location.Handoff(loc, c.Lease.D())
+		o.Env, o.AdoptFlags = env, append(o.AdoptFlags, flags...)
 	}
 	sp, refused, err := execution.SpawnJob(inv.tool.Warnf, st, o)
 	if refused != nil {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
@@ -52,24 +51,13 @@ func (c *statusCmd) Run(inv *invocation) error {
 // root on a file store another user owns, it reads with that user's rights
 // (filestore.ReadAsOwner) and is root again when it returns.
 func (inv *invocation) summaries(jobs ...string) ([]ledger.Summary, error) {
-	loc, err := inv.location()
+	st, err := inv.openWith(location.Options{Existing: true, AsOwner: true})
 	if err != nil {
 		return nil, err
 	}
-	restore := func() error { return nil }
-	if !location.IsPostgres(loc) {
-		if restore, err = filestore.ReadAsOwner(loc); err != nil {
-			return nil, err
-		}
-	}
-	var sums []ledger.Summary
-	st, err := inv.openWith(location.Options{Existing: true})
-	if err == nil {
-		sums, err = st.Summaries(jobs...)
-		st.Close()
-	}
-	if rerr := restore(); rerr != nil {
-		return nil, rerr
+	sums, err := st.Summaries(jobs...)
+	if cerr := st.Close(); cerr != nil && err == nil {
+		return nil, cerr
 	}
 	return sums, flatten(err)
 }

@@ -41,16 +41,81 @@ const EnvVar = ledger.EnvVar
 // the payload's environment (ledger.HandoffEnvVar).
 const HandoffEnvVar = ledger.HandoffEnvVar
 
-// Options say how to open a store.
+// Options say how to open a store: every tool's policy, which the store
+// it names applies or has no work for.
 type Options struct {
-	// File are the file store's options (lock timeout, warnings).
-	File []filestore.Option
+	// LockTimeout bounds the wait for the file store's lock, as the
+	// --lock-timeout flag does: the default bound unless LockTimeoutGiven,
+	// no bound for a given 0.
+	LockTimeout      time.Duration
+	LockTimeoutGiven bool
+	// Warn receives the line said after a second of waiting for the
+	// file store's lock (nil: nothing is said).
+	Warn func(msg string)
 	// Lease is the lease of owners recorded through a PostgreSQL store
 	// (0: none); the file store judges its owners by PID and keeps none.
 	Lease time.Duration
 	// Existing is for commands that only read: a store that does not
-	// exist is ledger.ErrNoStore, never created.
+	// exist is ledger.ErrNoStore, never created; a file store another
+	// user owns is opened read-only (filestore.OpenExisting).
 	Existing bool
+	// AsOwner, with Existing: root reads a file store another user owns
+	// with that user's rights (filestore.ReadAsOwner) until the store is
+	// closed. Only for a command that then only prints, to a stdout
+	// already open.
+	AsOwner bool
+}
+
+// fileOptions are the file store's options o names.
+func (o Options) fileOptions() []filestore.Option {
+	opts := []filestore.Option{filestore.LockTimeoutFlag(o.LockTimeoutGiven, o.LockTimeout)}
+	if o.Warn != nil {
+		opts = append(opts, filestore.LockWarn(o.Warn))
+	}
+	return opts
+}
+
+// ServedBy is the program that serves the store at loc when this one
+// cannot ("tether-pg" for a PostgreSQL location in a binary without the
+// driver), else "": the router of ledger and adopt asks it before
+// anything is parsed further, caught or opened.
+func ServedBy(loc string) string {
+	if IsPostgres(loc) && openPostgres == nil {
+		return PostgresBinary
+	}
+	return ""
+}
+
+// CheckLeaseAt is CheckLease for the store at loc: nil for a store that
+// keeps no leases (the file store judges its owners by PID).
+func CheckLeaseAt(loc string, lease, grace time.Duration) error {
+	if !IsPostgres(loc) {
+		return nil
+	}
+	return CheckLease(lease, grace)
+}
+
+// Handoff is what spawn hands its worker (adopt) so that it opens the
+// store at loc with lease: the worker's environment and flags. A folder
+// is named on the worker's command line already; any other location
+// goes through the environment (HandoffEnvVar), so that a URL's password
+// never shows in ps nor reaches the payload, with the lease it keeps.
+func Handoff(loc string, lease time.Duration) (env, flags []string) {
+	if !IsPostgres(loc) {
+		return nil, nil
+	}
+	return []string{HandoffEnvVar + "=" + loc}, []string{"--lease", lease.String()}
+}
+
+// Names lists the jobs and execution ids of the store at loc (only those
+// that may still be live when activeOnly), for a shell's completion:
+// read-only, never waiting for a lock nor creating anything; none for a
+// store that cannot be listed so cheaply (a database).
+func Names(loc string, activeOnly bool) (jobs, ids []string) {
+	if loc == "" || IsPostgres(loc) || IsURL(loc) {
+		return nil, nil
+	}
+	return filestore.Names(loc, activeOnly)
 }
 
 // CheckLease refuses (bad input: a usage error) a lease too short for
@@ -231,11 +296,42 @@ func Open(loc string, o Options) (ledger.Ledger, error) {
 		return nil, ErrNoPostgres
 	case IsPostgres(loc):
 		return openPostgres(loc, o)
+	case o.Existing && o.AsOwner:
+		restore, err := filestore.ReadAsOwner(loc)
+		if err != nil {
+			return nil, err
+		}
+		st, err := filestore.OpenExisting(loc, o.fileOptions()...)
+		if err != nil {
+			if rerr := restore(); rerr != nil {
+				return nil, rerr
+			}
+			return nil, err
+		}
+		return asOwner{st, restore}, nil
 	case o.Existing:
-		return filestore.OpenExisting(loc, o.File...)
+		return filestore.OpenExisting(loc, o.fileOptions()...)
 	}
-	return filestore.Open(loc, o.File...)
+	return filestore.Open(loc, o.fileOptions()...)
 }
+
+// asOwner is a store read as its owner (Options.AsOwner): closing it
+// makes the process root again.
+type asOwner struct {
+	ledger.Ledger
+	restore func() error
+}
+
+func (s asOwner) Close() error {
+	err := s.Ledger.Close()
+	if rerr := s.restore(); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+// Unwrap is the store read.
+func (s asOwner) Unwrap() ledger.Ledger { return s.Ledger }
 
 // Exists reports whether the store at loc exists, for a command (adopt)
 // that must never create one: a folder must exist; a database is asked

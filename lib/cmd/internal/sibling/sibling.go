@@ -1,11 +1,9 @@
 // Package sibling finds the programs installed beside this one (adopt for
-// ledger spawn, tether-pg for a PostgreSQL store and for ledger's help)
-// and execs tether-pg in this program's place.
+// ledger spawn, tether-pg for a PostgreSQL store) and execs one in this
+// program's place (lib/cmd/internal/store.Route decides when).
 //
 //	adopt, err := sibling.Find("adopt")
-//	if location.IsPostgres(loc) && !location.PostgresLinked() {
-//		return sibling.ExecPostgres("ledger", args) // returns only on failure
-//	}
+//	err := sibling.Exec("tether-pg", "ledger", args) // returns only on failure
 package sibling
 
 import (
@@ -25,7 +23,7 @@ import (
 
 // When the caller set a parent-death signal (setpriv --pdeathsig, prctl
 // PR_SET_PDEATHSIG), the main goroutine keeps the main thread, so that
-// ExecPostgres, called from it, execs from the thread the process started
+// Exec, called from it, execs from the thread the process started
 // on: the signal is that thread's, and an exec from any other thread would
 // drop it — the exec'd tether-pg would then outlive its parent. Without
 // one there is nothing to keep, and a locked main goroutine costs a
@@ -60,23 +58,29 @@ func Find(name string) (string, error) {
 	return p, nil
 }
 
-// ExecPostgres replaces this process with tether-pg running tool (ledger
-// or adopt) with args: "tether-pg TOOL ARGS...". The tool is named
+// Exec replaces this process with program (tether-pg) running tool
+// (ledger or adopt) with args: "tether-pg TOOL ARGS...". The tool is named
 // explicitly, never read from argv[0], which a symlink, an installed
 // name (tether-ledger) or exec -a can change. Call it from the main
-// goroutine, before anything is written or locked: the PID stays, so a
-// caller that recorded this process (spawn's ack, an owner) still names
-// it. It returns only if tether-pg cannot be run, with an error that is
-// ledger.ErrUnavailable.
-func ExecPostgres(tool string, args []string) error {
-	return execFull(tool, args, "PostgreSQL stores are served by")
-}
-
-// ExecExplain is ExecPostgres for a command line that tool's generated
-// parser does not take: tether-pg links kong's model of tool's grammar,
-// which prints --help and usage errors and completes a shell's line.
-func ExecExplain(tool string, args []string) error {
-	return execFull(tool, args, tool+"'s help and usage errors are printed by")
+// goroutine, before any signal is caught and anything written or locked:
+// the PID stays, so a caller that recorded this process (spawn's ack, an
+// owner) still names it. It returns only if program cannot be run, with
+// an error that is ledger.ErrUnavailable.
+func Exec(program, tool string, args []string) error {
+	what := "stores of this kind are served by"
+	if program == location.PostgresBinary {
+		what = "PostgreSQL stores are served by"
+	}
+	pg, err := Find(program)
+	if err != nil {
+		return unavailable(fmt.Sprintf("%s %s, which is neither beside this program nor on PATH", what, program))
+	}
+	// Exec keeps ignored only what this process ignores now: give the
+	// program back the signals its caller ignored, which the Go runtime
+	// here replaced by its handlers at start.
+	sigstate.Restore()
+	err = syscall.Exec(pg, append([]string{pg, tool}, args...), os.Environ())
+	return unavailable(fmt.Sprintf("%s %s, which cannot be run: %v", what, pg, err))
 }
 
 // HandedBack reports whether args, a ledger's or adopt's arguments, are
@@ -85,28 +89,15 @@ func ExecExplain(tool string, args []string) error {
 // with: then the program was started as tether-pg but is not it (a copy
 // of ledger, a link to it, a script that runs it), and must refuse rather
 // than hand the line on again, forever. ledger passes "ledger" ("ledger
-// adopt ID" is its own), adopt both.
+// adopt ID" is its own), adopt both. Only a command line that is to be
+// routed is asked: a shell completing passes the command's name as the
+// first argument (bash: "ledger ledger CUR PREV"), and is never routed.
 func HandedBack(args []string, words ...string) bool {
 	return len(args) > 0 && slices.Contains(words, args[0])
 }
 
 // ErrHandedBack is HandedBack's error: ledger.ErrUnavailable.
 var ErrHandedBack error = unavailable("this program was handed a command line for " + location.PostgresBinary + ", which it is not (a copy of ledger or adopt installed as " + location.PostgresBinary + ", or a link to one?)")
-
-// execFull execs tether-pg running tool with args; what says what it
-// was wanted for, in the error returned when it cannot be run.
-func execFull(tool string, args []string, what string) error {
-	pg, err := Find(location.PostgresBinary)
-	if err != nil {
-		return unavailable(fmt.Sprintf("%s %s, which is neither beside this program nor on PATH", what, location.PostgresBinary))
-	}
-	// Exec keeps ignored only what this process ignores now: give
-	// tether-pg back the signals its caller ignored, which the Go
-	// runtime here replaced by its handlers at start.
-	sigstate.Restore()
-	err = syscall.Exec(pg, append([]string{pg, tool}, args...), os.Environ())
-	return unavailable(fmt.Sprintf("%s %s, which cannot be run: %v", what, pg, err))
-}
 
 // unavailable is ledger.ErrUnavailable that reads as its message alone.
 type unavailable string

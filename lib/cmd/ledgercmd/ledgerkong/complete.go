@@ -7,7 +7,6 @@ import (
 	"github.com/posener/complete"
 
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
@@ -46,11 +45,7 @@ func statuses() []string {
 
 // names lists the store's jobs and ids; none when there is no store.
 func names(a complete.Args, activeOnly bool) (jobs, ids []string) {
-	dir := storeOf(a)
-	if dir == "" {
-		return nil, nil
-	}
-	return filestore.Names(dir, activeOnly)
+	return location.Names(storeOf(a), activeOnly)
 }
 
 // storeOf is the store directory the line being completed names, or ""
