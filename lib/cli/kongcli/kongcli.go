@@ -15,15 +15,10 @@
 package kongcli
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -207,46 +202,12 @@ func unknownCommand(parser *kong.Kong, ctx *kong.Context, err error) error {
 	return fmt.Errorf("unknown command %q%s; the commands are %s", word, hint, strings.Join(names, ", "))
 }
 
-// completeCommand completes a runner's CMD after "--" as bash completes
-// one after sudo or timeout: the command's name from the executables on
-// PATH, then nothing of the tool's own (the shell's default, file names,
-// takes over). It reports whether the line was one.
+// completeCommand completes a runner's CMD after "--" (cli.CompleteCommand).
 func (t *Tool) completeCommand(parser *kong.Kong) bool {
-	line := os.Getenv("COMP_LINE")
-	if p, err := strconv.Atoi(os.Getenv("COMP_POINT")); err == nil && p >= 0 && p <= len(line) {
-		line = line[:p]
-	}
-	words := strings.Fields(line)
-	current := ""
-	if len(words) > 0 && !strings.HasSuffix(line, " ") {
-		current, words = words[len(words)-1], words[:len(words)-1]
-	}
-	if len(words) == 0 {
+	if t.RunsCommand == nil {
 		return false
 	}
-	args := words[1:] // words[0] is the tool
-	dash := slices.Index(args, "--")
-	if dash < 0 || t.RunsCommand == nil || !t.RunsCommand(&kong.Context{Kong: parser}, args) {
-		return false
-	}
-	if dash != len(args)-1 || strings.Contains(current, "/") {
-		return true // CMD's arguments, or a path: the shell's file names
-	}
-	seen := map[string]bool{}
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		entries, _ := os.ReadDir(cmp.Or(dir, "."))
-		for _, e := range entries {
-			name := e.Name()
-			if seen[name] || !strings.HasPrefix(name, current) {
-				continue
-			}
-			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				seen[name] = true
-				fmt.Fprintln(t.Stdout, name)
-			}
-		}
-	}
-	return true
+	return cli.CompleteCommand(t.Stdout, func(args []string) bool { return t.RunsCommand(&kong.Context{Kong: parser}, args) })
 }
 
 // kongEnum is kong's message for a value outside a flag's enum.

@@ -1,6 +1,7 @@
 // Command tetherdoc writes what is made from each tool's manual.Page and
 // kong model: the package doc (lib/cmd/PKG/doc.go), the hot path's parser
-// tables (lib/cmd/PKG/argv_gen.go, see lib/internal/argv), the man pages
+// tables (lib/cmd/PKG/argv_gen.go, see lib/internal/argv), ledger's help
+// texts and completion tables (lib/cmd/ledgercmd/explain_gen.go), the man pages
 // and the shell completion files. PKG is the tool's package: the tool's
 // name (lib/cmd/adopt), but lib/cmd/ledgercmd for ledger, which would
 // otherwise share its name with the store's package lib/ledger. install.sh runs it for the man pages and
@@ -40,14 +41,17 @@ import (
 type tool struct {
 	page  manual.Page
 	model func() (*kong.Kong, error)
+	// help is the --help of a command path, for a tool that does not
+	// link kong and says it from explain_gen.go (ledger).
+	help func(path []string) (string, error)
 }
 
 var tools = []tool{
-	{ledgerkong.Page, ledgerkong.Model},
-	{adopt.Page, adopt.Model},
-	{watchpid.Page, watchpid.Model},
-	{stopbounded.Page, stopbounded.Model},
-	{reap.Page, reap.Model},
+	{ledgerkong.Page, ledgerkong.Model, ledgerkong.Help},
+	{adopt.Page, adopt.Model, nil},
+	{watchpid.Page, watchpid.Model, nil},
+	{stopbounded.Page, stopbounded.Model, nil},
+	{reap.Page, reap.Model, nil},
 }
 
 func main() {
@@ -95,6 +99,15 @@ func write(t tool, godoc, argvDir, man, comp, bindir string) error {
 		}
 		if err := os.WriteFile(filepath.Join(argvDir, pkgName(k), "argv_gen.go"), src, 0o644); err != nil {
 			return err
+		}
+		if t.help != nil {
+			src, err := argvgen.GenerateExplain(name, k, t.help)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(argvDir, pkgName(k), "explain_gen.go"), src, 0o644); err != nil {
+				return err
+			}
 		}
 	}
 	if man != "" {

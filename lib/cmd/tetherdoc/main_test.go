@@ -55,6 +55,21 @@ func TestArgvUpToDate(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s is stale; run: go run ./lib/cmd/tetherdoc -godoc lib/cmd -argv lib/cmd", path)
 		}
+		if tl.help == nil {
+			continue
+		}
+		// ledger's help texts and completion tables, from the same model.
+		want, err = argvgen.GenerateExplain(tl.page.Name, k, tl.help)
+		if err != nil {
+			t.Fatalf("GenerateExplain(%s) = %v", tl.page.Name, err)
+		}
+		path = filepath.Join("..", pkgName(k), "explain_gen.go")
+		if got, err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale; run: go run ./lib/cmd/tetherdoc -godoc lib/cmd -argv lib/cmd", path)
+		}
 	}
 }
 

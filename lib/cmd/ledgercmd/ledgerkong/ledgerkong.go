@@ -9,6 +9,9 @@
 package ledgerkong
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -51,4 +54,18 @@ func tool(t *cli.Tool) *kongcli.Tool {
 // Model returns kong's model of ledger's command line, as --help sees it.
 func Model() (*kong.Kong, error) {
 	return tool(cli.New(Page.Name, nil)).Model(ledgercmd.Grammar())
+}
+
+// Help returns the --help kong's model prints for the command path p
+// ("run", or none for ledger's own), for the ledger binary's generated
+// help texts (lib/cmd/ledgercmd/explain_gen.go).
+func Help(p []string) (string, error) {
+	var out, errs strings.Builder
+	t := cli.New(Page.Name, nil)
+	t.Stdout, t.Stderr = &out, &errs
+	var g = ledgercmd.Grammar()
+	if _, code, done := tool(t).Parse(g, append(append([]string(nil), p...), "--help")); !done || code != 0 {
+		return "", fmt.Errorf("kong printed no help (exit %d): %s", code, errs.String())
+	}
+	return out.String(), nil
 }
