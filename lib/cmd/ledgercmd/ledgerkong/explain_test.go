@@ -1,37 +1,78 @@
 package ledgerkong_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
-	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
 	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-// stdout runs main with the process's stdout captured, and returns what
-// it printed and its exit code.
-func stdout(t *testing.T, main func([]string) int, args []string) (string, int) {
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if dir, err := bins(); err == nil && dir != "" {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// bins builds ledger and tether-pg, once.
+var bins = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "explain")
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/tether-sh/tether/cmd/ledger", "github.com/tether-sh/tether/cmd/tether-pg").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return dir, nil
+})
+
+// ledgerBin and kongBin are the ledger binary, and ledger as kong's
+// model parses it (tether-pg ledger, which runs this package's Main).
+func ledgerBin(t *testing.T) []string {
+	dir, err := bins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{filepath.Join(dir, "ledger")}
+}
+
+func kongBin(t *testing.T) []string {
+	dir, err := bins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{filepath.Join(dir, "tether-pg"), "ledger"}
+}
+
+// stdout runs bin with args and returns what it printed on stdout and its
+// exit code; stderr must stay empty unless it failed.
+func stdout(t *testing.T, bin, args []string) (string, int) {
 	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "stdout")
-	if err != nil {
+	cmd := exec.Command(bin[0], append(bin[1:], args...)...)
+	var errs strings.Builder
+	cmd.Stderr = &errs
+	out, err := cmd.Output()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	saved := os.Stdout
-	os.Stdout = f
-	code := main(args)
-	os.Stdout = saved
-	b, err := os.ReadFile(f.Name())
-	if err != nil {
-		t.Fatal(err)
+	if code == 0 && errs.Len() > 0 {
+		t.Errorf("%s %q: stderr %q", bin, args, errs.String())
 	}
-	return string(b), code
+	return string(out), code
 }
 
 // TestCompleteMatchesKong: the ledger binary completes a command line
@@ -61,6 +102,7 @@ func TestCompleteMatchesKong(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	ledger, kong := ledgerBin(t), kongBin(t)
 	t.Setenv("PATH", path)
 	t.Setenv("TETHER_LEDGER", dir)
 	lines := []string{
@@ -79,18 +121,18 @@ func TestCompleteMatchesKong(t *testing.T) {
 		"ledger nosuch ", "ledger nosuch -", "ledger run backup x ", "ledger -h ", "ledger --help r", "ledger --version ",
 	}
 	// A few answers by heart: the two may not agree on nothing.
-	for line, want := range map[string]string{"ledger run b": "bakery backup", "ledger list --status=f": "failed", "ledger spawn --scope ": "auto never require", "ledger run backup -- b": "backup.sh"} {
+	for line, want := range map[string]string{"ledger run b": "backup bakery", "ledger list --status=f": "failed", "ledger spawn --scope ": "auto never require", "ledger run backup -- b": "backup.sh"} {
 		t.Setenv("COMP_LINE", line)
 		t.Setenv("COMP_POINT", "")
-		if got, _ := stdout(t, ledgercmd.Main, []string{"ledger", "", "ledger"}); sorted(got) != want {
+		if got, _ := stdout(t, ledger, []string{"ledger", "", "ledger"}); sorted(got) != want {
 			t.Errorf("COMP_LINE=%q: ledger completes %q; want %q", line, sorted(got), want)
 		}
 	}
 	for _, line := range lines {
 		t.Setenv("COMP_LINE", line)
 		t.Setenv("COMP_POINT", "")
-		got, gotCode := stdout(t, ledgercmd.Main, []string{"ledger", "", "ledger"})
-		want, wantCode := stdout(t, ledgerkong.Main, []string{"ledger", "", "ledger"})
+		got, gotCode := stdout(t, ledger, []string{"ledger", "", "ledger"})
+		want, wantCode := stdout(t, kong, []string{"ledger", "", "ledger"})
 		if g, w := sorted(got), sorted(want); g != w || gotCode != wantCode {
 			t.Errorf("COMP_LINE=%q: ledger completes %q (exit %d); kong %q (exit %d)", line, g, gotCode, w, wantCode)
 		}
@@ -111,14 +153,15 @@ func TestHelpMatchesKong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ledger, kong := ledgerBin(t), kongBin(t)
 	var lines [][]string
 	lines = append(lines, []string{"--help"}, []string{"-h"}, []string{"--help", "-h"})
 	for _, c := range k.Model.Children {
 		lines = append(lines, []string{c.Name, "--help"}, []string{c.Name, "-h"}, []string{"--help", c.Name}, []string{"-h", c.Name, "--help"})
 	}
 	for _, args := range lines {
-		got, gotCode := stdout(t, ledgercmd.Main, args)
-		want, wantCode := stdout(t, ledgerkong.Main, args)
+		got, gotCode := stdout(t, ledger, args)
+		want, wantCode := stdout(t, kong, args)
 		if got != want || gotCode != wantCode {
 			t.Errorf("ledger %s = %q, exit %d; kong prints %q, exit %d", strings.Join(args, " "), got, gotCode, want, wantCode)
 		}
