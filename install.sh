@@ -169,8 +169,8 @@ Description: crash-safe shell wrappers and cron jobs
  orphaned, is stopped within a bound, and leaves an honest durable record.
  .
  ledger (a durable execution ledger, with ledger run for cron lines),
- adopt, watchpid, stopbounded and reap; tether-pg is ledger and adopt with
- the PostgreSQL store and ledger's help linked in.
+ adopt, watchpid, stopbounded and reap; tether-pg serves PostgreSQL
+ stores: ledger and adopt with the database driver linked in.
 EOF
 	find "$root" -type d -exec chmod 0755 {} +
 	find "$root" -type f -exec chmod 0644 {} +
@@ -204,9 +204,10 @@ mkdir -p "$bindir"
 
 go run ./lib/cmd/tetherdoc -man "$tmp/man" -completion "$tmp/completion" -bindir "$PREFIX/bin"
 
-# tether-pg is ledger and adopt with the PostgreSQL store linked in, and
-# ledger's kong model: they hand it a postgres:// store's commands, ledger
-# its help and usage errors, and stay small and quick.
+# tether-pg serves PostgreSQL stores: ledger and adopt with the database
+# driver linked in (and ledger's kong model, for the usage errors its own
+# parser leaves to it); they hand it a postgres:// store's commands, and
+# stay small and quick.
 # -w drops the debug information; the symbol table stays (no -s): the
 # runners read the signals their caller ignored through it.
 for tool in $TOOLS tether-pg; do
@@ -232,7 +233,7 @@ share="$DESTDIR$PREFIX/share"
 cat >"$tmp/man/tether-pg.1" <<'EOF'
 .TH TETHER-PG 1 "" tether "User Commands"
 .SH NAME
-tether-pg \- ledger and adopt with the PostgreSQL store and ledger's help linked in
+tether-pg \- ledger and adopt for PostgreSQL stores
 .SH SYNOPSIS
 .B tether-pg
 .BR ledger | adopt
@@ -243,16 +244,15 @@ and
 .B adopt
 run
 .B tether-pg
-themselves (one exec, same PID) when their store is a
+themselves (one exec, same PID), before anything else, when their store
+is a
 .B postgres://
 URL, so that the file store's users never pay for the database driver's
 start-up; and
 .B ledger
-runs it for its
-.B \-\-help ,
-its usage errors and a shell's completion, so that no other command pays
-for the model they are made from. Nobody needs to call it by hand, though
-it works the same when called.
+runs it for a command line its own parser leaves to kong's model (a usage
+error), so that no other command pays for that model. Nobody needs to call
+it by hand, though it works the same when called.
 .B \-\-version
 and
 .B \-\-help

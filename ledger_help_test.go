@@ -13,12 +13,13 @@ import (
 )
 
 // TestLedgerHelpFromSibling: the ledger binary does not link kong, so that
-// no verb pays for it at start-up; a command line its generated parser
-// does not take (help, a usage error, a shell completing) is tether-pg's,
-// which answers it byte for byte as ledger would, with the same exit
-// code. Without tether-pg, ledger says so in one line and exits as a
-// usage error (125 for run, UNKNOWN for check), and every command line
-// the generated parser takes still runs.
+// no verb pays for it at start-up; its help and a shell's completion are
+// its own (generated from kong's model), a command line its generated
+// parser does not take (a usage error) is tether-pg's, which answers it
+// byte for byte as ledger would, with the same exit code. Without
+// tether-pg, help and completion still work, a usage error is said in one
+// line with its exit code (125 for run, UNKNOWN for check), and every
+// command line the generated parser takes still runs.
 func TestLedgerHelpFromSibling(t *testing.T) {
 	deps, err := exec.Command("go", "list", "-deps", "./cmd/ledger").Output()
 	if err != nil {
@@ -92,7 +93,7 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 
 	// A "tether-pg" that is ledger itself (a symlink, a copy) would be
 	// handed the line again and again: the ledger it starts refuses, with
-	// the code of tether-pg missing (3 for a database, 2 for help).
+	// the code of tether-pg missing (3 for a database, 2 for a usage error).
 	loop := t.TempDir()
 	if err := os.Link(filepath.Join(bin, "ledger"), filepath.Join(loop, "ledger")); err != nil {
 		t.Fatal(err)
@@ -103,7 +104,7 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 	for _, l := range []struct {
 		args []string
 		code int
-	}{{[]string{"--help"}, 2}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "list"}, 3}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "run", "j", "--", "true"}, 125}} {
+	}{{[]string{"--bogus"}, 2}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "list"}, 3}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "run", "j", "--", "true"}, 125}} {
 		args := l.args
 		cmd := exec.Command(filepath.Join(loop, "ledger"), args...)
 		var stderr strings.Builder
@@ -128,24 +129,26 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 	if err := os.Remove(filepath.Join(bin, "tether-pg")); err != nil {
 		t.Fatal(err)
 	}
-	// No tether-pg beside it, none on PATH: help and usage errors cannot
-	// be printed, and ledger says why.
+	// No tether-pg beside it, none on PATH: usage errors cannot be
+	// worded, and ledger says why; help and completion are its own.
 	noPath := []string{"PATH=" + t.TempDir()}
 	for _, l := range []struct {
 		args         []string
 		code         int
 		stdout, line string
 	}{
-		{[]string{"--help"}, 2, "", "ledger: ledger's help and usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
-		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: ledger's help and usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
-		{[]string{"check", "j", "--max-agee", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: ledger's help and usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: ledger's usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"check", "j", "--max-agee", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: ledger's usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
 	} {
 		if got := run(noPath, "ledger", l.args...); got != (result{l.stdout, l.line, l.code}) {
 			t.Errorf("without tether-pg, ledger %q = %+v; want %q on stdout, %q, exit %d", l.args, got, l.stdout, l.line, l.code)
 		}
 	}
-	if got := run(append(noPath, "COMP_LINE=ledger li", "COMP_POINT=9"), "ledger"); got != (result{}) {
-		t.Errorf("without tether-pg, completing = %+v; want nothing, exit 0 (stderr would garble the prompt)", got)
+	if got := run(noPath, "ledger", "run", "--help"); got.code != 0 || !strings.HasPrefix(got.stdout, "Usage: ledger run ") || got.stderr != "" {
+		t.Errorf("without tether-pg, ledger run --help = %+v; want its help, exit 0", got)
+	}
+	if got := run(append(noPath, "COMP_LINE=ledger li", "COMP_POINT=9"), "ledger", "ledger", "li", "ledger"); got != (result{stdout: "list\n"}) {
+		t.Errorf("without tether-pg, completing = %+v; want list, exit 0, nothing on stderr", got)
 	}
 	// What the generated parser takes runs as ever.
 	if got := run(noPath, "ledger", "--version"); got.code != 0 || !strings.HasPrefix(got.stdout, "ledger ") {

@@ -2,8 +2,9 @@
 // --help, --version, usage errors in tether's words with exit 2 (125 for a
 // runner), and a shell's completion. It is the part of lib/cli that links
 // kong, whose initialisation and reflection a tool pays for at every
-// start-up once it imports it: ledger's hot path does not (it parses with
-// the generated tables of lib/internal/argv and leaves every other
+// start-up once it imports it: ledger's binary does not (it parses with
+// the generated tables of lib/internal/argv, says its help and completes
+// from tables generated from its kong model, and leaves every other
 // command line to tether-pg, which links this), the other tools do.
 //
 //	t := kongcli.New("reap", Page.Description)

@@ -226,7 +226,7 @@ func route(t *cli.Tool, g *grammar, args []string) (code int, done bool) {
 // Main). It returns only when tether-pg cannot be run, after one line on
 // stderr, with the exit code of a usage error.
 func explainElsewhere(t *cli.Tool, args []string) int {
-	err := sibling.Exec(location.PostgresBinary, "ledger", args)
+	err := sibling.Exec(location.PostgresBinary, "ledger", args, "ledger's usage errors are printed by")
 	t.Warnf("%v", err)
 	switch {
 	case checkUsage(args):

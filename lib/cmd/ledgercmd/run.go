@@ -76,13 +76,18 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	if c.Wait.D() < 0 || c.Wait.D() > 0 && !c.Exclusive {
 		return spec.Errorf(spec.ExitUsage, "--wait waits for the live run of an --exclusive run: give --exclusive too")
 	}
-	sigs := execution.CatchSignals()
-	defer sigs.Stop()
+	// The store is opened before any signal is caught: a TERM while it
+	// opens (a database connecting, a store migrated under its lock)
+	// ends ledger run at once, nothing claimed nor run, rather than wait
+	// in the catcher until the open is done. From here on, one that
+	// comes before the claim ends the held start (runner.HeldStop).
 	st, err := inv.openWith(location.Options{Lease: c.Lease.D()})
 	if err != nil {
 		return notRun(err)
 	}
 	defer st.Close()
+	sigs := execution.CatchSignals()
+	defer sigs.Stop()
 	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: c.claim()}
 	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
 	until := time.Now().Add(c.Wait.D())

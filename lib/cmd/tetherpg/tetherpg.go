@@ -1,13 +1,14 @@
-// Package tetherpg is tether-pg: ledger and adopt with the PostgreSQL
-// store linked in, and ledger's kong model. ledger and adopt exec it in
-// their place (sibling.ExecPostgres) for a command whose store is a
+// Package tetherpg is tether-pg: ledger and adopt for a PostgreSQL store,
+// with the database driver linked in. The router of ledger and adopt
+// (lib/cmd/internal/store.Route) execs it in their place, before any
+// subcommand runs or signal is caught, for a command whose store is a
 // postgres:// location ("tether-pg ledger ARGS...", "tether-pg adopt
-// ARGS..."), so that their own start-up never pays for the database
-// driver's initialisation (TLS, x509, net); ledger execs it too
-// (sibling.ExecExplain) for a command line its generated parser does not
-// take — --help, a usage error, a shell completing — so that it never
-// pays for kong's. It is installed next to them; nobody needs to call it
-// by hand, though it works the same when called.
+// ARGS..."), so that their own start-up never pays for the driver's
+// initialisation (TLS, x509, net). It links ledger's kong model too:
+// ledger hands it a command line its generated parser leaves to kong (a
+// usage error). ledger's --help and completion are ledger's own. It is
+// installed next to them; nobody needs to call it by hand, though it
+// works the same when called.
 //
 //	tether-pg ledger --ledger postgres:///jobs?host=/run/postgresql run nightly -- ./nightly.sh
 package tetherpg
@@ -46,10 +47,12 @@ func Main(args []string) int {
 
 const help = `Usage: tether-pg ledger|adopt [ARGS...]
 
-ledger and adopt with the PostgreSQL store linked in, and ledger's help.
-ledger and adopt run it themselves (one exec, same PID) when their store
-is a postgres:// URL, and ledger for its --help and usage errors; nobody
-needs to call it by hand, though it works the same when called:
+tether-pg serves PostgreSQL stores: it is ledger and adopt with the
+database driver linked in. ledger and adopt run it themselves (one exec,
+same PID) when their store is a postgres:// URL, before anything else,
+and ledger for a command line its own parser leaves to kong's (a usage
+error); nobody needs to call it by hand, though it works the same when
+called:
 
   tether-pg ledger --ledger 'postgres:///jobs?host=/run/postgresql' latest nightly
 

@@ -65,12 +65,9 @@ func Find(name string) (string, error) {
 // goroutine, before any signal is caught and anything written or locked:
 // the PID stays, so a caller that recorded this process (spawn's ack, an
 // owner) still names it. It returns only if program cannot be run, with
-// an error that is ledger.ErrUnavailable.
-func Exec(program, tool string, args []string) error {
-	what := "stores of this kind are served by"
-	if program == location.PostgresBinary {
-		what = "PostgreSQL stores are served by"
-	}
+// an error that is ledger.ErrUnavailable and says what program was
+// wanted for ("PostgreSQL stores are served by").
+func Exec(program, tool string, args []string, what string) error {
 	pg, err := Find(program)
 	if err != nil {
 		return unavailable(fmt.Sprintf("%s %s, which is neither beside this program nor on PATH", what, program))

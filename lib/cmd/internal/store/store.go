@@ -35,7 +35,7 @@ func Route(tool, loc string, args []string) error {
 	if bin == "" {
 		return nil
 	}
-	return sibling.Exec(bin, tool, args)
+	return sibling.Exec(bin, tool, args, "PostgreSQL stores are served by")
 }
 
 // Open opens the store at loc for tool t with o; the lock's waiting is

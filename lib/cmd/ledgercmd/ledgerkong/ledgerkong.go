@@ -1,9 +1,11 @@
 // Package ledgerkong is ledger with kong's model of its command line
 // linked in: --help, usage errors in tether's words, a shell's completion,
-// and the man page and package doc made from Page. The ledger binary
-// (lib/cmd/ledgercmd.Main) does not link it, so that its start-up never
-// pays for kong; it execs tether-pg, which runs Main, for a command line
-// its generated parser does not take. lib.Tools runs Main in process.
+// and the man page, package doc and the ledger binary's help texts and
+// completion tables (lib/cmd/ledgercmd/explain_gen.go) made from Page and
+// the model. The ledger binary (lib/cmd/ledgercmd.Main) does not link it,
+// so that its start-up never pays for kong; it execs tether-pg, which runs
+// Main, for a command line its generated parser leaves to kong (a usage
+// error). lib.Tools runs Main in process.
 //
 //	os.Exit(ledgerkong.Main(os.Args[1:]))
 package ledgerkong
