@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCompletionInstalled: bash completes every tool as installed by
@@ -61,6 +62,7 @@ func TestCompletionInstalled(t *testing.T) {
 	} else {
 		t.Log("no dpkg-deb: the .deb is not tested")
 	}
+	interactive(t, filepath.Join(prefix, "bin"), completions["install.sh"])
 	store := filepath.Join(t.TempDir(), "store")
 	cases := []struct {
 		tool, line string
@@ -117,6 +119,56 @@ func TestCompletionInstalled(t *testing.T) {
 			}
 			if err != nil || stderr.Len() > 0 {
 				t.Errorf("%s: bash completing %q: %v, stderr %q; want exit 0 and nothing on stderr", name, c.line, err, stderr.String())
+			}
+		}
+	}
+}
+
+// interactive types into a real interactive bash under tmux, with the
+// install's completion files sourced, a line and TAB, and checks what bash
+// made of the line: the word completed, nothing else on the screen (tmux's
+// capture drops the space bash adds after it).
+func interactive(t *testing.T, bin, completions string) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Log("no tmux: no interactive bash")
+		return
+	}
+	sock := "tether-completion-" + strconv.Itoa(os.Getpid())
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %q: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	home := t.TempDir()
+	tmux("-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "40", "-s", "c",
+		"env", "-i", "HOME="+home, "TERM=xterm", "PATH="+bin+":/usr/bin:/bin", "PS1=$ ", "bash", "--norc", "--noprofile", "-i")
+	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	tmux("send-keys", "-t", "c", "for f in "+completions+"/*; do source $f; done; clear", "Enter")
+	for _, c := range []struct{ typed, want string }{
+		{"ledger ru", "$ ledger run "},
+		{"ledger run --ever", "$ ledger run --every "},
+		{"adopt --lea", "$ adopt --lease "},
+		{"stopbounded --tre", "$ stopbounded --tree "},
+		{"watchpid --time", "$ watchpid --timeout "},
+		{"reap --vers", "$ reap --version "},
+	} {
+		tmux("send-keys", "-t", "c", c.typed, "Tab")
+		screen := ""
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			screen = strings.TrimRight(tmux("capture-pane", "-p", "-t", "c"), "\n ")
+			if strings.HasSuffix(screen, strings.TrimSpace(c.want)) {
+				break
+			}
+		}
+		if strings.TrimSpace(screen) != strings.TrimSpace(c.want) {
+			t.Errorf("bash -i: typed %q and TAB: the screen reads %q; want %q alone", c.typed, screen, c.want)
+		}
+		tmux("send-keys", "-t", "c", "C-u", "clear", "Enter")
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if strings.TrimSpace(tmux("capture-pane", "-p", "-t", "c")) == "$" {
+				break
 			}
 		}
 	}
