@@ -175,12 +175,11 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 			return code
 		}
 	}
-	var g grammar
-	if cmd, ok := cli.FastParse(argvGrammar, &g, args); ok {
-		if code, done := route(t, &g, args); done {
+	if cmd, g, ok := fastParse(args); ok {
+		if code, done := route(t, g, args); done {
 			return code
 		}
-		return result(t, cmd.Run(&g, &invocation{tool: t, g: &g, args: args}))
+		return result(t, cmd.Run(g, &invocation{tool: t, g: g, args: args}))
 	}
 	if explain == nil {
 		if sibling.HandedBack(args, "ledger") {
@@ -188,7 +187,7 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 		}
 		return explainElsewhere(t, args)
 	}
-	g = grammar{}
+	var g grammar
 	cmd, code, done := explain(t, &g, args)
 	if done {
 		if code == spec.ExitUsage && checkUsage(args) {

@@ -2,6 +2,7 @@ package ledgercmd
 
 import (
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/internal/argv"
 )
 
 // The accelerator of the command line: cli.FastParse, which
@@ -12,14 +13,12 @@ import (
 // kong parses, into the same grammar struct, which TestArgvMatchesKong and
 // FuzzArgv check; the scenario suite runs with and without it.
 
-// fastRun parses args without building kong's model and runs the command
-// they select, when the generated parser is sure of them; done is false
-// when kong must parse them (help, errors, completion).
-func fastRun(t *cli.Tool, args []string) (code int, done bool) {
-	var g grammar
-	cmd, ok := cli.FastParse(argvGrammar, &g, args)
-	if !ok {
-		return 0, false
-	}
-	return result(t, cmd.Run(&g, &invocation{tool: t, g: &g, args: args})), true
+// fastParse parses args without kong's model, when the generated parser
+// is sure of them, into g, and returns the command they select; ok is
+// false when kong must parse them (an error, a value the tables leave to
+// kong, the shortcut turned off).
+func fastParse(args []string) (cmd *argv.Node[grammar, *invocation], g *grammar, ok bool) {
+	g = new(grammar)
+	cmd, ok = cli.FastParse(argvGrammar, g, args)
+	return cmd, g, ok
 }
