@@ -87,7 +87,7 @@ func (inv *invocation) location() (string, error) { return location.Resolve(stri
 // or tether-pg (one exec, the same PID, "tether-pg ledger ARGS") for a
 // PostgreSQL store, whose driver this package does not link. --help and a
 // shell's completion are answered here, from tables generated from kong's
-// model (help_gen.go, complete_gen.go); a command line the generated
+// model (explain_gen.go); a command line the generated
 // parser does not take (a usage error, a value it leaves to kong) is
 // parsed by kong's model in tether-pg, which links it, so that no verb
 // pays for kong at start-up. MainWith parses those in process.
@@ -205,14 +205,19 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 // subcommand runs or any signal is caught, it hands the command line to
 // the program that serves the store it names, if not this one
 // (store.Route). done reports that it could not, with the exit code:
-// 125 for run and spawn (CMD did not run), else 3. A location that
-// cannot be resolved is left to the subcommand to report.
+// 125 for run and spawn (CMD did not run), else 3, which check says as a
+// monitoring plugin does (UNKNOWN on stdout), as for any store it cannot
+// read. A location that cannot be resolved is left to the subcommand to
+// report.
 func route(t *cli.Tool, g *grammar, args []string) (code int, done bool) {
 	loc, err := location.Resolve(string(g.Ledger))
 	if err != nil {
 		return 0, false
 	}
 	if err := store.Route("ledger", loc, args); err != nil {
+		if subcommand(args) == "check" {
+			return result(t, checkReport(t.Stdout, checkUnknown, "cannot read the store: "+oneLine(err.Error()), "")), true
+		}
 		if RunsCommand(args) {
 			return t.Fail(err, spec.ExitNotRun), true
 		}
