@@ -13,13 +13,14 @@ import (
 )
 
 // TestLedgerHelpFromSibling: the ledger binary does not link kong, so that
-// no verb pays for it at start-up; its help and a shell's completion are
-// its own (generated from kong's model), a command line its generated
-// parser does not take (a usage error) is tether-pg's, which answers it
-// byte for byte as ledger would, with the same exit code. Without
-// tether-pg, help and completion still work, a usage error is said in one
-// line with its exit code (125 for run, UNKNOWN for check), and every
-// command line the generated parser takes still runs.
+// no verb pays for it at start-up; its help, a shell's completion and an
+// unknown flag or command are its own (generated from kong's model); any
+// other command line its generated parser does not take (a refused value,
+// a missing argument) is tether-pg's, which answers it byte for byte as
+// ledger would, with the same exit code. Without tether-pg, help,
+// completion and those usage errors still work, the others are said in
+// one line with their exit code (125 for run, UNKNOWN for check), and
+// every command line the generated parser takes still runs.
 func TestLedgerHelpFromSibling(t *testing.T) {
 	deps, err := exec.Command("go", "list", "-deps", "./cmd/ledger").Output()
 	if err != nil {
@@ -104,7 +105,7 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 	for _, l := range []struct {
 		args []string
 		code int
-	}{{[]string{"--bogus"}, 2}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "list"}, 3}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "run", "j", "--", "true"}, 125}} {
+	}{{[]string{"claim"}, 2}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "list"}, 3}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "run", "j", "--", "true"}, 125}} {
 		args := l.args
 		cmd := exec.Command(filepath.Join(loop, "ledger"), args...)
 		var stderr strings.Builder
@@ -129,16 +130,20 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 	if err := os.Remove(filepath.Join(bin, "tether-pg")); err != nil {
 		t.Fatal(err)
 	}
-	// No tether-pg beside it, none on PATH: usage errors cannot be
-	// worded, and ledger says why; help and completion are its own.
+	// No tether-pg beside it, none on PATH: an unknown flag or command,
+	// help and completion are ledger's own; the usage errors it leaves to
+	// kong cannot be worded, and ledger says why.
 	noPath := []string{"PATH=" + t.TempDir()}
 	for _, l := range []struct {
 		args         []string
 		code         int
 		stdout, line string
 	}{
-		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: ledger's usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
-		{[]string{"check", "j", "--max-agee", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: ledger's usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"run", "j", "--every", "x", "--", "true"}, 125, "", "ledger: ledger's usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"check", "j"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: ledger's usage errors are printed by tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: unknown flag --dedline, did you mean \"--deadline\"?\n"},
+		{[]string{"check", "j", "--max-agee", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: unknown flag --max-agee, did you mean \"--max-age\"?\n"},
+		{[]string{"frobnicate"}, 2, "", "ledger: unknown command \"frobnicate\"; the commands are claim, fence, adopt, start, finish, beat, recover, show, latest, list, prune, run, spawn, output, status, check, metrics\n"},
 	} {
 		if got := run(noPath, "ledger", l.args...); got != (result{l.stdout, l.line, l.code}) {
 			t.Errorf("without tether-pg, ledger %q = %+v; want %q on stdout, %q, exit %d", l.args, got, l.stdout, l.line, l.code)

@@ -238,3 +238,6 @@ func CompleteCommand(w io.Writer, runsCommand func(args []string) bool) bool {
 	}
 	return true
 }
+
+// Child is n's command named name, or nil.
+func (n *CompleteNode) Child(name string) *CompleteNode { return n.child(name) }

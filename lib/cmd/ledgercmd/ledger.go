@@ -185,6 +185,10 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 		if sibling.HandedBack(args, "ledger") {
 			return handedBack(t, args)
 		}
+		if msg, ok := usageError(args); ok {
+			t.Warnf("%s", msg)
+			return usageCode(t, args)
+		}
 		return explainElsewhere(t, args)
 	}
 	var g grammar
@@ -259,6 +263,18 @@ func handedBack(t *cli.Tool, args []string) int {
 		return spec.ExitSystem
 	case checkUsage(rest):
 		return checkUsageUnknown(t)
+	}
+	return spec.ExitUsage
+}
+
+// usageCode is the exit code of a usage error in args, as kongcli picks
+// it: 125 for run and spawn, UNKNOWN for check (said on stdout), else 2.
+func usageCode(t *cli.Tool, args []string) int {
+	switch {
+	case checkUsage(args):
+		return checkUsageUnknown(t)
+	case RunsCommand(args):
+		return spec.ExitNotRun
 	}
 	return spec.ExitUsage
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
@@ -166,4 +168,81 @@ func TestHelpMatchesKong(t *testing.T) {
 			t.Errorf("ledger %s = %q, exit %d; kong prints %q, exit %d", strings.Join(args, " "), got, gotCode, want, wantCode)
 		}
 	}
+}
+
+// TestUsageErrorsMatchKong: the usage errors the ledger binary words
+// itself (an unknown flag, an unknown command: lib/cmd/ledgercmd's
+// usage.go) read and exit as kong's (tether-pg ledger), word for word,
+// over a corpus: every flag of every command mistyped (a letter dropped,
+// two swapped) where that command takes it, every command mistyped. The
+// ledger binary runs without tether-pg beside it or on PATH, so that
+// what it cannot word itself shows; the lines it leaves to kong are
+// compared with tether-pg present.
+func TestUsageErrorsMatchKong(t *testing.T) {
+	kongCmd := kongBin(t)
+	alone := filepath.Join(t.TempDir(), "ledger")
+	if err := os.Link(ledgerBin(t)[0], alone); err != nil {
+		t.Fatal(err)
+	}
+	k, err := ledgerkong.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	typos := func(w string) []string {
+		w = strings.TrimLeft(w, "-")
+		out := []string{w[:len(w)-1]}
+		if len(w) > 3 {
+			out = append(out, w[:1]+w[2:3]+w[1:2]+w[3:])
+		}
+		return out
+	}
+	var lines [][]string
+	for _, c := range k.Model.Children {
+		for _, typo := range typos(c.Name) {
+			if k.Model.Children[0].Name != typo {
+				lines = append(lines, []string{typo}, []string{"--json", typo, "x"})
+			}
+		}
+		for _, f := range append(append([]*kong.Flag(nil), c.Flags...), k.Model.Flags...) {
+			for _, typo := range typos(f.Name) {
+				lines = append(lines, []string{c.Name, "--" + typo}, []string{c.Name, "x", "--" + typo, "1"}, []string{"--" + typo, c.Name})
+			}
+		}
+		lines = append(lines, []string{c.Name, "-q"}, []string{c.Name, "x", "y", "z"})
+	}
+	lines = append(lines, []string{"list", "-xy"}, []string{"finish", "x", "--status", "bad", "--b"}, []string{"claim", "j", "x"},
+		[]string{"--lock-timeout", "3s", "stauts"}, []string{"run", "j", "--every", "1h", "--exclusve", "--", "true"})
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("TETHER_LEDGER", filepath.Join(t.TempDir(), "store"))
+	said := 0
+	for _, args := range lines {
+		want, wantCode := both(t, kongCmd, args)
+		got, gotCode := both(t, []string{alone}, args)
+		if strings.Contains(got, "usage errors are printed by tether-pg") {
+			got, gotCode = both(t, ledgerBin(t), args)
+		} else {
+			said++
+		}
+		if got != want || gotCode != wantCode {
+			t.Errorf("ledger %q says %q, exit %d; kong says %q, exit %d", args, got, gotCode, want, wantCode)
+		}
+	}
+	if said < len(lines)*3/4 {
+		t.Errorf("ledger worded %d of %d usage errors itself; want most", said, len(lines))
+	}
+	t.Logf("%d bad command lines, %d worded by ledger itself", len(lines), said)
+}
+
+// both runs bin with args and returns its stdout and stderr, and its exit code.
+func both(t *testing.T, bin, args []string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin[0], append(bin[1:], args...)...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
 }
