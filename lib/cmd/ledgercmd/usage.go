@@ -9,8 +9,9 @@ import (
 	"github.com/tether-sh/tether/lib/internal/argv"
 )
 
-// The usage errors ledger words itself, without kong: an unknown flag
-// and an unknown command, the typos a user makes, each found by kong's
+// The usage errors ledger words itself, without kong: an unknown flag, an
+// unknown command and a flag whose value is missing at the end of the
+// line, the slips a user makes, each found by kong's
 // own walk (lib/internal/argv's tables, which take what kong takes) and
 // worded as kong and lib/cli/kongcli word it, with kong's "did you mean"
 // (the candidates are the model's, from explain_gen.go). Any other error
@@ -44,6 +45,9 @@ func usageError(args []string) (msg string, ok bool) {
 				}
 				return unknownFlag(namesPath, name), true
 			}
+			if !hasValue && !f.Switch && i == len(args)-1 {
+				return missingValue(f), true
+			}
 			if hasValue || !f.Switch && !takeValue(&g, f, args, &i) {
 				return "", false
 			}
@@ -58,6 +62,9 @@ func usageError(args []string) (msg string, ok bool) {
 					return "", false
 				}
 				return unknownFlag(namesPath, a[:2]), true
+			}
+			if len(a) == 2 && !f.Switch && i == len(args)-1 {
+				return missingValue(f), true
 			}
 			if len(a) != 2 || !f.Switch && !takeValue(&g, f, args, &i) {
 				return "", false
@@ -116,6 +123,12 @@ func takeValue(g *grammar, f *argv.Flag[grammar], args []string, i *int) bool {
 	}
 	*i++
 	return true
+}
+
+// missingValue is kong's error for a flag that ends the line without its
+// value, as kongcli words it (the flag by its long name, however given).
+func missingValue(f *argv.Flag[grammar]) string {
+	return "--" + f.Names[0] + ": missing its value"
 }
 
 // inModel reports whether a flag the tables leave out is in the model.

@@ -20,10 +20,12 @@ func TestUsageErrorLeavesToKong(t *testing.T) {
 		{[]string{"claim"}, ""},                               // a missing argument: kong checks it after the walk
 		{[]string{"run", "j", "--every", "x", "--bogus"}, ""}, // a refused value comes first
 		{[]string{"run", "j", "--every", "--bogus"}, ""},      // a missing value comes first
-		{[]string{"--ledger"}, ""},                            // a missing value
-		{[]string{"run", "j", "true", "--bogus"}, ""},         // CMD's
-		{[]string{"list", "--", "x"}, ""},                     // after --
-		{[]string{"--help", "--bogus"}, ""},                   // kong's own flags
+		{[]string{"--ledger"}, "--ledger: missing its value"},
+		{[]string{"metrics", "-o"}, "--output: missing its value"},
+		{[]string{"list", "--json", "--field"}, "--field: missing its value"},
+		{[]string{"run", "j", "true", "--bogus"}, ""}, // CMD's
+		{[]string{"list", "--", "x"}, ""},             // after --
+		{[]string{"--help", "--bogus"}, ""},           // kong's own flags
 		{[]string{"--version", "--bogus"}, ""},
 		{[]string{"run", "j", "--json=1", "--bogus"}, ""}, // a switch given a value
 		{[]string{"-1"}, ""},                              // not a letter

@@ -209,6 +209,15 @@ func TestUsageErrorsMatchKong(t *testing.T) {
 			}
 		}
 		lines = append(lines, []string{c.Name, "-q"}, []string{c.Name, "x", "y", "z"})
+		for _, f := range c.Flags {
+			if f.IsBool() {
+				continue
+			}
+			lines = append(lines, []string{c.Name, "--" + f.Name}, []string{"--json", c.Name, "x", "--" + f.Name})
+			if f.Short != 0 {
+				lines = append(lines, []string{c.Name, "-" + string(f.Short)})
+			}
+		}
 	}
 	lines = append(lines, []string{"list", "-xy"}, []string{"finish", "x", "--status", "bad", "--b"}, []string{"claim", "j", "x"},
 		[]string{"--lock-timeout", "3s", "stauts"}, []string{"run", "j", "--every", "1h", "--exclusve", "--", "true"})
