@@ -87,8 +87,9 @@ func (inv *invocation) location() (string, error) { return location.Resolve(stri
 // or tether-pg (one exec, the same PID, "tether-pg ledger ARGS") for a
 // PostgreSQL store, whose driver this package does not link. --help and a
 // shell's completion are answered here, from tables generated from kong's
-// model (explain_gen.go); a command line the generated
-// parser does not take (a usage error, a value it leaves to kong) is
+// model (explain_gen.go), and so are an unknown flag or command and a
+// last flag without its value (usage.go); any other command line the
+// generated parser does not take (a refused value, a missing argument) is
 // parsed by kong's model in tether-pg, which links it, so that no verb
 // pays for kong at start-up. MainWith parses those in process.
 func Main(args []string) int { return MainWith(args, nil) }

@@ -8,8 +8,8 @@
 //     no shortcut but the only parser in the process: kong is not linked
 //     there, kong's model stays the grammar's source at build time, and
 //     the slow path it stands for is kong's parse in tether-pg, where
-//     ledger hands a line the tables do not take (a usage error) and,
-//     with this shortcut off, every line. In adopt, watchpid, stopbounded
+//     ledger hands a line the tables do not take (a usage error it does
+//     not word itself) and, with this shortcut off, every line. In adopt, watchpid, stopbounded
 //     and reap it stands for kong's parse in process. Proof:
 //     TestArgvMatchesKong and FuzzArgv (per tool and on argvtest/toy),
 //     TestScriptsNoShortcuts. Saving: `ledger run`'s start 2.0-2.2 ms
@@ -27,10 +27,11 @@
 //     kong it saves less than a user notices (`adopt --version` 4.2 ms
 //     against 4.5 ms) and is kept only because it is ledger's code too.
 //
-// ledger's --help and completion are not shortcuts: they have no slow
-// path in the ledger binary (tables generated from the kong model,
-// lib/cmd/ledgercmd/explain_gen.go, which TestHelpMatchesKong and
-// TestCompleteMatchesKong compare with kong's own answers).
+// ledger's --help, completion and the usage errors it words itself are
+// not shortcuts: they have no slow path in the ledger binary (tables
+// generated from the kong model, lib/cmd/ledgercmd/explain_gen.go, which
+// TestHelpMatchesKong, TestCompleteMatchesKong and
+// TestUsageErrorsMatchKong compare with kong's own answers).
 //   - canonical-codec (CanonicalCodec): records encoded and read back
 //     without encoding/json's reflection when they are in canonical form
 //     (lib/ledger: Encode, Decode, EncodeDelta, ApplyDelta, MarshalJSON).

@@ -5,7 +5,7 @@
 // the model. The ledger binary (lib/cmd/ledgercmd.Main) does not link it,
 // so that its start-up never pays for kong; it execs tether-pg, which runs
 // Main, for a command line its generated parser leaves to kong (a usage
-// error). lib.Tools runs Main in process.
+// error it does not word itself). lib.Tools runs Main in process.
 //
 //	os.Exit(ledgerkong.Main(os.Args[1:]))
 package ledgerkong
