@@ -251,7 +251,7 @@ URL, so that the file store's users never pay for the database driver's
 start-up; and
 .B ledger
 runs it for a command line its own parser leaves to kong's model (some usage
-error), so that no other command pays for that model. Nobody needs to call
+errors), so that no other command pays for that model. Nobody needs to call
 it by hand, though it works the same when called.
 .B \-\-version
 and
