@@ -26,7 +26,8 @@ import (
 // stops the run before CMD runs, or forwards it to CMD. The TERMs are
 // spread over the first 0-40 ms (stand-in) or 0-100 ms (real) of 400 runs each, with a stand-in
 // tether-pg (which runs CMD at once: no database, only the hand-off) and
-// with the real one. A run is judged by what it left: CMD writes a file
+// with the real one (spread over longer when a run takes longer to start
+// here). A run is judged by what it left: CMD writes a file
 // first, then sleeps 5 s; a run that exits 0 ignored the TERM, one whose
 // file appears only after it exited ran CMD after it stopped. (A TERM
 // before the tool catches any is a death by TERM, as for any program.)
@@ -59,8 +60,14 @@ func TestTermWindowPostgres(t *testing.T) {
 }
 
 // termWindow runs n ledger runs on store, sending each a TERM after
-// i*spread/n, and judges them (see TestTermWindowPostgres).
+// i*spread/n, and judges them (see TestTermWindowPostgres). The spread is
+// at least 1.5 times as long as a run takes to start CMD here and now
+// (measured first), so that a loaded machine's slower start is covered
+// to its end.
 func termWindow(t *testing.T, ledger, store, dir string, n int, spread time.Duration) {
+	startTime(t, ledger, store, dir, "cold") // a new database's schema is made by the first claim
+	spread = max(spread, startTime(t, ledger, store, dir, "warm")*3/2)
+	t.Logf("TERMs spread over %v", spread)
 	type outcome struct {
 		code      int
 		signaled  bool
@@ -126,6 +133,27 @@ func termWindow(t *testing.T, ledger, store, dir string, n int, spread time.Dura
 		}
 	}
 	t.Logf("%d runs: %d killed before catching, %d stopped before CMD ran, %d reached CMD", n, killed, stopped, forwarded)
+}
+
+// startTime is how long a ledger run on store takes to start its CMD.
+func startTime(t *testing.T, ledger, store, dir, name string) time.Duration {
+	mark := filepath.Join(dir, "started."+name)
+	cmd := exec.Command(ledger, "--ledger", store, "run", "calibrate", "--grace", "1s", "--", "sh", "-c", `: >"$0"; exec sleep 5`, mark)
+	cmd.Env = append(os.Environ(), "TETHER_LEDGER=", "TETHER_HANDOFF_LEDGER=")
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Signal(syscall.SIGTERM)
+	for time.Since(began) < 30*time.Second {
+		if _, err := os.Stat(mark); err == nil {
+			return time.Since(began)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("ledger run did not start CMD within 30s")
+	return 0
 }
 
 func must0(t *testing.T, err error) {
