@@ -97,6 +97,7 @@ var completeTables = &cli.CompleteNode{
 			Flags: []cli.CompleteFlag{
 				{Names: []string{"--keep"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--older-than"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--all"}, Value: cli.CompleteValue{Switch: true}},
 				{Names: []string{"--dry-run", "-n"}, Value: cli.CompleteValue{Switch: true}},
 			},
 		},
@@ -387,14 +388,15 @@ with perfdata.
 A monitoring plugin (Nagios, Icinga, Sensu, Zabbix): prints one line, "STATE:
 text | perfdata", and exits 0 OK, 1 WARNING, 2 CRITICAL or 3 UNKNOWN. CRITICAL
 when JOB never ran, never succeeded, or last succeeded longer than --max-age
-ago, or when a live run has lasted more than twice --max-duration; WARNING
-when a live run has lasted longer than --max-duration, or when the latest
-finished run failed (or was recovered) while a success within --max-age keeps
-JOB from being critical; UNKNOWN when the store cannot be read (there is none,
-permission, the database is down) and on bad usage. A live run older than JOB's
-latest execution is judged by the latest's claim: "at least" that old. Perfdata:
-last_success_age, last_duration, live_age (with --max-duration as warn and twice
-it as crit) and running.
+ago, or when a live run has lasted more than twice --max-duration; WARNING when
+a live run has lasted longer than --max-duration, or when the latest finished
+run failed (or was recovered) while a success within --max-age keeps JOB from
+being critical, or when its last run finished in the future (the clock was
+stepped back since: "last" is the store's own order, not the times); UNKNOWN
+when the store cannot be read (there is none, permission, the database is down)
+and on bad usage. A live run older than JOB's latest execution is judged by the
+latest's claim: "at least" that old. Perfdata: last_success_age, last_duration,
+live_age (with --max-duration as warn and twice it as crit) and running.
 
     ledger check backup --max-age 26h --max-duration 2h
 
@@ -645,7 +647,8 @@ run, adopt or spawn's worker kept (--keep-output, default the last 64KiB): one
 stream, in the order ledger read it (exact when stdout and stderr were one file,
 as under cron). It is kept as it is written, so a run that is still going,
 or whose runner was SIGKILLed, shows what it wrote so far. Exit 1 when there is
-no such execution or nothing was kept.
+no such execution or nothing was kept (an output a power cut caught before it
+reached the disk is said to be lost, and is not kept either).
 
     ledger output "$(ledger latest backup --field id)"
 
@@ -672,7 +675,8 @@ Flags:
 
 Delete terminal records (never claimed or running ones).
 
-Without --keep or --older-than it deletes every terminal record; with both,
+Say which records go: --keep N, --older-than D, or --all for every terminal
+record (a bare prune is a usage error, 2); with --keep and --older-than,
 only those that are both beyond the newest N and older than D. Prints how many
 records it deleted (the records with --json). One that fails (3) counts only
 what it deleted before: a job whose records could not be rewritten (a full disk)
@@ -700,6 +704,9 @@ Flags:
       --keep=N            Keep the N newest terminal records of each job.
       --older-than=D      Drop only records finished more than D ago (a
                           duration, or days: 7d).
+      --all               Drop every terminal record (prune without --keep
+                          or --older-than refuses, so that a stray word in a
+                          crontab cannot empty the history).
   -n, --dry-run           List the records prune would delete (as list does,
                           --json too) and delete nothing.
 `, true
@@ -790,7 +797,9 @@ and a fault still 125; 126 when CMD is not executable; 127 when it is not found;
 ledger run before CMD was recorded; 125 too for bad usage, as timeout(1) says
 (nothing recorded, nothing run), so that it is never mistaken for CMD's own 2;
 3 instead of CMD's 0 to 3 when CMD's output could not be passed on (a full disk:
-one line says so; the record keeps CMD's status).
+one line says so; the record keeps CMD's status), or when CMD's result could not
+be recorded (a full or read-only file system, a store gone: one line says so;
+recover later calls the run unknown).
 
 Arguments:
   <job>        Job name: 1-128 of [A-Za-z0-9._:@-].
@@ -979,7 +988,9 @@ Flags:
                             recorded status. A signal (TERM, INT) to the waiting
                             spawn ends only the waiting (exit 128+N): the worker
                             keeps running and finishes the record.
-      --log=F               Append the worker's output to F (default: discard).
+      --log=F               Append the worker's output to F, a regular file
+                            (created 0600 if missing; a symbolic link, FIFO or
+                            device there is refused) (default: discard).
       --lease=D             PostgreSQL store: the lease of the claim and of the
                             worker, renewed while it runs on the server's clock;
                             recover on another host judges it gone only once it
@@ -1043,8 +1054,9 @@ id, finished_at, duration_seconds, exit_code, last_success_at, running and runs
 (counts by terminal status), null when unknown. Reads a per-job summary, never
 every record; creates no store (3 when there is none). Root may read a file
 store another user owns: it reads it with that user's rights; so may, read-only,
-a member of a group the owner lets read the store (chmod -R g+rX). latest, show,
-list and output too.
+a member of a group the owner lets read the store (every file but the lock:
+chgrp -R ops DIR; find DIR ! -path DIR/lock -exec chmod g+rX {} +). latest,
+show, list and output too.
 
     ledger status
     ledger status backup report --json
