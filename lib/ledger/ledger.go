@@ -131,10 +131,12 @@ type Ledger interface {
 	// store lock. The bytes are opaque to the store. Its errors do not
 	// name the execution: the caller says whose output it could not keep.
 	OpenOutput(id string, limit int64) (io.WriteCloser, error)
-	// Output returns what was kept of execution id's output; ErrNotFound
-	// when nothing was kept. Prune deletes a pruned execution's output
-	// with it.
-	Output(id string) ([]byte, error)
+	// Output opens what was kept of execution id's output, to be read to
+	// its end and closed; ErrNotFound when nothing was kept. The reader
+	// holds no more of it in memory than its caller's buffer, whatever
+	// size the kept output claims. Prune deletes a pruned execution's
+	// output with it.
+	Output(id string) (io.ReadCloser, error)
 
 	// HandoffDir returns the private folder (0700, the caller's own) on
 	// this host where a dispatcher (ledger spawn) and the worker it

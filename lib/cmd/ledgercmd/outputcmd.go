@@ -3,6 +3,7 @@ package ledgercmd
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/tether-sh/tether/lib/ledger"
 )
@@ -21,7 +22,7 @@ func (c *outputCmd) Run(inv *invocation) error {
 		return err
 	}
 	defer st.Close()
-	b, err := st.Output(c.ID)
+	out, err := st.Output(c.ID)
 	if errors.Is(err, ledger.ErrNotFound) {
 		if _, gerr := st.Get(c.ID); gerr != nil {
 			return gerr // no such execution (or the store's trouble)
@@ -34,7 +35,10 @@ func (c *outputCmd) Run(inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	_, err = inv.tool.Stdout.Write(b)
+	defer out.Close()
+	// Copied, not read whole: the file is the store owner's, root may be
+	// the reader, and what it holds bounds nothing.
+	_, err = io.Copy(inv.tool.Stdout, out)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"io"
 	"strconv"
 	"time"
 )
@@ -18,4 +19,14 @@ func RawRecord(s *Store, id string) ([]byte, error) {
 	}
 	defer loc.close()
 	return append([]byte(strconv.FormatInt(loc.off, 10)+" "), loc.rec.Encode()...), nil
+}
+
+// readOutput reads what Output opens whole.
+func readOutput(s *Store, id string) ([]byte, error) {
+	out, err := s.Output(id)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	return io.ReadAll(out)
 }

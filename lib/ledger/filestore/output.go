@@ -175,15 +175,11 @@ func (w *outputWriter) Close() error {
 	return nil
 }
 
-// outputReadSlack is what Output reads of an output file whatever its
-// blocks: a file system may hold a small file in its inode (no blocks).
-const outputReadSlack = 1 << 20
-
-// Output returns what was kept of execution id's output. It reads through
-// one descriptor and allocates no more than the file holds past its
-// header, in data on disk, whatever limit the header names: the file is
-// the owner's, and root may be the reader.
-func (s *Store) Output(id string) ([]byte, error) {
+// Output opens what was kept of execution id's output: a reader of one
+// descriptor, from past its header to the file's end, of at most the
+// limit the header names, that holds nothing in memory but its caller's
+// buffer: the file is the owner's, and root may be the reader.
+func (s *Store) Output(id string) (io.ReadCloser, error) {
 	if err := ledger.ValidID(id); err != nil {
 		return nil, err
 	}
@@ -202,7 +198,12 @@ func (s *Store) Output(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(fd)
+	keep := false
+	defer func() {
+		if !keep {
+			unix.Close(fd)
+		}
+	}()
 	path := d.Show(id)
 	head := make([]byte, min(st.Size, maxHeaderLen))
 	m, err := durable.PreadAt(fd, head, 0)
@@ -217,16 +218,16 @@ func (s *Store) Output(id string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s has no output header", ledger.ErrCorrupt, path)
 	}
-	// What the file's blocks really hold bounds the read too: a sparse
-	// file of any size (truncate -s 3G) costs its owner nothing, and must
-	// not cost its reader the memory its size and header name.
-	held := max(st.Blocks*512, outputReadSlack)
-	buf := make([]byte, min(max(st.Size-hlen, 0), limit, held))
-	m, err = durable.PreadAt(fd, buf, st.Size-int64(len(buf)))
-	if err != nil {
-		return nil, &os.PathError{Op: "read", Path: path, Err: err}
-	}
-	return buf[:m], nil
+	n := min(max(st.Size-hlen, 0), limit)
+	f := os.NewFile(uintptr(fd), path)
+	keep = true
+	return outputReader{io.NewSectionReader(f, st.Size-n, n), f}, nil
+}
+
+// outputReader reads a section of an output file and closes the file.
+type outputReader struct {
+	*io.SectionReader
+	io.Closer
 }
 
 // lostInCrash reports whether an output file that starts with head (of

@@ -50,7 +50,7 @@ func TestOutputWriteCutShort(t *testing.T) {
 	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &old); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Output(r.ID)
+	got, err := readOutput(s, r.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

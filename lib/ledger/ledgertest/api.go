@@ -110,7 +110,7 @@ func testSummaries(t *testing.T, h Harness) {
 func testOutput(t *testing.T, h Harness) {
 	s := h.open(t, nil)
 	r := MustClaim(t, s, "j", ledger.ClaimOptions{})
-	if _, err := s.Output(r.ID); !errors.Is(err, ledger.ErrNotFound) {
+	if _, err := readOutput(s, r.ID); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("Output before any = %v; want ledger.ErrNotFound", err)
 	}
 	if _, err := s.OpenOutput("0000000000000-nothere", 10); !errors.Is(err, ledger.ErrNotFound) {
@@ -128,7 +128,7 @@ func testOutput(t *testing.T, h Harness) {
 			t.Fatalf("Write #%d = %d, %v", i, n, err)
 		}
 		// Every write is kept before it returns, the writer still open.
-		got, err := s.Output(r.ID)
+		got, err := readOutput(s, r.ID)
 		want := all.Bytes()
 		if len(want) > 100 {
 			want = want[len(want)-100:]
@@ -144,17 +144,17 @@ func testOutput(t *testing.T, h Harness) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Output(r.ID); err != nil || !bytes.Equal(got, big[:100]) {
+	if got, err := readOutput(s, r.ID); err != nil || !bytes.Equal(got, big[:100]) {
 		t.Fatalf("Output after a write larger than the limit = %q, %v; want 100 x", got, err)
 	}
-	if r2, err := h.reopen(t, s).Output(r.ID); err != nil || len(r2) != 100 {
+	if r2, err := readOutput(h.reopen(t, s), r.ID); err != nil || len(r2) != 100 {
 		t.Fatalf("Output from another handle = %d bytes, %v; want 100", len(r2), err)
 	}
 	Must(t)(s.Finish(r.ID, ledger.Failed, nil, "x"))
 	if _, err := ledger.Pruned(s, ledger.PruneOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Output(r.ID); !errors.Is(err, ledger.ErrNotFound) {
+	if _, err := readOutput(s, r.ID); !errors.Is(err, ledger.ErrNotFound) {
 		t.Fatalf("Output after prune = %v; want ledger.ErrNotFound", err)
 	}
 }
@@ -246,4 +246,14 @@ func testClaimStopped(t *testing.T, h Harness) {
 	if got, err := s.Get(r.ID); err != nil || got.Status != ledger.Claimed {
 		t.Fatalf("Claim(open Stop) then Get = %s, %v; want claimed", got.Status, err)
 	}
+}
+
+// readOutput reads what Output opens whole.
+func readOutput(s ledger.Ledger, id string) ([]byte, error) {
+	out, err := s.Output(id)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	return io.ReadAll(out)
 }

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -101,7 +102,7 @@ func (w *outputWriter) Close() error {
 }
 
 // Output returns execution id's kept output.
-func (s *Store) Output(id string) ([]byte, error) {
+func (s *Store) Output(id string) (io.ReadCloser, error) {
 	if err := ledger.ValidID(id); err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func (s *Store) Output(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return io.NopCloser(bytes.NewReader(out)), nil
 }
 
 // undefinedColumn reports whether err says a column does not exist: a
