@@ -170,6 +170,10 @@ func scenarioParams(noShortcuts string, pgSrv *pgtest.Server) testscript.Params 
 				// every process of the machine is visible.
 				ns, err := os.Readlink("/proc/self/ns/pid")
 				return err == nil && ns == "pid:[4026531836]", nil
+			case "race":
+				// Built with -race: its runtime maps terabytes of
+				// shadow memory, which an address-space limit refuses.
+				return raceEnabled, nil
 			case "pg":
 				// The PostgreSQL pass (TestScriptsPostgres).
 				return pgSrv != nil, nil

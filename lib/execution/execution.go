@@ -321,11 +321,7 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		Stdout:       out.stdout,
 		Stderr:       out.stderr,
 		HeldStop:     heldStop,
-		// The id replaces an outer execution's; the store a spawn handed
-		// its worker stays the worker's.
-		Env: append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-			return strings.HasPrefix(kv, EnvVar+"=") || strings.HasPrefix(kv, ledger.HandoffEnvVar+"=")
-		}), EnvVar+"="+id),
+		Env:          payloadEnv(id),
 		// The one callback: the moment the payload, forked and held, is
 		// recorded before its first instruction.
 		OnStart: func(child proc.ID) error {
@@ -360,23 +356,29 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 			warn("%s", n)
 		}
 	}
-	if out.lost.Load() && code <= spec.ExitSystem {
-		// Its output did not all reach the caller, which the line said:
-		// 3, as for any lost write; a status above 3 says more. The record
-		// keeps the payload's own status.
-		code = spec.ExitSystem
-	}
-	if done, late := finishLate(warn, st, id, status, res.ExitCode, msg); done {
+	done, late := finishLate(warn, st, id, status, res.ExitCode, msg)
+	if done {
 		retain(warn, st, o)
-	} else if !late && code <= spec.ExitSystem {
-		// The result is not on record (a full, read-only or failing file
-		// system, a store gone), which the line said: CMD's 0 would tell
-		// a cron line or a check that it is. 3, as for any lost write
-		// (CONTRACT.md §1.2); a status above 3 says more. A result kept
-		// as late (recover judged the execution first) is on record.
+	}
+	// Its output did not all reach the caller, or its result is not on
+	// record (a full, read-only or failing file system, a store gone),
+	// which a line said: CMD's 0 would tell a cron line or a check
+	// otherwise. 3, as for any lost write (CONTRACT.md §1.2); a status
+	// above 3 says more. The record keeps the payload's own status; a
+	// result kept as late (recover judged the execution first) is on it.
+	if (out.lost.Load() || !done && !late) && code <= spec.ExitSystem {
 		code = spec.ExitSystem
 	}
 	return Outcome{Code: code, ID: id}
+}
+
+// payloadEnv is the payload's environment: the caller's, with id in
+// EnvVar in place of an outer execution's, and without the store a spawn
+// handed its worker, which stays the worker's.
+func payloadEnv(id string) []string {
+	return append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, EnvVar+"=") || strings.HasPrefix(kv, ledger.HandoffEnvVar+"=")
+	}), EnvVar+"="+id)
 }
 
 // signals is c's channel, nil when there is no Catcher.
