@@ -24,12 +24,13 @@
 //	DIR/                       0700, owned by the caller, not group/other-writable
 //	  lock                     0600, empty; flock'd (LOCK_EX) around every write
 //	  linked                   "BOOT_ID\nids 2\n": every execution has its
-//	                           link and every job its index (this version's
-//	                           format, 2), and links made during boot
+//	                           link and every job its index (the note's
+//	                           version, 2), and links made during boot
 //	                           BOOT_ID need no flush (linked.go)
-//	  logs                     empty; the store is of this version's format,
-//	                           2, job logs, the first release's (format.go):
-//	                           one without it is refused, not migrated
+//	  logs                     "3\n": the store is of this version's format,
+//	                           3, job logs whose frames know their log, the
+//	                           first release's (format.go): one without it,
+//	                           or with another, is refused, not migrated
 //	  jobs/JOB/                one directory per job name
 //	    _ids                   index of JOB's finished executions: the hash
 //	                           of each one's id and the offset of the frame
@@ -37,7 +38,10 @@
 //	                           a tail of at most 1,024 (package jobindex)
 //	    _log                   every version of every execution of JOB,
 //	                           appended as CRC-framed entries (package
-//	                           joblog): a header, then a claim frame per
+//	                           joblog): a header (naming JOB, the log's
+//	                           generation and its random id, each frame's
+//	                           CRC covering that id and its offset), then
+//	                           a claim frame per
 //	                           execution (its whole record) and
 //	                           an update frame per later version (a delta
 //	                           against the claim)

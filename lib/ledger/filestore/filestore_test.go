@@ -5,6 +5,7 @@ package filestore
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -301,7 +302,8 @@ func TestLatestFromLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	torn := joblog.Frame(joblog.KindClaim, "0zzzzzzzzzzzz-zzzzzz", 0, []byte("{}"))
+	end, _ := f.Seek(0, io.SeekEnd)
+	torn := joblog.Frame(logID(t, log), end, joblog.KindClaim, "0zzzzzzzzzzzz-zzzzzz", 0, []byte("{}"))
 	f.Write(torn[:len(torn)-3])
 	f.Close()
 	check("a torn tail", last.ID)

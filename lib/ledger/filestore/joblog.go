@@ -1,10 +1,12 @@
 package filestore
 
 import (
+	"fmt"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
@@ -38,8 +40,13 @@ func ownedIn(d dirh) func(path string, st *unix.Stat_t) error {
 }
 
 // withBase is l with its header read as job's summary of what prune
-// removed; a header that is not one is ErrCorrupt, and l is closed.
+// removed; a header that is not one, or names another job (a log copied
+// in from another job's folder), is ErrCorrupt, and l is closed.
 func withBase(l *joblog.Log, job string) (*jobLog, error) {
+	if l.Job != job {
+		l.Close()
+		return nil, fmt.Errorf("%w: %s is the log of job %q, not of %q (copied from another job's folder?)", ledger.ErrCorrupt, l.Path, l.Job, job)
+	}
 	base, err := decodeSummary(l.Header, job)
 	if err != nil {
 		l.Close()
@@ -71,7 +78,7 @@ type logWriter struct {
 // newLogWriter starts a log of job of generation gen whose header holds
 // base.
 func newLogWriter(jd dirh, job string, gen int64, base jobSummary) (*logWriter, error) {
-	w, err := joblog.NewWriter(jd, gen, base.Encode())
+	w, err := joblog.NewWriter(jd, job, gen, 0, base.Encode())
 	if err != nil {
 		return nil, err
 	}

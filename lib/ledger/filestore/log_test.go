@@ -4,6 +4,7 @@ package filestore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"testing"
@@ -14,6 +15,20 @@ import (
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
+// logID is the id in the header of the log at path.
+func logID(t *testing.T, path string) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := joblog.ParseFrame(b, 0, 0)
+	if err != nil || len(h.Data) < 8 {
+		t.Fatalf("header of %s: %v", path, err)
+	}
+	return binary.LittleEndian.Uint64(h.Data)
+}
+
 // TestLogTail: a writer cuts a torn tail away before it appends, and
 // refuses to append after damage that valid frames follow (readers
 // report it), which it leaves as it is.
@@ -23,7 +38,8 @@ func TestLogTail(t *testing.T) {
 	a := mustClaim(t, s, "j", ledger.ClaimOptions{})
 	p := s.path(jobsDir, "j", joblog.Name)
 	clean, _ := os.ReadFile(p)
-	torn := joblog.Frame(joblog.KindUpdate, a.ID, 1, []byte(`{"status":"failed"}`))
+	id := logID(t, p)
+	torn := joblog.Frame(id, int64(len(clean)), joblog.KindUpdate, a.ID, 1, []byte(`{"status":"failed"}`))
 	for _, cut := range []int{1, joblog.FrameHead, len(torn) - 1} {
 		os.WriteFile(p, append(bytes.Clone(clean), torn[:cut]...), 0o600)
 		if r, err := s.Get(a.ID); err != nil || r.Status != ledger.Claimed {
@@ -33,8 +49,8 @@ func TestLogTail(t *testing.T) {
 			t.Fatalf("Start after %d bytes of a torn frame = %v", cut, err)
 		}
 		b, _ := os.ReadFile(p)
-		e, need, err := joblog.ParseFrame(b[len(clean):], 0)
-		if !bytes.HasPrefix(b, clean) || err != nil || need != 0 || int(e.End) != len(b)-len(clean) {
+		e, need, err := joblog.ParseFrame(b[len(clean):], id, int64(len(clean)))
+		if !bytes.HasPrefix(b, clean) || err != nil || need != 0 || int(e.End) != len(b) {
 			t.Fatalf("log after a torn tail of %d bytes and a start: the tail was not cut (%v)", cut, err)
 		}
 		os.WriteFile(p, clean, 0o600)
@@ -45,7 +61,7 @@ func TestLogTail(t *testing.T) {
 	damaged := bytes.Clone(before)
 	damaged[len(clean)+joblog.FrameHead+3] ^= 1 // b's claim frame, not the last
 	mustClaim(t, s, "k", ledger.ClaimOptions{})
-	os.WriteFile(p, append(damaged, joblog.Frame(joblog.KindUpdate, b.ID, int64(len(clean)), []byte(`{}`))...), 0o600)
+	os.WriteFile(p, append(damaged, joblog.Frame(id, int64(len(damaged)), joblog.KindUpdate, b.ID, int64(len(clean)), []byte(`{}`))...), 0o600)
 	want, _ := os.ReadFile(p)
 	if _, err := s.Get(b.ID); !errors.Is(err, ledger.ErrCorrupt) {
 		t.Errorf("Get past damage = %v; want ErrCorrupt", err)

@@ -272,7 +272,7 @@ func (s *Store) init() error {
 		}
 	}
 	// A new store is of this version's format (format.go).
-	if err := createEmpty(s.root, logsMark); err != nil {
+	if err := createMark(s.root, logsMark, markContent); err != nil {
 		return fmt.Errorf("creating store %s: %w", s.dir, err)
 	}
 	if err := s.root.Sync(); err != nil {
@@ -420,17 +420,22 @@ func checkFSType(dir string, magic int64) error {
 	return nil
 }
 
-// createEmpty creates the empty marker file name in d (0600, or 0640 as
-// durable.FileMode says); one that already exists is fine (nothing is
-// written into it).
-func createEmpty(d dirh, name string) error {
+// createMark creates name in d holding content, or writes the same content
+// again where a concurrent initialiser did (every writer writes the same
+// bytes at the same place).
+func createMark(d dirh, name, content string) error {
 	mode := durable.FileMode(d)
 	fd, err := unix.Openat(d.FD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
 		return &os.PathError{Op: "create", Path: d.Show(name), Err: err}
 	}
 	durable.Inherit(d, fd, false)
-	return unix.Close(fd)
+	err = durable.PwriteAll(fd, []byte(content), 0)
+	unix.Close(fd)
+	if err != nil {
+		return &os.PathError{Op: "write", Path: d.Show(name), Err: err}
+	}
+	return nil
 }
 
 // readSmall reads the small regular file name in d without following a

@@ -25,6 +25,15 @@ func Checksum(b []byte) uint32 {
 	return crc32.Checksum(b, castagnoliBytewise())
 }
 
+// ChecksumOf is Checksum of a and b end to end.
+func ChecksumOf(a, b []byte) uint32 {
+	tab := castagnoliBytewise()
+	if checked.Add(int64(len(a)+len(b))) > smallChecked {
+		tab = castagnoli()
+	}
+	return crc32.Update(crc32.Update(0, tab, a), tab, b)
+}
+
 // smallChecked is about what a byte at a time checks in the time the
 // hardware's tables take to make.
 const smallChecked = 64 << 10

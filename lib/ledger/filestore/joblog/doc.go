@@ -9,22 +9,34 @@
 //
 // Each frame:
 //
-//	magic   u32 "TLG1"          (little endian, as every number here)
+//	magic   u32 "TLG2"          (little endian, as every number here)
 //	n       u32                 length of the body
-//	crc     u32                 CRC-32C of the body (Checksum)
+//	crc     u32                 CRC-32C of the frame's place, then its
+//	                            body: the log's id (u64) and the frame's
+//	                            offset (u64), which are not stored in it
+//	                            (both 0 for the header), then the body
 //	body    n bytes             kind (1 byte), id (its length, 1 byte, then
 //	                            the id), ref (u64), payload
 //	n       u32                 the length again, so the log can be walked back
 //
-// The first frame is the header (KindHeader, ref the log's generation,
-// the payload the store's summary of what prune removed); then each claim
-// is a KindClaim frame holding the record whole (ledger's Record.Encode),
-// and each later version a KindUpdate frame whose ref is the offset of
-// the execution's claim frame and whose payload is that version as a
-// delta against it (Record.EncodeDelta), a fraction of its size. A
-// version is never rewritten; prune writes a new generation whole
-// (Writer), which is renamed over the log.
+// The first frame is the header (KindHeader, its id the job's name, ref
+// the log's generation, the payload the log's id, a random u64 made with
+// the log, then the store's summary of what prune removed); then each
+// claim is a KindClaim frame holding the record whole (ledger's
+// Record.Encode), and each later version a KindUpdate frame whose ref is
+// the offset of the execution's claim frame and whose payload is that
+// version as a delta against it (Record.EncodeDelta), a fraction of its
+// size. A version is never rewritten; prune writes a new generation whole
+// (Writer), with an id of its own, which is renamed over the log; a copy
+// of a log (Open's, of one with another link) keeps its id.
 //
+// So a frame is valid only where it was written: a log copied into
+// another job's folder names its job (the store compares), and a frame
+// read at another offset or in another log (a log doubled, `cat _log >>
+// _log`, or another's frames spliced in) fails its CRC, at no byte of its
+// own. Format TLG1 (the CRC of the body alone, a header naming no job)
+// was never released; its frames are no frames here.
+
 // # Crash safety
 //
 // A version is never modified once written, and a reader never takes one
@@ -38,9 +50,15 @@
 //     valid follows it (a torn tail, or a frame being appended), and the
 //     next writer truncates it (Open for writing finds the valid end)
 //     before it appends.
-//   - A frame that is not valid with a valid one after it is damage, not
-//     a torn tail: readers report it (ledger.ErrCorrupt) and writers
-//     refuse to append after it.
+//   - A torn tail is never longer than one frame (each append is durable
+//     before the next starts): than the frame its head declares, or than
+//     MaxFrame where its head is lost. Where no valid frame starts and
+//     more than that follows, it is damage, not a torn tail (a frame
+//     damaged before others, a log doubled or spliced, a run of zeros
+//     appended): readers report it (ledger.ErrCorrupt) and writers refuse
+//     to append after it. That is decided by one read of the frame's head
+//     and the file's size, however long the rest is: never by looking for
+//     a valid frame in gigabytes of zeros.
 //   - A failed pwrite or fdatasync (a full disk, an I/O error) cuts the
 //     log back to where it was and reports the error: the frame did not
 //     happen. (A reader may have seen it meanwhile; it never reached the

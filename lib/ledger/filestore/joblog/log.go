@@ -16,11 +16,15 @@ import (
 // The frame format and its constants: see the package doc.
 const (
 	Name       = "_log"
-	frameMagic = 0x31474c54 // "TLG1"
+	frameMagic = 0x32474c54 // "TLG2"
 	FrameHead  = 12         // magic, n and crc
 	frameTail  = 4
 	bodyHead   = 1 + 1 + 8 // and the id
 	maxBody    = bodyHead + 255 + 2*ledger.MaxRecordSize
+	// MaxFrame is the longest frame: a torn tail (one append cut short)
+	// is never longer.
+	MaxFrame   = FrameHead + maxBody + frameTail
+	idSize     = 8 // the log id, first in the header's payload
 	KindHeader = 'H'
 	KindClaim  = 'C'
 	KindUpdate = 'U'
@@ -48,8 +52,9 @@ type Entry struct {
 	Data     []byte // the payload
 }
 
-// frame encodes one frame.
-func Frame(kind byte, id string, ref int64, payload []byte) []byte {
+// Frame encodes one frame, to be written at offset off of the log whose
+// id is logID (0 for the header, whose payload holds the id).
+func Frame(logID uint64, off int64, kind byte, id string, ref int64, payload []byte) []byte {
 	n := bodyHead + len(id) + len(payload)
 	b := make([]byte, FrameHead+n+frameTail)
 	binary.LittleEndian.PutUint32(b, frameMagic)
@@ -60,14 +65,26 @@ func Frame(kind byte, id string, ref int64, payload []byte) []byte {
 	copy(body[2:], id)
 	binary.LittleEndian.PutUint64(body[2+len(id):], uint64(ref))
 	copy(body[bodyHead+len(id):], payload)
-	binary.LittleEndian.PutUint32(b[8:], Checksum(body))
+	binary.LittleEndian.PutUint32(b[8:], frameSum(logID, off, body))
 	binary.LittleEndian.PutUint32(b[FrameHead+n:], uint32(n))
 	return b
 }
 
-// ParseFrame reads the frame at the start of b (found at offset off).
-// need > 0 says b is too short: the frame needs that many bytes.
-func ParseFrame(b []byte, off int64) (e Entry, need int, err error) {
+// frameSum is a frame's CRC: of the place it was written for (its log's
+// id and its offset) and then its body, so that a frame read anywhere else
+// (a log doubled, spliced or copied from another) is not valid, at no
+// byte of its own.
+func frameSum(logID uint64, off int64, body []byte) uint32 {
+	var place [16]byte
+	binary.LittleEndian.PutUint64(place[:], logID)
+	binary.LittleEndian.PutUint64(place[8:], uint64(off))
+	return ChecksumOf(place[:], body)
+}
+
+// ParseFrame reads the frame at the start of b, found at offset off of
+// the log whose id is logID (0 for the header). need > 0 says b is too
+// short: the frame needs that many bytes.
+func ParseFrame(b []byte, logID uint64, off int64) (e Entry, need int, err error) {
 	if len(b) < FrameHead {
 		return e, FrameHead, nil
 	}
@@ -83,7 +100,7 @@ func ParseFrame(b []byte, off int64) (e Entry, need int, err error) {
 		return e, size, nil
 	}
 	body := b[FrameHead : FrameHead+n]
-	if binary.LittleEndian.Uint32(b[FrameHead+n:]) != uint32(n) || Checksum(body) != binary.LittleEndian.Uint32(b[8:]) {
+	if binary.LittleEndian.Uint32(b[FrameHead+n:]) != uint32(n) || frameSum(logID, off, body) != binary.LittleEndian.Uint32(b[8:]) {
 		return e, 0, ErrFrame
 	}
 	k := int(body[1])
@@ -104,7 +121,11 @@ type Log struct {
 	fd   int
 	Path string
 	Gen  int64
-	Ino  uint64 // its inode: a new one for each generation (and copy)
+	// ID is the log's id, random, made with the log (a copy of it keeps
+	// it); Job is the job its header names.
+	ID  uint64
+	Job string
+	Ino uint64 // its inode: a new one for each generation (and copy)
 	// First is where the first frame after the header starts; End is
 	// where the next frame is appended (a writer's, found by validEnd) or
 	// the size when opened (a reader's).
@@ -165,7 +186,12 @@ func Open(jd durable.Dir, write bool, lend *Lender, check func(path string, st *
 		l.Close()
 		return nil, l.Corrupt(0, err)
 	}
-	l.Gen, l.First, l.Header = h.Ref, h.End, bytes.Clone(h.Data)
+	if len(h.Data) < idSize || binary.LittleEndian.Uint64(h.Data) == 0 {
+		l.Close()
+		return nil, l.Corrupt(0, ErrFrame)
+	}
+	l.Gen, l.First, l.Job = h.Ref, h.End, string(h.ID)
+	l.ID, l.Header = binary.LittleEndian.Uint64(h.Data), bytes.Clone(h.Data[idSize:])
 	if !write {
 		return l, nil
 	}
@@ -258,7 +284,7 @@ func (l *Log) ReadAt(off int64) (Entry, error) {
 // preadAt a second read to find the end. Only when that one read stops
 // short of both b and the frame does it read on (short only at the end).
 func (l *Log) frameIn(b []byte, off int64) (e Entry, need, n int, err error) {
-	return frameAt(b, off, l.preadOnce, l.pread)
+	return frameAt(b, l.ID, off, l.preadOnce, l.pread)
 }
 
 // preadOnce is one pread at off (again if interrupted).
@@ -280,18 +306,18 @@ func (l *Log) preadOnce(b []byte, off int64) (int, error) {
 // continue the frame once read (a writer truncated a torn tail and
 // appended in between): the frame is then parsed afresh, and its error is
 // the answer.
-func frameAt(b []byte, off int64, once, full func([]byte, int64) (int, error)) (e Entry, need, n int, err error) {
+func frameAt(b []byte, logID uint64, off int64, once, full func([]byte, int64) (int, error)) (e Entry, need, n int, err error) {
 	if n, err = once(b, off); err != nil {
 		return Entry{}, 0, 0, err
 	}
-	e, need, err = ParseFrame(b[:n], off)
+	e, need, err = ParseFrame(b[:n], logID, off)
 	if err == nil && need > n && n > 0 && n < len(b) {
 		var m int
 		if m, err = full(b[n:], off+int64(n)); err != nil {
 			return Entry{}, 0, n, err
 		}
 		n += m
-		e, need, err = ParseFrame(b[:n], off)
+		e, need, err = ParseFrame(b[:n], logID, off)
 	}
 	return e, need, n, err
 }
@@ -301,7 +327,7 @@ func frameAt(b []byte, off int64, once, full func([]byte, int64) (int, error)) (
 func (l *Log) readAhead(off int64) (Entry, error) {
 	w := l.window()
 	if off >= w.off && off < w.off+int64(len(w.b)) {
-		e, need, err := ParseFrame(w.b[off-w.off:], off)
+		e, need, err := ParseFrame(w.b[off-w.off:], l.ID, off)
 		if err != nil || need == 0 {
 			return e, err
 		}
@@ -354,7 +380,7 @@ func (l *Log) Scan(off int64, fn func(e Entry) error) (end int64, err error) {
 			return off, nil
 		}
 		i := int(off - at)
-		e, need, perr := ParseFrame(buf[i:have], off)
+		e, need, perr := ParseFrame(buf[i:have], l.ID, off)
 		if perr == nil && need == 0 {
 			if err := fn(e); err != nil {
 				return off, err
@@ -383,33 +409,35 @@ func (l *Log) Scan(off int64, fn func(e Entry) error) (end int64, err error) {
 			}
 			continue
 		}
-		if l.validAfter(off+1, size) {
-			return off, l.Corrupt(off, ErrFrame)
+		if err := l.tornTail(off, size); err != nil {
+			return off, err
 		}
 		return off, nil
 	}
 }
 
-// validAfter reports whether a valid frame starts anywhere in [from, size).
-func (l *Log) validAfter(from, size int64) bool {
-	var magic [4]byte
-	binary.LittleEndian.PutUint32(magic[:], frameMagic)
-	buf := make([]byte, ReadSize)
-	for at := from; at < size; {
-		n, err := l.pread(buf, at)
-		if err != nil || n < 4 {
-			return false
+// tornTail checks that what is left of the log from off, where no valid
+// frame starts, may be one append cut short (its torn tail, or a frame
+// being appended): no longer than the frame its head declares, or than
+// any frame where the head is lost. Anything longer was not written by a
+// crash of an append (each append is durable before the next starts):
+// it is damage, ledger.ErrCorrupt, found in one read however long it is
+// (a log doubled or spliced, a run of zeros appended, a frame damaged
+// before others).
+func (l *Log) tornTail(off, size int64) error {
+	limit := int64(MaxFrame)
+	var h [FrameHead]byte
+	if n, err := l.pread(h[:], off); err != nil {
+		return err
+	} else if n == FrameHead && binary.LittleEndian.Uint32(h[:]) == frameMagic {
+		if b := int64(binary.LittleEndian.Uint32(h[4:])); b >= bodyHead && b <= maxBody {
+			limit = FrameHead + b + frameTail
 		}
-		for i := 0; i+4 <= n; i++ {
-			if buf[i] == magic[0] && buf[i+1] == magic[1] && buf[i+2] == magic[2] && buf[i+3] == magic[3] {
-				if _, err := l.ReadAt(at + int64(i)); err == nil {
-					return true
-				}
-			}
-		}
-		at += int64(n - 3)
 	}
-	return false
+	if size-off <= limit {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: no valid frame at offset %d, and %d bytes follow, more than an append cut short", ledger.ErrCorrupt, l.Path, off, size-off)
 }
 
 // lastBefore returns the frame that ends at end, walking back by the
@@ -465,7 +493,7 @@ func (l *Log) validEnd() (int64, error) {
 // Called with the lock held, on a log opened for writing.
 func (l *Log) Append(kind byte, id string, ref int64, payload []byte) (int64, error) {
 	off := l.End
-	b := Frame(kind, id, ref, payload)
+	b := Frame(l.ID, off, kind, id, ref, payload)
 	fail := func(op string, err error) (int64, error) {
 		unix.Ftruncate(l.fd, off)
 		return 0, &os.PathError{Op: op, Path: l.Path, Err: err}

@@ -14,8 +14,8 @@ import (
 // or asks for more bytes when only cut short.
 func TestParseFrame(t *testing.T) {
 	t.Parallel()
-	good := Frame(KindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"running"}`))
-	e, need, err := ParseFrame(good, 77)
+	good := Frame(5, 77, KindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"running"}`))
+	e, need, err := ParseFrame(good, 5, 77)
 	if err != nil || need != 0 || e.Kind != KindUpdate || string(e.ID) != "0dnc2i3jq42ro-9q0u4a" || e.Ref != 1234 ||
 		string(e.Data) != `{"status":"running"}` || e.Off != 77 || e.End != 77+int64(len(good)) {
 		t.Fatalf("ParseFrame(good) = %+v, %d, %v", e, need, err)
@@ -26,23 +26,31 @@ func TestParseFrame(t *testing.T) {
 		return b
 	}
 	for _, tc := range []struct {
-		name string
-		b    []byte
-		need int // > 0: cut short, asks for that many bytes
+		name  string
+		b     []byte
+		need  int    // > 0: cut short, asks for that many bytes
+		logID uint64 // and off: where it is read (5, 77 when zero)
+		off   int64
 	}{
-		{"empty", nil, FrameHead},
-		{"head only", good[:FrameHead], len(good)},
-		{"cut short", good[:len(good)-1], len(good)},
-		{"bad magic", flip(0), 0},
-		{"length too long", flip(5), len(good) + 0x4000},
-		{"length too short", append([]byte{0x54, 0x4c, 0x47, 0x31, 1, 0, 0, 0}, good[8:]...), 0},
-		{"bad crc", flip(9), 0},
-		{"bad payload", flip(len(good) - 6), 0},
-		{"bad trailer", flip(len(good) - 2), 0},
-		{"bad kind", Frame('X', "a", 0, nil), 0},
-		{"zeros", make([]byte, 64), 0},
+		{"empty", nil, FrameHead, 0, 0},
+		{"head only", good[:FrameHead], len(good), 0, 0},
+		{"cut short", good[:len(good)-1], len(good), 0, 0},
+		{"bad magic", flip(0), 0, 0, 0},
+		{"length too long", flip(5), len(good) + 0x4000, 0, 0},
+		{"length too short", append([]byte{0x54, 0x4c, 0x47, 0x32, 1, 0, 0, 0}, good[8:]...), 0, 0, 0},
+		{"bad crc", flip(9), 0, 0, 0},
+		{"bad payload", flip(len(good) - 6), 0, 0, 0},
+		{"bad trailer", flip(len(good) - 2), 0, 0, 0},
+		{"bad kind", Frame(5, 77, 'X', "a", 0, nil), 0, 0, 0},
+		{"zeros", make([]byte, 64), 0, 0, 0},
+		{"at another offset", good, 0, 5, 78},
+		{"in another log", good, 0, 6, 77},
+		{"an old format's", append([]byte{0x54, 0x4c, 0x47, 0x31}, good[4:]...), 0, 0, 0},
 	} {
-		_, need, err := ParseFrame(tc.b, 0)
+		if tc.logID == 0 {
+			tc.logID, tc.off = 5, 77
+		}
+		_, need, err := ParseFrame(tc.b, tc.logID, tc.off)
 		if tc.need > 0 && (err != nil || need != tc.need) {
 			t.Errorf("ParseFrame(%s) = need %d, %v; want need %d", tc.name, need, err, tc.need)
 		}
@@ -61,11 +69,10 @@ func TestReadAt(t *testing.T) {
 	t.Parallel()
 	frames := func(log int) [][]byte {
 		n := strconv.Itoa(log)
-		return [][]byte{
-			Frame(KindClaim, "small"+n, 0, bytes.Repeat([]byte("a"), 100)),
-			Frame(KindClaim, "large"+n, 0, bytes.Repeat([]byte("b"), 6000)),
-			Frame(KindUpdate, "last"+n, 0, []byte(`{}`)),
-		}
+		id := uint64(log + 1)
+		a := Frame(id, 0, KindClaim, "small"+n, 0, bytes.Repeat([]byte("a"), 100))
+		b := Frame(id, int64(len(a)), KindClaim, "large"+n, 0, bytes.Repeat([]byte("b"), 6000))
+		return [][]byte{a, b, Frame(id, int64(len(a)+len(b)), KindUpdate, "last"+n, 0, []byte(`{}`))}
 	}
 	var offs []int64
 	var whole int64
@@ -73,9 +80,9 @@ func TestReadAt(t *testing.T) {
 		offs = append(offs, whole)
 		whole += int64(len(f))
 	}
-	torn := Frame(KindUpdate, "torn", 0, []byte(`{"status":"failed"}`))
+	torn := Frame(1, 0, KindUpdate, "torn", 0, []byte(`{"status":"failed"}`))
 	dir := t.TempDir()
-	open := func(name string, b []byte) *Log {
+	open := func(name string, id uint64, b []byte) *Log {
 		p := dir + "/" + name
 		if err := os.WriteFile(p, b, 0o600); err != nil {
 			t.Fatal(err)
@@ -85,7 +92,7 @@ func TestReadAt(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.Close() })
-		return &Log{fd: int(f.Fd()), Path: p}
+		return &Log{fd: int(f.Fd()), Path: p, ID: id}
 	}
 	// A Lender whose windows are all lent to logs read more recently than
 	// any here: the two logs take turns with the one it lends again.
@@ -106,14 +113,14 @@ func TestReadAt(t *testing.T) {
 			// Two logs, read in turns: a lent window moves between them.
 			var logs []*Log
 			for i := range 2 {
-				l := open(fmt.Sprintf("%s-%d-%d", tc.name, len(tail), i), append(bytes.Join(frames(i), nil), tail...))
+				l := open(fmt.Sprintf("%s-%d-%d", tc.name, len(tail), i), uint64(i+1), append(bytes.Join(frames(i), nil), tail...))
 				l.Ahead, l.lend = tc.ahead, tc.lend
 				logs = append(logs, l)
 			}
 			for k := range offs {
 				for i, l := range logs {
 					e, err := l.ReadAt(offs[k])
-					want, _, _ := ParseFrame(frames(i)[k], offs[k])
+					want, _, _ := ParseFrame(frames(i)[k], uint64(i+1), offs[k])
 					if err != nil || e.Off != offs[k] || e.End != want.End || !bytes.Equal(e.ID, want.ID) || !bytes.Equal(e.Data, want.Data) {
 						t.Errorf("%s, tail %d: log %d: readAt(%d) = %q at %d..%d, %v; want %q at %d..%d",
 							tc.name, len(tail), i, offs[k], e.ID, e.Off, e.End, err, want.ID, want.Off, want.End)
@@ -135,8 +142,8 @@ func TestReadAt(t *testing.T) {
 // frame, not an empty one without an error.
 func TestFrameAt(t *testing.T) {
 	t.Parallel()
-	torn := Frame(KindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"running"}`))
-	other := Frame(KindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"completed","exit_code":0}`))
+	torn := Frame(3, 0, KindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"running"}`))
+	other := Frame(3, 0, KindUpdate, "0dnc2i3jq42ro-9q0u4a", 1234, []byte(`{"status":"completed","exit_code":0}`))
 	// file returns reads of f, the first of them cut at cut bytes.
 	file := func(f []byte, cut int) func([]byte, int64) (int, error) {
 		return func(b []byte, off int64) (int, error) {
@@ -158,7 +165,7 @@ func TestFrameAt(t *testing.T) {
 		{"file ends", file(torn, 20), file(torn[:20], 20), nil, true},
 		{"another frame read on", file(torn, 20), file(other, len(other)), ErrFrame, false},
 	} {
-		e, need, n, err := frameAt(make([]byte, 4096), 0, tc.once, tc.full)
+		e, need, n, err := frameAt(make([]byte, 4096), 3, 0, tc.once, tc.full)
 		switch {
 		case tc.wantErr != nil:
 			if !errors.Is(err, tc.wantErr) {

@@ -1,7 +1,9 @@
 package joblog
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +20,7 @@ func (l *Log) detach(jd durable.Dir, check func(string, *unix.Stat_t) error) err
 	if err != nil {
 		return err
 	}
-	w, err := NewWriter(jd, l.Gen, l.Header)
+	w, err := NewWriter(jd, l.Job, l.Gen, l.ID, l.Header)
 	if err != nil {
 		return err
 	}
@@ -58,20 +60,26 @@ type Writer struct {
 	fd  int
 	jd  durable.Dir
 	off int64
+	id  uint64 // the new log's
 	err error
 	// Renamed: Commit put the new log in place (its error, if any, came
 	// after the rename).
 	Renamed bool
 }
 
-// NewWriter starts a log of generation gen in the job directory jd whose
-// header holds header.
-func NewWriter(jd durable.Dir, gen int64, header []byte) (*Writer, error) {
-	p, fd, err := durable.StageOpen(jd, Name, Frame(KindHeader, "", gen, header))
+// NewWriter starts a log of job, of generation gen, in the job directory
+// jd, whose header holds header: a log of its own (id 0: a new random id)
+// or a copy of the log whose id is id.
+func NewWriter(jd durable.Dir, job string, gen int64, id uint64, header []byte) (*Writer, error) {
+	for id == 0 {
+		id = rand.Uint64()
+	}
+	h := binary.LittleEndian.AppendUint64(make([]byte, 0, idSize+len(header)), id)
+	p, fd, err := durable.StageOpen(jd, Name, Frame(0, 0, KindHeader, job, gen, append(h, header...)))
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{p: p, fd: fd, jd: jd}
+	w := &Writer{p: p, fd: fd, jd: jd, id: id}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		w.Abort()
@@ -85,7 +93,7 @@ func NewWriter(jd durable.Dir, gen int64, header []byte) (*Writer, error) {
 func (w *Writer) Add(kind byte, id string, ref int64, payload []byte) int64 {
 	off := w.off
 	if w.err == nil {
-		b := Frame(kind, id, ref, payload)
+		b := Frame(w.id, off, kind, id, ref, payload)
 		w.err = durable.PwriteAll(w.fd, b, off)
 		w.off += int64(len(b))
 	}
