@@ -77,9 +77,14 @@ func (s *Store) dropJob(job string, jd dirh) {
 	if err != nil {
 		return
 	}
+	// The log last: a job's files without its log are a log removed
+	// (damage.go), which this is not.
 	for _, n := range names {
-		unix.Unlinkat(jd.FD, n, 0)
+		if n != joblog.Name {
+			unix.Unlinkat(jd.FD, n, 0)
+		}
 	}
+	unix.Unlinkat(jd.FD, joblog.Name, 0)
 	unix.Unlinkat(s.jobs.FD, job, unix.AT_REMOVEDIR)
 }
 

@@ -1,7 +1,9 @@
 package filestore
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -28,10 +30,21 @@ func openLog(jd dirh, job string, write bool) (*jobLog, error) {
 // openLogLent is openLog reading through lend's buffers (nil: its own).
 func openLogLent(jd dirh, job string, write bool, lend *joblog.Lender) (*jobLog, error) {
 	l, err := joblog.Open(jd, write, lend, ownedIn(jd))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, missingLog(jd, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return withBase(l, job)
+	jl, err := withBase(l, job)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHeld(jd, jl, job); err != nil {
+		jl.Close()
+		return nil, err
+	}
+	return jl, nil
 }
 
 // ownedIn is checkOwnedIn for the files of directory d, as joblog asks.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -53,7 +54,10 @@ func TestLogTail(t *testing.T) {
 		if !bytes.HasPrefix(b, clean) || err != nil || need != 0 || int(e.End) != len(b) {
 			t.Fatalf("log after a torn tail of %d bytes and a start: the tail was not cut (%v)", cut, err)
 		}
+		// Back to the clean log: the start it cuts away was durable, so
+		// the summary the start cached (which counted it) goes too.
 		os.WriteFile(p, clean, 0o600)
+		os.Remove(s.path(jobsDir, "j", summaryName))
 	}
 	// Damage with a valid frame after it: no write.
 	b := mustClaim(t, s, "j", ledger.ClaimOptions{})
@@ -117,9 +121,19 @@ func TestStaleLinks(t *testing.T) {
 	if got, _ := ledger.List(s, ledger.Filter{Status: ledger.Claimed}); len(got) != 0 {
 		t.Errorf("List(claimed) with a finished one in active/ = %v; want none", got)
 	}
-	// A link to a claim that died before its frame.
-	ghost := "0dnc29zzzzzzz-zzzzzz"
-	put(activeDir, ghost, "1:999999:j")
+	// A link to a claim that died before its frame: it names the log's
+	// end as it was then (here, now). One past the end names a frame the
+	// log lost: damage.
+	ghost := ledger.NewID(time.Now(), "j")
+	st, err := os.Stat(s.path(jobsDir, "j", joblog.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(activeDir, ghost, fmt.Sprintf("1:%d:j", st.Size()+1))
+	if _, err := s.Get(ghost); !errors.Is(err, ledger.ErrCorrupt) {
+		t.Errorf("Get(a link past the log's end) = %v; want ErrCorrupt", err)
+	}
+	put(activeDir, ghost, fmt.Sprintf("1:%d:j", st.Size()))
 	if _, err := s.Get(ghost); !errors.Is(err, ledger.ErrNotFound) {
 		t.Errorf("Get(a link to no frame) = %v; want ErrNotFound", err)
 	}

@@ -143,9 +143,15 @@ func (s *Store) locate(id string, write bool) (*located, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: bad link %q", ledger.ErrCorrupt, d.Show(id), target)
 	}
+	link := s.exec.Show(id)
+	if active {
+		link = s.active.Show(id)
+	}
 	jd, err := openSubdir(s.jobs, job)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+		// A claim makes its job's folder and log before its link, and
+		// no job's folder is removed while it has executions.
+		return nil, damagef("%s names job %s, which has no folder (run ledger verify)", link, job)
 	}
 	if err != nil {
 		return nil, err
@@ -158,12 +164,27 @@ func (s *Store) locate(id string, write bool) (*located, error) {
 		}
 		return nil, err
 	}
+	if gen == loc.log.Gen && off > loc.log.End {
+		// A link names the log's end when it is made, and a log only
+		// grows: the log was cut short (damage.go).
+		loc.close()
+		return nil, damagef("%s names offset %d of %s, which ends at offset %d (cut short? run ledger verify)", link, off, loc.log.Path, loc.log.End)
+	}
 	if err := loc.find(id, gen, off); err != nil {
 		loc.close()
+		if errors.Is(err, ledger.ErrNotFound) && hinted(id) && !ledger.IDHints(id, job) {
+			// Not a claim that died before its frame: that one's link
+			// names its own job, which its id's hint names.
+			return nil, damagef("%s names job %s, whose log does not hold it and whose hint its id does not bear (another job's frame? run ledger verify)", link, job)
+		}
 		return nil, err
 	}
 	return loc, nil
 }
+
+// hinted reports whether id is of ledger.NewID's form, whose last two
+// digits are its job's hint.
+func hinted(id string) bool { return len(id) == 20 && id[13] == '-' }
 
 // find reads execution id's versions from loc's log: from the frame at off
 // (when of generation gen and of id) on, or else the whole log.

@@ -1,0 +1,111 @@
+package filestore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
+	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
+)
+
+// Damage a crash cannot make, found from the evidence the store keeps
+// beside a job's log. A log only grows (but for a torn tail, at most one
+// frame, and prune's next generation, a new generation), and every file
+// derived from it is written after the frames it names are durable: the
+// cached summary counts frames up to an offset, each index entry names a
+// frame that made an execution terminal, each link an offset the log had
+// reached when it was made. So a log that ends before what they name, or
+// is missing while they remain, was cut short or removed by something
+// else than the store (an rm, a truncate, a partial restore): the
+// executions after the cut are lost from the log, and reading on would
+// run their slots again or count them as never run. Readers report it
+// (ledger.ErrCorrupt, exit 3), and writers refuse to append, as for a
+// frame damaged in the middle of a log.
+//
+// The checks are bounded: a stat or two when the log is missing, and for
+// a log, the summary's first line and one frame read, the index's header
+// and last entry and one frame read.
+
+// damagef is ErrCorrupt saying what is wrong with the store.
+func damagef(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ledger.ErrCorrupt, fmt.Sprintf(format, a...))
+}
+
+// missingLog is the error for job's log missing from its directory jd:
+// os.ErrNotExist (a job that has none: its directory was made by a claim
+// that has not yet created it) unless the files that are written only
+// once the log exists are there: then the log was removed, ErrCorrupt.
+func missingLog(jd dirh, notExist error) error {
+	var found []string
+	for _, n := range []string{summaryName, jobindex.Name} {
+		var st unix.Stat_t
+		if unix.Fstatat(jd.FD, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			found = append(found, n)
+		}
+	}
+	if len(found) == 0 {
+		return notExist
+	}
+	return damagef("%s is missing, but its %s remain (removed? restore it, or run ledger verify)", jd.Show(joblog.Name), strings.Join(found, " and "))
+}
+
+// checkHeld checks that l, job's log in its directory jd, still holds
+// what its cached summary and its index say it held (see above). end is
+// how far the caller may read: the valid end for a writer, the size for
+// a reader.
+func checkHeld(jd dirh, l *jobLog, job string) error {
+	if gen, end, ok := cacheEnd(jd); ok && gen == l.Gen && end > l.First {
+		if end > l.End {
+			return damagef("%s ends at offset %d, before its summary's count of frames up to offset %d (cut short? run ledger verify)", l.Path, l.End, end)
+		}
+		if _, err := l.LastBefore(end); err != nil {
+			return damagef("%s: no valid frame ends at offset %d, where its summary's count of frames ends (cut short or overwritten? run ledger verify)", l.Path, end)
+		}
+	}
+	fd, f, size, ok := openIds(jd)
+	if !ok {
+		return nil
+	}
+	defer unix.Close(fd)
+	// Of the log's generation, whatever its inode: a copy of the log (a
+	// restore, a snapshot detached) holds its frames where it did.
+	if f.Gen != l.Gen || size < jobindex.Head+jobindex.EntrySize {
+		return nil
+	}
+	var ent [jobindex.EntrySize]byte
+	if n, err := unix.Pread(fd, ent[:], size-jobindex.EntrySize); err != nil || n != len(ent) {
+		return nil
+	}
+	off := int64(binary.LittleEndian.Uint64(ent[8:]))
+	if off >= l.End {
+		return damagef("%s ends at offset %d, before the frame at offset %d its index names (cut short? run ledger verify)", l.Path, l.End, off)
+	}
+	if e, err := l.ReadAt(off); err != nil || !terminalFrame(e) {
+		return damagef("%s: no finish at offset %d, where its index names one (cut short or overwritten? run ledger verify)", l.Path, off)
+	}
+	return nil
+}
+
+// cacheEnd reads where job's cached summary (in jd) was counted up to:
+// its first line, once its CRC is checked. ok is false when there is no
+// cache that can be trusted.
+func cacheEnd(jd dirh) (gen, end int64, ok bool) {
+	b, err := readSmall(jd, summaryName, maxSummarySize)
+	if err != nil {
+		return 0, 0, false
+	}
+	body, sum, found := bytes.Cut(b, []byte("crc "))
+	if !found || strings.TrimSpace(string(sum)) != fmt.Sprintf("%08x", joblog.Checksum(body)) {
+		return 0, 0, false
+	}
+	at, _, _ := bytes.Cut(body, []byte("\n"))
+	if _, err := fmt.Sscanf(string(at), "at %d %d", &gen, &end); err != nil {
+		return 0, 0, false
+	}
+	return gen, end, true
+}
