@@ -220,6 +220,9 @@ func (s *Store) writableLog(jd dirh, job string, newJob bool) (*jobLog, error) {
 // owner is alive or cannot be judged; dead owners are recovered first.
 // Called with the lock held.
 func (s *Store) checkExclusive(job string, grace time.Duration) error {
+	if err := s.relinkLive(job); err != nil {
+		return err
+	}
 	return s.scanActive(func(id, j string) error {
 		if j != job {
 			return nil

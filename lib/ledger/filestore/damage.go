@@ -109,3 +109,44 @@ func cacheEnd(jd dirh) (gen, end int64, ok bool) {
 	}
 	return gen, end, true
 }
+
+// relinkLive gives each live execution of job that the log holds (its
+// cached summary's and those claimed after it: no walk of the whole log
+// while the cache holds) its link in active/ where it has none: a link
+// removed by hand must not hide a live execution from claim --exclusive,
+// --every and recover, which read active/. A cache missing or stale is
+// written anew (one recount, under the lock). Called with the lock held.
+func (s *Store) relinkLive(job string) error {
+	jd, l, ok, err := s.openJob(job)
+	if err != nil || !ok {
+		return err
+	}
+	defer closeDir(jd)
+	defer l.Close()
+	js, end, err := counted(jd, l, job)
+	if err != nil {
+		return err
+	}
+	if gen, at, ok := cacheEnd(jd); !ok || gen != l.Gen || end-at > settleBytes {
+		cacheSummary(jd, js, l.Gen, end)
+	}
+	buf := make([]byte, 256)
+	for id, off := range js.live {
+		n, err := unix.Readlinkat(s.active.FD, id, buf)
+		if err == nil {
+			if _, _, j, ok := parseHint(string(buf[:n])); ok && j != job {
+				return damagef("%s names job %s, but %s holds it live (run ledger verify)", s.active.Show(id), j, l.Path)
+			}
+		}
+		if err != unix.ENOENT {
+			continue
+		}
+		if _, err := unix.Readlinkat(s.exec.FD, id, buf); err != unix.ENOENT {
+			continue
+		}
+		if err := setLink(s.active, id, hintOf(l.Gen, off, job)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -25,56 +25,101 @@ func instantKey(t time.Time) string {
 // checkInstant refuses when job's execution for instant blocks a new claim.
 // A claimed or running holder whose owner is dead is recovered first.
 // Called with the lock held; jobDir is job's directory.
+//
+// The slot is the fast answer, not the only trace: where it is missing,
+// garbled, names no execution the store holds, or names one of another
+// slot, the job's log is asked too (instantInLog), and an execution of
+// the log that holds the slot is damage the slot did not show (removed,
+// overwritten or restored without it): the claim is refused, never
+// granted on the slot's silence.
 func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace time.Duration) error {
-	b, err := readSlot(jobDir, instantKey(instant))
+	key := instantKey(instant)
+	b, err := readSlot(jobDir, key)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return s.instantInLog(job, jobDir, instant, grace, jobDir.Show(key)+" is missing")
 	}
 	if errors.Is(err, ledger.ErrUnsafeStore) {
 		return err
 	}
-	var holders []string
-	tomb := ledger.Status("")
-	if err == nil {
-		f := strings.Fields(string(b))
-		if len(f) >= 1 && len(f) <= 2 && ledger.ValidID(f[0]) == nil {
-			holders = f[:1]
-			if len(f) == 2 {
-				tomb = ledger.Status(f[1])
-			}
-		} else {
-			err = fmt.Errorf("%w: unparsable slot", ledger.ErrCorrupt)
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 1 || len(f) > 2 || ledger.ValidID(f[0]) != nil {
+		return s.instantInLog(job, jobDir, instant, grace, fmt.Sprintf("%s is not a slot (%q)", jobDir.Show(key), b))
+	}
+	id := f[0]
+	r, err := s.readRecord(id)
+	if errors.Is(err, ledger.ErrNotFound) {
+		if len(f) == 2 && ledger.BlocksInstant(ledger.Status(f[1])) {
+			return ledger.Refusedf("execution %s (since pruned) was %s", id, f[1])
 		}
+		// A claim that died before its frame, or a slot naming what the
+		// log lost.
+		return s.instantInLog(job, jobDir, instant, grace, fmt.Sprintf("%s names execution %s, which the store does not hold", jobDir.Show(key), id))
 	}
 	if err != nil {
-		// A garbled slot: fall back to every claim of the job.
-		holders, err = s.claimsOf(jobDir, job)
-		if err != nil {
+		return err
+	}
+	if r.Job != job || !r.Instant.Equal(instant) {
+		return s.instantInLog(job, jobDir, instant, grace, fmt.Sprintf("%s names execution %s, which holds another slot", jobDir.Show(key), id))
+	}
+	return s.blocks(r, grace, "")
+}
+
+// blocks refuses while r, the execution holding a slot, blocks a new claim
+// of it (a live one whose owner is dead is recovered first); why, when
+// set, is the damage that hid it from its slot: ErrCorrupt, not a refusal.
+func (s *Store) blocks(r ledger.Record, grace time.Duration, why string) error {
+	if !r.Status.Terminal() {
+		var err error
+		if r, _, err = s.recoverID(r.ID, grace); err != nil {
 			return err
 		}
 	}
-	for _, id := range holders {
-		r, err := s.readRecord(id)
-		if errors.Is(err, ledger.ErrNotFound) {
-			if tomb != "" && ledger.BlocksInstant(tomb) {
-				return ledger.Refusedf("execution %s (since pruned) was %s", id, tomb)
-			}
-			continue // a claim that died before its record was written
+	if !ledger.BlocksInstant(r.Status) {
+		return nil
+	}
+	if why != "" {
+		return damagef("%s, but the log's execution %s holds that slot and is %s (run ledger verify)", why, r.ID, r.State())
+	}
+	return ledger.Refusedf("execution %s is %s", r.ID, r.State())
+}
+
+// instantInLog refuses a claim of instant whose slot did not answer (why)
+// when job's log holds an execution of it that blocks the claim. Where
+// the instant is after every instant the log holds a claim of (its cached
+// summary's last and the claims after it) that is known without a walk:
+// a new instant, the common case; else the log's claims are walked.
+func (s *Store) instantInLog(job string, jd dirh, instant time.Time, grace time.Duration, why string) error {
+	l, err := openLog(jd, job, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	js, _, err := counted(jd, l, job)
+	if err != nil {
+		return err
+	}
+	if instant.After(js.lastInstant) {
+		return nil
+	}
+	var ids []string
+	if _, err := l.Scan(l.First, func(e joblog.Entry) error {
+		if t, ok := claimInstant(e.Data); ok && e.Kind == joblog.KindClaim && t.Equal(instant) {
+			ids = append(ids, string(e.ID))
 		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		r, err := s.readRecord(id)
 		if err != nil {
 			return err
 		}
-		if r.Job != job || !r.Instant.Equal(instant) {
-			continue
-		}
-		if !r.Status.Terminal() {
-			r, _, err = s.recoverID(id, grace)
-			if err != nil {
-				return err
-			}
-		}
-		if ledger.BlocksInstant(r.Status) {
-			return ledger.Refusedf("execution %s is %s", r.ID, r.State())
+		if err := s.blocks(r, grace, why); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -95,24 +140,4 @@ func readSlot(jd dirh, name string) ([]byte, error) {
 		return nil, &os.PathError{Op: "readlink", Path: jd.Show(name), Err: os.ErrNotExist}
 	}
 	return nil, &os.PathError{Op: "readlink", Path: jd.Show(name), Err: err}
-}
-
-// claimsOf returns the ids of every claim in job's log (jd its directory).
-func (s *Store) claimsOf(jd dirh, job string) ([]string, error) {
-	l, err := openLog(jd, job, false)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer l.Close()
-	var ids []string
-	_, err = l.Scan(l.First, func(e joblog.Entry) error {
-		if e.Kind == joblog.KindClaim {
-			ids = append(ids, string(e.ID))
-		}
-		return nil
-	})
-	return ids, err
 }

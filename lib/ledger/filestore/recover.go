@@ -35,6 +35,15 @@ func (s *Store) Recover(grace time.Duration) ([]ledger.Record, error) {
 	defer unlock()
 	var out []ledger.Record
 	var errs []error
+	jobs, err := s.jobNames()
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		if err := s.relinkLive(j); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	err = s.scanActive(func(id, job string) error {
 		r, changed, err := s.recoverID(id, grace)
 		switch {

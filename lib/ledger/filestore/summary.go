@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -136,6 +137,51 @@ type jobSummary struct {
 	// (a terminal claim frame, which prune and migration write), not from
 	// the frame that ended the execution. Not stored.
 	finCopy, sucCopy bool
+	// The cache's alone, never a header's (what prune removed is not
+	// live, and its slots are tombstones): the executions not finished
+	// at the offset counted up to (id: its claim frame's offset), so that
+	// one whose link was removed is found from the cache and the frames
+	// after it (damage.go); and the latest instant claimed, so that a
+	// claim of a later one, its slot missing, need not look in the log.
+	live        map[string]int64
+	lastInstant time.Time
+}
+
+// note takes frame e, counted, into js's live executions and last
+// instant; r is the version it made terminal, if it did.
+func (js *jobSummary) note(e joblog.Entry, r ledger.Record) {
+	if r.ID != "" {
+		delete(js.live, r.ID)
+	}
+	if e.Kind != joblog.KindClaim {
+		return
+	}
+	if r.ID == "" && !terminalDelta(e.Data) {
+		if js.live == nil {
+			js.live = map[string]int64{}
+		}
+		js.live[string(e.ID)] = e.Off
+	}
+	if t, ok := claimInstant(e.Data); ok && t.After(js.lastInstant) {
+		js.lastInstant = t
+	}
+}
+
+// claimInstant reads the instant of a claim frame's record from its
+// bytes (its encoding's "instant" key), not decoding it.
+func claimInstant(d []byte) (time.Time, bool) {
+	const key = `"instant":"`
+	i := bytes.Index(d, []byte(key))
+	if i < 0 {
+		return time.Time{}, false
+	}
+	v := d[i+len(key):]
+	j := bytes.IndexByte(v, '"')
+	if j < 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(v[:j]))
+	return t, err == nil
 }
 
 // empty reports whether js counts nothing.
@@ -278,9 +324,20 @@ func decodeRuns(line string) (map[ledger.Status]uint64, error) {
 	return runs, nil
 }
 
-// encodeCache is the cache of js, counted up to end of generation gen.
+// encodeCache is the cache of js, counted up to end of generation gen:
+// its first line where, then its live executions and last instant, then
+// the summary.
 func encodeCache(js jobSummary, gen, end int64) []byte {
-	b := fmt.Appendf(nil, "at %d %d\n", gen, end)
+	b := fmt.Appendf(nil, "at %d %d\nlive", gen, end)
+	ids := make([]string, 0, len(js.live))
+	for id := range js.live {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		b = fmt.Appendf(b, " %s:%d", id, js.live[id])
+	}
+	b = fmt.Appendf(b, "\ninstant %s\n", js.lastInstant.UTC().Format(time.RFC3339Nano))
 	b = append(b, js.Encode()...)
 	return fmt.Appendf(b, "crc %08x\n", joblog.Checksum(b))
 }
@@ -300,9 +357,30 @@ func readCache(jd dirh, job string) (js jobSummary, gen, end int64, ok bool) {
 	if _, err := fmt.Sscanf(string(at), "at %d %d", &gen, &end); err != nil {
 		return js, 0, 0, false
 	}
+	liveLine, rest, _ := bytes.Cut(rest, []byte("\n"))
+	instLine, rest, _ := bytes.Cut(rest, []byte("\n"))
+	f := strings.Fields(string(liveLine))
+	inst, ok := strings.CutPrefix(string(instLine), "instant ")
+	if len(f) == 0 || f[0] != "live" || !ok {
+		return js, 0, 0, false
+	}
+	last, err := time.Parse(time.RFC3339Nano, inst)
+	if err != nil {
+		return js, 0, 0, false
+	}
+	live := map[string]int64{}
+	for _, w := range f[1:] {
+		id, o, _ := strings.Cut(w, ":")
+		off, err := strconv.ParseInt(o, 10, 64)
+		if err != nil || ledger.ValidID(id) != nil {
+			return js, 0, 0, false
+		}
+		live[id] = off
+	}
 	if js, err = decodeSummary(rest, job); err != nil {
 		return js, 0, 0, false
 	}
+	js.live, js.lastInstant = live, last
 	return js, gen, end, true
 }
 
@@ -316,10 +394,13 @@ func counted(jd dirh, l *jobLog, job string) (jobSummary, int64, error) {
 	}
 	end, err := l.Scan(end, func(e joblog.Entry) error {
 		r, err := l.terminalAt(e)
-		if err != nil || r.ID == "" {
+		if err != nil {
 			return err
 		}
-		js.countFrame(r, e.Kind == joblog.KindClaim)
+		if r.ID != "" {
+			js.countFrame(r, e.Kind == joblog.KindClaim)
+		}
+		js.note(e, r)
 		return nil
 	})
 	return js, end, err
