@@ -46,7 +46,9 @@
 //	                           an update frame per later version (a delta
 //	                           against the claim)
 //	    _summary               cache of the job's summary, counted up to an
-//	                           offset of the log (summary.go)
+//	                           offset of the log, with the executions live
+//	                           there and the last instant claimed
+//	                           (summary.go)
 //	    @INSTANT               symbolic link to "ID", the execution holding
 //	                           (JOB, INSTANT), or "ID STATUS" once that record
 //	                           was pruned (tombstone)
@@ -186,6 +188,30 @@
 //     place, never flushed, checked by its CRC, and recounted from the log
 //     when it cannot be trusted. Counts never depend on markers: each
 //     execution becomes terminal in exactly one frame of the log.
+//   - Damage a crash cannot make is reported, never read past
+//     (damage.go): a log only grows, and every file derived from it is
+//     written after the frames it names are durable, so a log that ends
+//     before its cached summary's count, its index's last entry or a
+//     live link's offset, or is missing while its summary or index
+//     remain, was cut short or removed by something else; a log whose
+//     header names another job was copied in; a frame valid only at
+//     another offset or in another log (joblog) is a log doubled or
+//     spliced. Readers report each (ErrCorrupt) instead of showing fewer
+//     or doubled records, and writers refuse to append after it. A slot
+//     that does not answer (missing, garbled, naming no execution or one
+//     of another instant) is checked against the log, which is walked
+//     only for an instant not later than every one the log holds (its
+//     cached summary's last, and the claims after it): a log's execution
+//     holding the slot refuses the claim as damage. A live execution's
+//     link removed is restored from the cached summary's live executions
+//     and the frames after it by whoever reads active/ under the lock
+//     for a job (claim --exclusive, --every; recover for every job); a
+//     link naming a job with no folder, or a job whose log does not hold
+//     its id and whose hint its id does not bear, is damage. What stays
+//     unseen: a cut exactly at the start of a live execution's claim
+//     frame, when that claim is the log's last frame and nothing else
+//     names it, is what a claim killed before its frame leaves, and
+//     reads as no record, as that does.
 //   - Prune writes the log's next generation under a temporary name (its
 //     header counting what it drops, then each kept execution's newest
 //     version as one claim frame), fdatasyncs it, makes the tombstones of

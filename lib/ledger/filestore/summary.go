@@ -105,6 +105,8 @@ func newerFinish(r, than ledger.Record) bool {
 // caches it as counted up to an offset of a generation of the log:
 //
 //	at GEN END
+//	live ID:OFF ...            executions not finished at END (claim offsets)
+//	instant TIME               the latest instant a claim of the log held
 //	tether-summary 2
 //	runs STATUS N ...          executions that became terminal, by status
 //	finished RECORD            the one that became terminal last

@@ -7,7 +7,10 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/tether-sh/tether/lib/ledger"
 )
 
 // TestParseFrame: a frame reads back whole; anything else is not a frame,
@@ -175,6 +178,51 @@ func TestFrameAt(t *testing.T) {
 			t.Errorf("frameAt(%s) = need %d, n %d, %v; want need > 0 %v, no error", tc.name, need, n, err, tc.wantNeed)
 		case !tc.wantNeed && (e.Kind != KindUpdate || e.End != int64(len(torn))):
 			t.Errorf("frameAt(%s) = %+v; want the frame of %d bytes", tc.name, e, len(torn))
+		}
+	}
+}
+
+// TestTornTail: what follows a log's last valid frame is a torn tail,
+// read as the log's end, only while it may be one append cut short (no
+// longer than the frame its head declares, or than MaxFrame where its head
+// is lost); anything longer is damage (ErrCorrupt), decided without
+// reading it.
+func TestTornTail(t *testing.T) {
+	t.Parallel()
+	a := Frame(9, 0, KindClaim, "a", 0, []byte(`{}`))
+	b := Frame(9, int64(len(a)), KindUpdate, "a", 0, []byte(`{"status":"running"}`))
+	log := append(bytes.Clone(a), b...)
+	next := Frame(9, int64(len(log)), KindUpdate, "a", 0, []byte(`{"status":"completed"}`))
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		tail    []byte
+		corrupt bool
+	}{
+		{"none", nil, false},
+		{"half a frame", next[:len(next)/2], false},
+		{"a whole frame, one byte flipped", append(bytes.Clone(next[:len(next)-5]), next[len(next)-5]^1, 0, 0, 0, 0), false},
+		{"zeros, one frame long", make([]byte, MaxFrame), false},
+		{"zeros, longer than a frame", make([]byte, MaxFrame+1), true},
+		{"the log again (doubled)", log, true},
+		{"a frame, then more", append(bytes.Clone(next[:FrameHead+2]), make([]byte, len(next))...), true},
+	} {
+		p := dir + "/" + strings.ReplaceAll(tc.name, " ", "_")
+		if err := os.WriteFile(p, append(bytes.Clone(log), tc.tail...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &Log{fd: int(f.Fd()), Path: p, ID: 9}
+		end, err := l.Scan(0, func(Entry) error { return nil })
+		f.Close()
+		switch {
+		case tc.corrupt && !errors.Is(err, ledger.ErrCorrupt):
+			t.Errorf("Scan(log + %s) = %d, %v; want ErrCorrupt", tc.name, end, err)
+		case !tc.corrupt && (err != nil || end != int64(len(log))):
+			t.Errorf("Scan(log + %s) = %d, %v; want %d, no error", tc.name, end, err, len(log))
 		}
 	}
 }
