@@ -123,11 +123,11 @@ func (s *Store) relinkLive(job string) error {
 	}
 	defer closeDir(jd)
 	defer l.Close()
-	js, end, err := counted(jd, l, job)
+	js, end, stale, err := countedFrom(jd, l, job)
 	if err != nil {
 		return err
 	}
-	if gen, at, ok := cacheEnd(jd); !ok || gen != l.Gen || end-at > settleBytes {
+	if stale {
 		cacheSummary(jd, js, l.Gen, end)
 	}
 	buf := make([]byte, 256)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -389,12 +390,23 @@ func readCache(jd dirh, job string) (js jobSummary, gen, end int64, ok bool) {
 // counted returns job's summary as its log l says, the cache in jd used
 // where it can be, and the offset it is counted up to.
 func counted(jd dirh, l *jobLog, job string) (jobSummary, int64, error) {
-	js, gen, end, ok := readCache(jd, job)
+	js, end, _, err := countedFrom(jd, l, job)
+	return js, end, err
+}
+
+// countedFrom is counted, also saying whether the cache was worth
+// keeping as it was (stale: missing, not trusted, or settleBytes behind).
+func countedFrom(jd dirh, l *jobLog, job string) (js jobSummary, end int64, stale bool, err error) {
+	var gen int64
+	var ok bool
+	js, gen, end, ok = readCache(jd, job)
 	if !ok || gen != l.Gen || end < l.First || end > l.size() {
 		js, end = jobSummary{}, l.First
 		js.add(l.removed())
+		stale = true
 	}
-	end, err := l.Scan(end, func(e joblog.Entry) error {
+	from := end
+	end, err = l.Scan(end, func(e joblog.Entry) error {
 		r, err := l.terminalAt(e)
 		if err != nil {
 			return err
@@ -405,7 +417,7 @@ func counted(jd dirh, l *jobLog, job string) (jobSummary, int64, error) {
 		js.note(e, r)
 		return nil
 	})
-	return js, end, err
+	return js, end, stale || end-from > settleBytes, err
 }
 
 // terminalAt returns the version frame e makes when it is terminal (the
@@ -500,9 +512,12 @@ func (s *Store) summary(job string, live []ledger.Record, lend *joblog.Lender) (
 	}
 	defer closeDir(jd)
 	defer l.Close()
-	js, _, err := counted(jd, l, job)
+	js, end, stale, err := countedFrom(jd, l, job)
 	if err != nil {
 		return sum, err
+	}
+	if stale {
+		s.mendSummary(jd, l, js, end)
 	}
 	sum.LastFinished, sum.LastSuccess = js.finished, js.success
 	for st, n := range js.runs {
@@ -517,4 +532,27 @@ func (s *Store) summary(job string, live []ledger.Record, lend *joblog.Lender) (
 		return sum, err
 	}
 	return sum, nil
+}
+
+// mendSummary caches js, job's summary counted up to end of its log l
+// (in jd), for a reader that found no cache worth keeping, so that one
+// lost cache costs one recount, not one for every read until the job's
+// next write. Only where the reader may write it: the store's owner by
+// its own rights (not a group reader, not root reading as the owner,
+// which write nothing), and under the lock, taken only if it is free at
+// once (a writer holding it will settle the cache itself), the log still
+// the one counted.
+func (s *Store) mendSummary(jd dirh, l *jobLog, js jobSummary, end int64) {
+	if s.foreign || os.Getuid() != os.Geteuid() {
+		return
+	}
+	fd, err := unix.Openat(s.root.FD, lockName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil || logIno(jd) != l.Ino {
+		return
+	}
+	cacheSummary(jd, js, l.Gen, end)
 }

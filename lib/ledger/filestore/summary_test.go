@@ -163,5 +163,30 @@ func TestSummaryClockStep(t *testing.T) {
 	}
 	if got := sums[0].LastFinished.ID; got != back.ID {
 		t.Errorf("after a prune: LastFinished = %s; want %s", got, back.ID)
+// TestSummaryMended: a cached summary lost is counted once: the first
+// reader that finds none (the store's owner, the lock free) caches it, so
+// the next reads count only from there.
+func TestSummaryMended(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	code := 0
+	r := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	must(t)(s.Start(r.ID, nil))
+	must(t)(s.Finish(r.ID, ledger.Completed, &code, ""))
+	p := filepath.Join(s.dir, jobsDir, "j", summaryName)
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenExisting(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	sums, err := ro.Summaries("j")
+	if err != nil || len(sums) != 1 || sums[0].Runs[ledger.Completed] != 1 {
+		t.Fatalf("Summaries(j) = %+v, %v; want one completed", sums, err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Errorf("after a read that recounted, the summary: %v; want it cached again", err)
 	}
 }
