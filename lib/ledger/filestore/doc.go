@@ -186,8 +186,11 @@
 //     operations before it (ext4, xfs and btrfs do).
 //   - The cached summary is only a cache (see summary.go): renamed into
 //     place, never flushed, checked by its CRC, and recounted from the log
-//     when it cannot be trusted. Counts never depend on markers: each
-//     execution becomes terminal in exactly one frame of the log.
+//     when it cannot be trusted; whoever recounts it writes it anew (a
+//     writer under the lock; a reader that is the store's owner, under
+//     the lock if it is free at once), so a lost cache costs one
+//     recount. Counts never depend on markers: each execution becomes
+//     terminal in exactly one frame of the log.
 //   - Damage a crash cannot make is reported, never read past
 //     (damage.go): a log only grows, and every file derived from it is
 //     written after the frames it names are durable, so a log that ends
