@@ -251,7 +251,7 @@ func (s *Store) checkDue(job string, every, grace time.Duration) error {
 		}
 		return err
 	}
-	sum, err := s.summary(job, nil, nil)
+	sum, err := s.summary(job, nil, nil, false)
 	if err != nil {
 		return err
 	}

@@ -150,3 +150,35 @@ func (s *Store) relinkLive(job string) error {
 	}
 	return nil
 }
+
+// unlinked reports a live execution of job's log (logLive, the cached
+// summary's and the frames' after it) that has no link in active/ (live,
+// the linked ones a reader found): removed by hand, it is hidden from
+// list --status and the running count, which read active/, until claim
+// --exclusive, --every or recover relinks it. Only while the links are
+// whole (a new boot's may not yet be). The link and the record are read
+// again first: a claim or finish may have come between the reader's look
+// at active/ and its look at the log.
+func (s *Store) unlinked(job string, logLive map[string]int64, live []ledger.Record) error {
+	if len(logLive) == 0 || !s.linksWhole() {
+		return nil
+	}
+	seen := make(map[string]bool, len(live))
+	for _, r := range live {
+		seen[r.ID] = true
+	}
+	buf := make([]byte, 256)
+	for id := range logLive {
+		if seen[id] {
+			continue
+		}
+		if _, err := unix.Readlinkat(s.active.FD, id, buf); err != unix.ENOENT {
+			continue
+		}
+		if r, err := s.readRecord(id); err == nil && r.Status.Terminal() {
+			continue
+		}
+		return damagef("%s: execution %s of job %s is live in its log, but has no link (removed? ledger recover relinks it)", s.active.Show(id), id, job)
+	}
+	return nil
+}

@@ -208,7 +208,8 @@
 //     holding the slot refuses the claim as damage. A live execution's
 //     link removed is restored from the cached summary's live executions
 //     and the frames after it by whoever reads active/ under the lock
-//     for a job (claim --exclusive, --every; recover for every job); a
+//     for a job (claim --exclusive, --every; recover for every job),
+//     and reported by the readers of summaries until then; a
 //     link naming a job with no folder, or a job whose log does not hold
 //     its id and whose hint its id does not bear, is damage. What stays
 //     unseen: a cut exactly at the start of a live execution's claim

@@ -44,7 +44,7 @@ func (s *Store) Summaries(jobs ...string) ([]ledger.Summary, error) {
 	var errs []error
 	var lend joblog.Lender // one log at a time: one set of buffers
 	for _, j := range jobs {
-		sum, err := s.summary(j, live[j], &lend)
+		sum, err := s.summary(j, live[j], &lend, true)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -504,7 +504,9 @@ func (s *Store) liveByJob() (map[string][]ledger.Record, error) {
 
 // summary returns job's summary: what its log counts, Latest, and its live
 // records (as liveByJob found them); its log reads through lend's buffers.
-func (s *Store) summary(job string, live []ledger.Record, lend *joblog.Lender) (ledger.Summary, error) {
+// With linked, live is every linked live execution of the job, and one
+// the log holds live without a link is reported (unlinked).
+func (s *Store) summary(job string, live []ledger.Record, lend *joblog.Lender, linked bool) (ledger.Summary, error) {
 	sum := ledger.Summary{Job: job, Live: len(live)}
 	jd, l, ok, err := s.openJobLent(job, lend)
 	if err != nil || !ok {
@@ -519,6 +521,10 @@ func (s *Store) summary(job string, live []ledger.Record, lend *joblog.Lender) (
 	if stale {
 		s.mendSummary(jd, l, js, end)
 	}
+	var unlinked error
+	if linked {
+		unlinked = s.unlinked(job, js.live, live)
+	}
 	sum.LastFinished, sum.LastSuccess = js.finished, js.success
 	for st, n := range js.runs {
 		if sum.Runs == nil {
@@ -531,7 +537,7 @@ func (s *Store) summary(job string, live []ledger.Record, lend *joblog.Lender) (
 	} else if !errors.Is(err, ledger.ErrNotFound) {
 		return sum, err
 	}
-	return sum, nil
+	return sum, unlinked
 }
 
 // mendSummary caches js, job's summary counted up to end of its log l
