@@ -163,6 +163,9 @@ func TestSummaryClockStep(t *testing.T) {
 	}
 	if got := sums[0].LastFinished.ID; got != back.ID {
 		t.Errorf("after a prune: LastFinished = %s; want %s", got, back.ID)
+	}
+}
+
 // TestSummaryMended: a cached summary lost is counted once: the first
 // reader that finds none (the store's owner, the lock free) caches it, so
 // the next reads count only from there.
