@@ -160,6 +160,15 @@ type Ledger interface {
 	// keeps no boot notes (a database) does nothing and returns nil.
 	SetBootNote(name, value string) error
 
+	// Verify cross-checks what the store holds (o.Job's alone, or every
+	// job's) and calls fn with each problem found, in job order, one at a
+	// time; fn's error ends the walk and is returned. It reads without
+	// the lock: on a busy store a problem may be a write seen half done,
+	// which a second run confirms. An error other than fn's is a store
+	// that cannot be read. A store with nothing to cross-check makes the
+	// checks it can and says which in the report.
+	Verify(o VerifyOptions, fn func(Problem) error) (VerifyReport, error)
+
 	// Location names the store in messages (a directory, a database).
 	Location() string
 	// Gone reports whether the store was removed since it was opened.
@@ -226,3 +235,32 @@ const EnvVar = "TETHER_LEDGER"
 // only: adopt reads it before $TETHER_LEDGER, and a payload's environment
 // never carries it, so the payload's is exactly its caller's.
 const HandoffEnvVar = "TETHER_HANDOFF_LEDGER"
+
+// VerifyOptions selects what Verify checks and whether it repairs.
+type VerifyOptions struct {
+	// Job limits the check to one job ("": every job, and what belongs to
+	// no job: links, outputs, stray files).
+	Job string
+}
+
+// Problem is one thing Verify found wrong.
+type Problem struct {
+	// Job is the job it concerns, or "" for the store as a whole.
+	Job string
+	// What is wrong, in a few words: "_ids names 2 frames past the log's end".
+	What string
+	// Repair is what a repair would do, or, with Cannot, why none can.
+	Repair string
+	// Cannot says no repair can mend it: it is left as it is.
+	Cannot bool
+}
+
+// VerifyReport is what Verify checked.
+type VerifyReport struct {
+	Jobs, Executions int
+	// Checks names what was checked, for the summary line
+	// ("logs, indexes, summaries, links, slots, outputs, stray files").
+	Checks string
+	// Problems counts those passed to fn.
+	Problems int
+}

@@ -784,6 +784,25 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			},
 			Fast: true,
 		},
+		&argv.Node[grammar, *invocation]{
+			Name: "verify",
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Verify.Job = v
+						return true
+					},
+					Zero: func(g *grammar) { g.commands.Verify.Job = argvZero.commands.Verify.Job },
+				}},
+			},
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Verify.Run(arg); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
 	},
 	Fast: true,
 }

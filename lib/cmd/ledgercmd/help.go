@@ -173,3 +173,25 @@ recorded status (124, 126, 127 and 128+N as for run), 1 when it failed
 without one, 125 when it ended abandoned (never started), 255 when it
 ended unknown, 128+N when signal N ended the waiting.`
 }
+
+func (*verifyCmd) Help() string {
+	return `Reads the whole store (or JOB alone) without the lock and checks each
+file against the others, as bbolt's check does: each job's log (every
+frame valid, one header, each execution claimed once and of this job;
+a torn tail, an append cut short by a crash, is normal and not
+reported), its index of finished executions (_ids) and its cached
+summary (_summary) against the log, each @INSTANT slot (it names an
+execution of the log holding that instant, or is a tombstone) and that
+every execution with an instant has one, each link in active/ (it names a
+live execution's newest frame in its own job) and that every live
+execution has one, each output (of an execution the store holds), and
+names that are not the store's. It prints one line per problem,
+"JOB: what is wrong; repair: what a repair would do" (or "cannot
+repair: why"), then a summary line, always: exit 0 clean, 1 problems
+found, 3 the store cannot be read. A group member, or root as the
+owner, may check, as with status. On a busy store a line may be a write
+seen half done: run it again to confirm. On PostgreSQL it checks the
+rows (names, the times of each state, pruned rows).
+
+  ledger verify`
+}

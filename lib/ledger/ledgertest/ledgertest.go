@@ -81,6 +81,7 @@ func RunConformance(t *testing.T, h Harness) {
 		{"RecoverHost", testRecoverHost},
 		{"HandoffDir", testHandoffDir},
 		{"BootNote", testBootNote},
+		{"Verify", testVerify},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
