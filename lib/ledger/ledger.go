@@ -164,9 +164,13 @@ type Ledger interface {
 	// job's) and calls fn with each problem found, in job order, one at a
 	// time; fn's error ends the walk and is returned. It reads without
 	// the lock: on a busy store a problem may be a write seen half done,
-	// which a second run confirms. An error other than fn's is a store
-	// that cannot be read. A store with nothing to cross-check makes the
-	// checks it can and says which in the report.
+	// which a second run confirms. With o.Repair it holds the store's
+	// lock (its owner's alone: anyone else is refused, ErrUnsafeStore),
+	// rebuilds what the records say (indexes, summaries, links), marks
+	// what they cannot (a slot whose execution is gone stays taken), and
+	// each Problem passed says what was done. An error other than fn's
+	// is a store that cannot be read. A store with nothing to cross-check
+	// makes the checks it can and says which in the report.
 	Verify(o VerifyOptions, fn func(Problem) error) (VerifyReport, error)
 
 	// Location names the store in messages (a directory, a database).
@@ -241,6 +245,8 @@ type VerifyOptions struct {
 	// Job limits the check to one job ("": every job, and what belongs to
 	// no job: links, outputs, stray files).
 	Job string
+	// Repair mends what the check finds, under the store's lock.
+	Repair bool
 }
 
 // Problem is one thing Verify found wrong.
@@ -249,7 +255,8 @@ type Problem struct {
 	Job string
 	// What is wrong, in a few words: "_ids names 2 frames past the log's end".
 	What string
-	// Repair is what a repair would do, or, with Cannot, why none can.
+	// Repair is what a repair does (or, once repaired, did), or, with
+	// Cannot, why none can.
 	Repair string
 	// Cannot says no repair can mend it: it is left as it is.
 	Cannot bool
@@ -261,6 +268,6 @@ type VerifyReport struct {
 	// Checks names what was checked, for the summary line
 	// ("logs, indexes, summaries, links, slots, outputs, stray files").
 	Checks string
-	// Problems counts those passed to fn.
-	Problems int
+	// Problems counts those passed to fn; Repaired, those mended.
+	Problems, Repaired int
 }

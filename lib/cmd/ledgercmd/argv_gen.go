@@ -786,6 +786,16 @@ var argvTables = &argv.Node[grammar, *invocation]{
 		},
 		&argv.Node[grammar, *invocation]{
 			Name: "verify",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"repair"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Verify.Repair = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Verify.Repair = argvZero.commands.Verify.Repair },
+				}},
+			},
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {

@@ -186,12 +186,24 @@ every execution with an instant has one, each link in active/ (it names a
 live execution's newest frame in its own job) and that every live
 execution has one, each output (of an execution the store holds), and
 names that are not the store's. It prints one line per problem,
-"JOB: what is wrong; repair: what a repair would do" (or "cannot
-repair: why"), then a summary line, always: exit 0 clean, 1 problems
-found, 3 the store cannot be read. A group member, or root as the
-owner, may check, as with status. On a busy store a line may be a write
-seen half done: run it again to confirm. On PostgreSQL it checks the
-rows (names, the times of each state, pruned rows).
+"JOB: what is wrong; repair: what --repair does" (or "cannot repair:
+why"), then a summary line, always: exit 0 clean, 1 problems found, 3
+the store cannot be read. A group member, or root as the owner, may
+check, as with status. On a busy store a line may be a write seen half
+done: run it again to confirm.
 
-  ledger verify`
+With --repair it holds the store's lock (the owner only: anyone else is
+refused) and mends each problem, saying "repaired:" for each change: a
+log whose structure is wrong (doubled, another job's copied in, damage
+between valid frames) is written anew with each execution of its job
+once, as its newest version (as prune does); indexes, summaries and
+links are rebuilt from the logs; a slot whose execution the log no
+longer holds becomes a tombstone, taken for good (it may have run),
+never free. A record lost from a log cut short stays lost: restore the
+log from a backup to have it back. Exit 0 once everything was mended, 1
+while something is left (a stray file, a log whose header is damaged).
+On PostgreSQL it checks the rows (names, the times of each state, pruned
+rows); there is nothing to rebuild, so --repair changes nothing.
+
+  ledger verify || ledger verify --repair`
 }

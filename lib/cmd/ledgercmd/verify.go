@@ -5,11 +5,13 @@ import (
 	"fmt"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/spec"
 )
 
 type verifyCmd struct {
-	Job string `arg:"" optional:"" predictor:"job" help:"Check JOB alone (default: the whole store)."`
+	Job    string `arg:"" optional:"" predictor:"job" help:"Check JOB alone (default: the whole store)."`
+	Repair bool   `help:"Under the store's lock (its owner only), rebuild what the logs say (indexes, summaries, links) and mark what they cannot (a slot whose execution is gone stays taken), one line per change."`
 }
 
 func (c *verifyCmd) Run(inv *invocation) error {
@@ -24,45 +26,60 @@ func (c *verifyCmd) Run(inv *invocation) error {
 	if err != nil {
 		return err
 	}
+	if c.Repair {
+		// The store exists: open it for writing (its owner's alone).
+		if err := st.Close(); err != nil {
+			return err
+		}
+		if st, err = inv.openWith(location.Options{}); err != nil {
+			return err
+		}
+	}
 	defer st.Close()
 	w := bufio.NewWriter(inv.tool.Stdout)
-	rep, err := st.Verify(ledger.VerifyOptions{Job: c.Job}, func(p ledger.Problem) error {
-		_, werr := fmt.Fprintln(w, problemLine(p))
+	rep, err := st.Verify(ledger.VerifyOptions{Job: c.Job, Repair: c.Repair}, func(p ledger.Problem) error {
+		_, werr := fmt.Fprintln(w, problemLine(p, c.Repair))
 		return werr
 	})
 	if err != nil {
 		w.Flush()
 		return err
 	}
-	fmt.Fprintln(w, verifySummary(st.Location(), rep))
+	fmt.Fprintln(w, verifySummary(st.Location(), rep, c.Repair))
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if rep.Problems > 0 {
+	if rep.Problems > 0 && (!c.Repair || rep.Repaired < rep.Problems) {
 		return exitStatus(spec.ExitRefused)
 	}
 	return nil
 }
 
-// problemLine is p as verify prints it: "JOB: what; repair: what it
-// would do" (none possible: "cannot repair:").
-func problemLine(p ledger.Problem) string {
+// problemLine is p as verify prints it: "JOB: what; repair: what it does"
+// (once done, "repaired:"; none possible, "cannot repair:").
+func problemLine(p ledger.Problem, repaired bool) string {
 	job := p.Job
 	if job == "" {
 		job = "(store)"
 	}
 	how := "repair"
-	if p.Cannot {
+	switch {
+	case p.Cannot:
 		how = "cannot repair"
+	case repaired:
+		how = "repaired"
 	}
 	return job + ": " + oneLine(p.What) + "; " + how + ": " + oneLine(p.Repair)
 }
 
 // verifySummary is verify's last line.
-func verifySummary(loc string, rep ledger.VerifyReport) string {
+func verifySummary(loc string, rep ledger.VerifyReport, repair bool) string {
 	s := fmt.Sprintf("verify: %s: %d jobs, %d executions; checked %s: ", loc, rep.Jobs, rep.Executions, rep.Checks)
-	if rep.Problems == 0 {
+	switch {
+	case rep.Problems == 0:
 		return s + "clean"
+	case repair:
+		return s + fmt.Sprintf("%d problems, %d repaired", rep.Problems, rep.Repaired)
 	}
 	return s + fmt.Sprintf("%d problems", rep.Problems)
 }

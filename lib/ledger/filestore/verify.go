@@ -38,8 +38,13 @@ import (
 // is of an execution the store holds and has a sane header; no stray name
 // in the store's folder, jobs/ or active/.
 //
-// Each problem says what a repair would do from the logs, or that none
-// can.
+// The repair, under the lock, writes a log anew (as prune writes the next
+// generation: each execution once, as its newest version) where its
+// structure is wrong, then rebuilds from it every index, summary and link
+// that disagrees, and marks what it cannot rebuild: a slot that names an
+// execution the log lacks becomes a tombstone (taken for good: the
+// execution may have run), never free. What it cannot mend (a log whose
+// header is damaged, a stray file) it names and leaves.
 
 // verifyChecks names the checks of a whole store, for the summary line.
 const verifyChecks = "logs, indexes, summaries, slots, links, outputs, stray files"
@@ -84,7 +89,7 @@ type verifier struct {
 	jobs map[string]*vjob
 }
 
-// Verify cross-checks the store (see above).
+// Verify cross-checks the store (see above) and, with o.Repair, mends it.
 func (s *Store) Verify(o ledger.VerifyOptions, fn func(ledger.Problem) error) (ledger.VerifyReport, error) {
 	rep := ledger.VerifyReport{Checks: verifyChecks}
 	if o.Job != "" {
@@ -92,6 +97,18 @@ func (s *Store) Verify(o ledger.VerifyOptions, fn func(ledger.Problem) error) (l
 			return rep, err
 		}
 		rep.Checks = "log, index, summary, slots, links"
+	}
+	if o.Repair {
+		if s.readOnly {
+			return rep, fmt.Errorf("%w: %s: only its owner may repair it, opened for writing", ledger.ErrUnsafeStore, s.dir)
+		}
+		// The lock alone, not the first writer's mending: every change
+		// is made, and said, here.
+		unlock, err := s.lockFile(nil)
+		if err != nil {
+			return rep, err
+		}
+		defer unlock()
 	}
 	v := &verifier{s: s, o: o, fn: fn, rep: &rep, jobs: map[string]*vjob{}}
 	defer func() {
@@ -130,10 +147,17 @@ func (s *Store) Verify(o ledger.VerifyOptions, fn func(ledger.Problem) error) (l
 	return rep, nil
 }
 
-// problem passes on one problem; repair says what a repair would do, or
-// (can false) why none can.
-func (v *verifier) problem(job, what, repair string, can bool) error {
-	p := ledger.Problem{Job: job, What: what, Repair: repair, Cannot: !can}
+// problem passes on one problem; with a repair, fix mends it first (nil:
+// it cannot be mended, repair says why).
+func (v *verifier) problem(job, what, repair string, fix func() error) error {
+	p := ledger.Problem{Job: job, What: what, Repair: repair, Cannot: fix == nil}
+	if v.o.Repair && fix != nil {
+		if err := fix(); err != nil {
+			p.Cannot, p.Repair = true, repair+" failed: "+err.Error()
+		} else {
+			v.rep.Repaired++
+		}
+	}
 	v.rep.Problems++
 	return v.fn(p)
 }
@@ -159,7 +183,7 @@ func (v *verifier) job(job string) error {
 	case errors.Is(err, ledger.ErrCorrupt):
 		// Nothing of it can be read, nor anything checked against it.
 		j.byID = map[string]*vexec{}
-		return v.problem(job, "the log cannot be read: "+oneLine(err), "restore jobs/"+job+"/_log from a backup, or move the job's folder away", false)
+		return v.problem(job, "the log cannot be read: "+oneLine(err), "restore jobs/"+job+"/_log from a backup, or move the job's folder away", nil)
 	case err != nil:
 		return err
 	default:
@@ -169,12 +193,14 @@ func (v *verifier) job(job string) error {
 		return err
 	}
 	if j.l != nil && j.broken() {
-		if err := v.problem(job, j.describe(), "write the log anew, each execution once as its newest version (as prune does), and rebuild what names it", true); err != nil {
+		if err := v.problem(job, j.describe(), "write the log anew, each execution once as its newest version (as prune does), and rebuild what names it", func() error {
+			return v.rewrite(j)
+		}); err != nil {
 			return err
 		}
 	}
 	if j.l == nil && !j.foreignLog && (exists(jd, jobindex.Name) || exists(jd, summaryName)) {
-		if err := v.problem(job, "no _log, though its index or summary names records (a log removed?)", "its records are lost: restore jobs/"+job+"/_log from a backup (the repair marks what named them)", false); err != nil {
+		if err := v.problem(job, "no _log, though its index or summary names records (a log removed?)", "its records are lost: restore jobs/"+job+"/_log from a backup (the repair marks what named them)", nil); err != nil {
 			return err
 		}
 	}
@@ -205,21 +231,21 @@ func (v *verifier) foreignLog(j *vjob) error {
 	}
 	j.foreignLog = true
 	what := fmt.Sprintf("_log is the log of job %q (copied from its folder?): none of %s's records is in it", other, j.job)
-	can := false
+	var fix func() error
 	repair := fmt.Sprintf("move it back to jobs/%s/_log by hand if it is that job's only copy (restore %s's own from a backup)", other, j.job)
 	if ledger.ValidJob(other) == nil {
 		if od, err := openSubdir(v.s.jobs, other); err == nil {
 			if ol, err := joblog.Open(od, false, nil, ownedIn(od)); err == nil {
 				if ol.ID == id {
 					repair = fmt.Sprintf("remove it: %s's own log is the same log (restore %s's own from a backup)", other, j.job)
-					can = true
+					fix = func() error { return unlinkIn(j.jd, joblog.Name) }
 				}
 				ol.Close()
 			}
 			closeDir(od)
 		}
 	}
-	return v.problem(j.job, what, repair, can)
+	return v.problem(j.job, what, repair, fix)
 }
 
 // scan reads j's log whole, past any damage, into j.
@@ -369,7 +395,9 @@ func (v *verifier) ids(j *vjob) error {
 		if !present {
 			return nil
 		}
-		return v.problem(j.job, "_ids indexes a log that is not there", "remove it", true)
+		return v.problem(j.job, "_ids indexes a log that is not there", "remove it", func() error {
+			return unlinkIn(j.jd, jobindex.Name)
+		})
 	}
 	var ents []jobindex.Ent
 	for _, x := range j.kept() {
@@ -424,7 +452,9 @@ func (v *verifier) ids(j *vjob) error {
 	default:
 		return nil
 	}
-	return v.problem(j.job, what, "write it anew from the log", true)
+	return v.problem(j.job, what, "write it anew from the log", func() error {
+		return writeIds(j.jd, idsOf(j.l, ents), true)
+	})
 }
 
 // summary checks j's cached summary against its log.
@@ -433,7 +463,9 @@ func (v *verifier) summary(j *vjob) error {
 		if !exists(j.jd, summaryName) {
 			return nil
 		}
-		return v.problem(j.job, "_summary counts a log that is not there", "remove it", true)
+		return v.problem(j.job, "_summary counts a log that is not there", "remove it", func() error {
+			return unlinkIn(j.jd, summaryName)
+		})
 	}
 	cache, gen, end, ok := readCache(j.jd, j.job)
 	var all, upTo jobSummary
@@ -468,7 +500,9 @@ func (v *verifier) summary(j *vjob) error {
 	default:
 		return nil
 	}
-	return v.problem(j.job, what, "count it anew from the log", true)
+	return v.problem(j.job, what, "count it anew from the log", func() error {
+		return cacheSummary(j.jd, all, j.l.Gen, j.end)
+	})
 }
 
 // sameSummary reports whether a and b count the same.
@@ -515,7 +549,7 @@ func (v *verifier) slots(j *vjob) error {
 		case n == joblog.Name || n == jobindex.Name || n == summaryName || strings.HasPrefix(n, tmpPrefix):
 			continue
 		case !strings.HasPrefix(n, "@"):
-			if err := v.problem(j.job, "stray file jobs/"+j.job+"/"+n+" (not the store's)", "move it away by hand", false); err != nil {
+			if err := v.problem(j.job, "stray file jobs/"+j.job+"/"+n+" (not the store's)", "move it away by hand", nil); err != nil {
 				return err
 			}
 			continue
@@ -534,7 +568,9 @@ func (v *verifier) slots(j *vjob) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		h := holders[k][len(holders[k])-1]
-		if err := v.problem(j.job, fmt.Sprintf("slot %s is missing: execution %s holds that instant (it could run again)", k, h.id), "make it, naming "+h.id, true); err != nil {
+		if err := v.problem(j.job, fmt.Sprintf("slot %s is missing: execution %s holds that instant (it could run again)", k, h.id), "make it, naming "+h.id, func() error {
+			return setSlot(j.jd, k, h.id)
+		}); err != nil {
 			return err
 		}
 	}
@@ -579,7 +615,9 @@ func (v *verifier) slot(j *vjob, name string, holders []*vexec) error {
 	}
 	if len(holders) > 0 {
 		h := holders[len(holders)-1]
-		return v.problem(j.job, what, "point it at "+h.id+", the log's holder of that instant", true)
+		return v.problem(j.job, what, "point it at "+h.id+", the log's holder of that instant", func() error {
+			return setSlot(j.jd, name, h.id)
+		})
 	}
 	// No execution of the log holds the instant: whatever held it may
 	// have run, so the instant stays taken.
@@ -588,13 +626,31 @@ func (v *verifier) slot(j *vjob, name string, holders []*vexec) error {
 		id = f[0]
 	}
 	tomb := id + " " + string(ledger.Unknown)
-	return v.problem(j.job, what, fmt.Sprintf("make it a tombstone %q: the instant stays taken", tomb), true)
+	return v.problem(j.job, what, fmt.Sprintf("make it a tombstone %q: the instant stays taken", tomb), func() error {
+		return setSlot(j.jd, name, tomb)
+	})
+}
+
+// setSlot makes slot name in jd hold target, durably.
+func setSlot(jd dirh, name, target string) error {
+	if err := relink(jd, name, target); err != nil {
+		return err
+	}
+	return jd.Sync()
 }
 
 // exists reports whether name is in d.
 func exists(d dirh, name string) bool {
 	var st unix.Stat_t
 	return unix.Fstatat(d.FD, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// unlinkIn removes name from d.
+func unlinkIn(d dirh, name string) error {
+	if err := unix.Unlinkat(d.FD, name, 0); err != nil && err != unix.ENOENT {
+		return &os.PathError{Op: "unlink", Path: d.Show(name), Err: err}
+	}
+	return nil
 }
 
 // oneLine is err's message on one line.
@@ -617,13 +673,14 @@ func (v *verifier) links() error {
 	}
 	linked := map[string]bool{}
 	buf := make([]byte, 256)
+	changed := false
 	for _, n := range names {
 		if strings.HasPrefix(n, tmpPrefix) {
 			continue
 		}
 		if ledger.ValidID(n) != nil {
 			if v.o.Job == "" {
-				if err := v.problem("", "stray file active/"+n+" (not a link's name)", "move it away by hand", false); err != nil {
+				if err := v.problem("", "stray file active/"+n+" (not a link's name)", "move it away by hand", nil); err != nil {
 					return err
 				}
 			}
@@ -669,15 +726,18 @@ func (v *verifier) links() error {
 		if j != nil {
 			show = j.job
 		}
+		changed = true
 		if j == nil || j.byID[n].terminal {
 			why := "remove it"
 			if j == nil {
 				why = "remove it: no log holds its record"
 			}
-			err = v.problem(show, what, why, true)
+			err = v.problem(show, what, why, func() error { return unlinkIn(v.s.active, n) })
 		} else {
 			x := j.byID[n]
-			err = v.problem(show, what, fmt.Sprintf("point it at %s", hintOf(j.l.Gen, x.lastOff, j.job)), true)
+			err = v.problem(show, what, fmt.Sprintf("point it at %s", hintOf(j.l.Gen, x.lastOff, j.job)), func() error {
+				return relink(v.s.active, n, hintOf(j.l.Gen, x.lastOff, j.job))
+			})
 		}
 		if err != nil {
 			return err
@@ -694,10 +754,16 @@ func (v *verifier) links() error {
 			if x.terminal || linked[x.id] {
 				continue
 			}
-			if err := v.problem(job, fmt.Sprintf("live execution %s (%s) has no link in active/ (list --status running, recover and --exclusive miss it)", x.id, x.rec.Status), "link it", true); err != nil {
+			changed = true
+			if err := v.problem(job, fmt.Sprintf("live execution %s (%s) has no link in active/ (list --status running, recover and --exclusive miss it)", x.id, x.rec.Status), "link it", func() error {
+				return relink(v.s.active, x.id, hintOf(j.l.Gen, x.lastOff, job))
+			}); err != nil {
 				return err
 			}
 		}
+	}
+	if changed && v.o.Repair {
+		return v.s.active.Sync()
 	}
 	return nil
 }
@@ -731,7 +797,7 @@ func (v *verifier) outputs() error {
 		switch b, err := readSmallPrefix(d, n, maxHeaderLen); {
 		case ledger.ValidID(n) != nil:
 			what = "stray file output/" + n + " (not an execution's output)"
-			if err := v.problem("", what, "move it away by hand", false); err != nil {
+			if err := v.problem("", what, "move it away by hand", nil); err != nil {
 				return err
 			}
 			continue
@@ -745,7 +811,7 @@ func (v *verifier) outputs() error {
 			}
 			what = "output/" + n + " has no sane header (it cannot be read)"
 		}
-		if err := v.problem("", what, "remove it", true); err != nil {
+		if err := v.problem("", what, "remove it", func() error { return unlinkIn(d, n) }); err != nil {
 			return err
 		}
 	}
@@ -763,7 +829,7 @@ func (v *verifier) strays() error {
 		case n == lockName || n == linkedName || n == logsMark || n == execDir || n == jobsDir || n == activeDir || n == handoffDir || n == outputDir:
 		case strings.HasPrefix(n, tmpPrefix), strings.HasPrefix(n, "boot."):
 		default:
-			if err := v.problem("", "stray file "+n+" in the store's folder (not the store's)", "move it away by hand", false); err != nil {
+			if err := v.problem("", "stray file "+n+" in the store's folder (not the store's)", "move it away by hand", nil); err != nil {
 				return err
 			}
 		}
@@ -773,10 +839,35 @@ func (v *verifier) strays() error {
 	}
 	for _, n := range names {
 		if ledger.ValidJob(n) != nil && !strings.HasPrefix(n, tmpPrefix) {
-			if err := v.problem("", "stray file jobs/"+n+" (not a job's name)", "move it away by hand", false); err != nil {
+			if err := v.problem("", "stray file jobs/"+n+" (not a job's name)", "move it away by hand", nil); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// rewrite writes j's log anew from what the scan found, each execution of
+// its job once, as its newest version, and reads it again. Called with
+// the lock held.
+func (v *verifier) rewrite(j *vjob) error {
+	kept := j.kept()
+	refs := make([]execRef, len(kept))
+	for i, x := range kept {
+		refs[i] = execRef{x.claimOff, x.lastOff}
+	}
+	nl, _, _, err := writeNext(j.jd, j.l, j.job, refs, make([]fate, len(refs)), j.l.removed())
+	if err != nil {
+		return err
+	}
+	nl.Close()
+	if err := j.jd.Sync(); err != nil {
+		return err
+	}
+	j.l.Close()
+	if j.l, err = openLog(j.jd, j.job, false); err != nil {
+		j.l = nil
+		return err
+	}
+	return v.scan(j)
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// testVerify: a store written only through the ledger is sound, and
-// checking it changes nothing.
+// testVerify: a store written only through the ledger is sound, for a
+// job or the whole store, and --repair of a sound store changes nothing.
 func testVerify(t *testing.T, h Harness) {
 	s := h.open(t, nil)
 	job := "verify-" + ledger.NewID(time.Now(), "v")
@@ -28,7 +28,7 @@ func testVerify(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatalf("List = %v", err)
 	}
-	for _, o := range []ledger.VerifyOptions{{Job: job}} {
+	for _, o := range []ledger.VerifyOptions{{Job: job}, {Job: job, Repair: true}} {
 		var got []ledger.Problem
 		rep, err := s.Verify(o, func(p ledger.Problem) error {
 			got = append(got, p)

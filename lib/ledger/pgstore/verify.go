@@ -14,7 +14,7 @@ import (
 // (the status CHECK, the unique (job, instant) of blocking statuses)
 // hold by themselves. What a row can still get wrong, by hand or by a
 // restore of part of the table, Verify checks; none of it can be derived
-// again: each problem says it cannot be mended.
+// again, so a repair changes nothing and says so.
 
 // verifyChecks names what Verify checks, for the summary line.
 const verifyChecks = "rows: job and id names, times of each state, pruned rows"
@@ -30,7 +30,8 @@ var verifyQueries = []struct{ what, query string }{
 	{"a pruned row of a live execution", `SELECT job, id FROM tether.executions WHERE pruned AND status IN ('claimed', 'running')`},
 }
 
-// Verify runs the checks above, read-only, in one snapshot.
+// Verify runs the checks above, read-only, in one snapshot. o.Repair
+// changes nothing: each problem says it cannot be mended.
 func (s *Store) Verify(o ledger.VerifyOptions, fn func(ledger.Problem) error) (ledger.VerifyReport, error) {
 	rep := ledger.VerifyReport{Checks: verifyChecks}
 	if o.Job != "" {
