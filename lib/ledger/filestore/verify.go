@@ -75,6 +75,8 @@ type vjob struct {
 	size    int64 // the log's size, read
 	// foreignLog: the log in place is another job's (copied in).
 	foreignLog bool
+	// unreadable: the log's header cannot be read.
+	unreadable bool
 	// What is wrong with the log's structure.
 	headers, dups, orphans, afterEnd int
 	damaged                          [][2]int64 // [from, to) holds no valid frame
@@ -87,6 +89,8 @@ type verifier struct {
 	fn   func(ledger.Problem) error
 	rep  *ledger.VerifyReport
 	jobs map[string]*vjob
+	// unreadable: some job's log cannot be read at all.
+	unreadable bool
 }
 
 // Verify cross-checks the store (see above) and, with o.Repair, mends it.
@@ -181,8 +185,9 @@ func (v *verifier) job(job string) error {
 	switch {
 	case errors.Is(err, os.ErrNotExist) || j.foreignLog:
 	case errors.Is(err, ledger.ErrCorrupt):
-		// Nothing of it can be read, nor anything checked against it.
-		j.byID = map[string]*vexec{}
+		// Nothing of it can be read, nor anything checked against it:
+		// links and outputs that may be its executions' are left alone.
+		j.byID, j.unreadable, v.unreadable = map[string]*vexec{}, true, true
 		return v.problem(job, "the log cannot be read: "+oneLine(err), "restore jobs/"+job+"/_log from a backup, or move the job's folder away", nil)
 	case err != nil:
 		return err
@@ -707,6 +712,8 @@ func (v *verifier) links() error {
 			what = fmt.Sprintf("active/%s: bad link %q", n, target)
 		case v.jobs[job] == nil && j == nil && v.o.Job != "":
 			continue // a job not checked
+		case j == nil && v.jobs[job] != nil && v.jobs[job].unreadable:
+			continue // its log cannot be read: said already
 		case j == nil:
 			if v.jobs[job] == nil {
 				what = fmt.Sprintf("active/%s names job %s, which the store does not hold", n, job)
@@ -801,6 +808,8 @@ func (v *verifier) outputs() error {
 				return err
 			}
 			continue
+		case !held[n] && v.unreadable:
+			continue // it may be of a log that cannot be read
 		case !held[n]:
 			what = "output/" + n + " is of an execution the store does not hold"
 		case err != nil:
