@@ -181,7 +181,7 @@ func (v *verifier) job(job string) error {
 	if err := v.foreignLog(j); err != nil {
 		return err
 	}
-	l, err := openLog(jd, job, false)
+	l, err := rawLog(jd, job)
 	switch {
 	case errors.Is(err, os.ErrNotExist) || j.foreignLog:
 	case errors.Is(err, ledger.ErrCorrupt):
@@ -251,6 +251,17 @@ func (v *verifier) foreignLog(j *vjob) error {
 		}
 	}
 	return v.problem(j.job, what, repair, fix)
+}
+
+// rawLog opens job's log in its folder jd for reading as it is, with
+// none of the checks a reader makes against the files beside it: Verify
+// makes them itself, and says what they find.
+func rawLog(jd dirh, job string) (*jobLog, error) {
+	l, err := joblog.Open(jd, false, nil, ownedIn(jd))
+	if err != nil {
+		return nil, err
+	}
+	return withBase(l, job)
 }
 
 // scan reads j's log whole, past any damage, into j.
@@ -506,7 +517,12 @@ func (v *verifier) summary(j *vjob) error {
 		return nil
 	}
 	return v.problem(j.job, what, "count it anew from the log", func() error {
-		return cacheSummary(j.jd, all, j.l.Gen, j.end)
+		// Counted as every writer counts it, from the log alone.
+		if err := unlinkIn(j.jd, summaryName); err != nil {
+			return err
+		}
+		_, err := v.s.settle(j.jd, j.l, j.job)
+		return err
 	})
 }
 
@@ -874,7 +890,7 @@ func (v *verifier) rewrite(j *vjob) error {
 		return err
 	}
 	j.l.Close()
-	if j.l, err = openLog(j.jd, j.job, false); err != nil {
+	if j.l, err = rawLog(j.jd, j.job); err != nil {
 		j.l = nil
 		return err
 	}
