@@ -15,15 +15,18 @@ import (
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
 )
 
-// Verify (ledger verify) reads the store as every reader would not: whole,
-// each file against the others. The log is the truth; every other file is
+// Verify (ledger verify) reads the store as no reader does: whole, each
+// file against the others. The log is the truth; every other file is
 // derived from it (an index, a summary, a link) or a trace of it (a slot,
 // an output), and each is checked against it. The checks, job by job:
 //
-//   - the log: every frame valid (a torn tail, where an append was cut
-//     short, is normal and not reported: the next writer cuts it), one
-//     header, at its start; each execution claimed once, of this job, and
-//     each update following its own claim and no terminal version;
+//   - the log: its header names this job (not a log copied from another
+//     job's folder); every frame valid (a torn tail, one append cut short,
+//     is normal and not reported: the next writer cuts it), so none
+//     doubled or spliced in (a frame's CRC covers its log and offset), and
+//     the valid frames past damage are read on; one header, at its start;
+//     each execution claimed once, of this job, and each update following
+//     its own claim and no terminal version;
 //   - _ids: of the log in place, holding exactly the frames that made an
 //     execution terminal (none past the log's end);
 //   - _summary: trusted (its CRC, generation, an offset inside the log)
@@ -43,8 +46,11 @@ import (
 // structure is wrong, then rebuilds from it every index, summary and link
 // that disagrees, and marks what it cannot rebuild: a slot that names an
 // execution the log lacks becomes a tombstone (taken for good: the
-// execution may have run), never free. What it cannot mend (a log whose
-// header is damaged, a stray file) it names and leaves.
+// execution may have run), never free; a log copied in from another job
+// is removed where that job's own log is the same log. What it cannot
+// mend (a log whose header is damaged, a stray file) it names and leaves.
+// It takes the lock alone, not a writer's first mending of the boot's
+// links (linked.go): every change is made, and said, here.
 
 // verifyChecks names the checks of a whole store, for the summary line.
 const verifyChecks = "logs, indexes, summaries, slots, links, outputs, stray files"
