@@ -163,6 +163,13 @@ var completeTables = &cli.CompleteNode{
 				{Names: []string{"--output", "-o"}, Value: cli.CompleteValue{}},
 			},
 		},
+		&cli.CompleteNode{
+			Name: "verify",
+			Flags: []cli.CompleteFlag{
+				{Names: []string{"--repair"}, Value: cli.CompleteValue{Switch: true}},
+			},
+			Args: []cli.CompleteValue{cli.CompleteValue{Predictor: "job"}},
+		},
 	},
 }
 
@@ -308,6 +315,8 @@ Commands:
              (exit 0-3), with perfdata.
   metrics    Print every job's metrics in the Prometheus text format (tether_*),
              or write them to a file for node_exporter.
+  verify     Cross-check the store (or one JOB) and print one line per problem:
+             exit 0 clean, 1 problems; --repair mends what the logs say.
 
 Run "ledger <command> --help" for more information on a command.
 `, true
@@ -1078,6 +1087,64 @@ Flags:
                           A wait longer than a second is reported on stderr,
                           naming the holder.
       --version           Print the version and exit.
+`, true
+	case "verify":
+		return `Usage: ledger verify [<job>] [flags]
+
+Cross-check the store (or one JOB) and print one line per problem: exit 0 clean,
+1 problems; --repair mends what the logs say.
+
+Reads the whole store (or JOB alone) without the lock and checks each file
+against the others, as bbolt's check does: each job's log (every frame valid,
+one header, each execution claimed once and of this job; a torn tail,
+an append cut short by a crash, is normal and not reported), its index of
+finished executions (_ids) and its cached summary (_summary) against the log,
+each @INSTANT slot (it names an execution of the log holding that instant,
+or is a tombstone) and that every execution with an instant has one, each link
+in active/ (it names a live execution's newest frame in its own job) and that
+every live execution has one, each output (of an execution the store holds),
+and names that are not the store's. It prints one line per problem, "JOB: what
+is wrong; repair: what --repair does" (or "cannot repair: why"), then a summary
+line, always: exit 0 clean, 1 problems found, 3 the store cannot be read.
+A group member, or root as the owner, may check, as with status. On a busy store
+a line may be a write seen half done: run it again to confirm.
+
+With --repair it holds the store's lock (the owner only: anyone else is
+refused) and mends each problem, saying "repaired:" for each change: a log
+whose structure is wrong (doubled, another job's copied in, damage between
+valid frames) is written anew with each execution of its job once, as its newest
+version (as prune does); indexes, summaries and links are rebuilt from the logs;
+a slot whose execution the log no longer holds becomes a tombstone, taken for
+good (it may have run), never free. A record lost from a log cut short stays
+lost: restore the log from a backup to have it back. Exit 0 once everything was
+mended, 1 while something is left (a stray file, a log whose header is damaged).
+On PostgreSQL it checks the rows (names, the times of each state, pruned rows);
+there is nothing to rebuild, so --repair changes nothing.
+
+    ledger verify || ledger verify --repair
+
+Arguments:
+  [<job>]    Check JOB alone (default: the whole store).
+
+Flags:
+  -h, --help              Show context-sensitive help.
+      --ledger=DIR|URL    Store directory, or a postgres:// URL naming a
+                          PostgreSQL database (default: $TETHER_LEDGER,
+                          else $XDG_STATE_HOME/tether/ledger, else
+                          ~/.local/state/tether/ledger).
+      --json              Print records as JSON, one object per line; every key
+                          present, null when unknown.
+      --lock-timeout=D    Give up (exit 3, nothing changed; under run and
+                          spawn 125, CMD not run) when the store's lock is
+                          not free within D (default 60s; 0 waits forever).
+                          A wait longer than a second is reported on stderr,
+                          naming the holder.
+      --version           Print the version and exit.
+
+      --repair            Under the store's lock (its owner only), rebuild what
+                          the logs say (indexes, summaries, links) and mark what
+                          they cannot (a slot whose execution is gone stays
+                          taken), one line per change.
 `, true
 	}
 	return "", false

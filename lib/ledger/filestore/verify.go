@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
@@ -901,4 +902,20 @@ func (v *verifier) rewrite(j *vjob) error {
 		return err
 	}
 	return v.scan(j)
+}
+
+// readSmallPrefix reads at most n bytes from the start of name, a regular
+// file of d's owner (openRegular's checks).
+func readSmallPrefix(d dirh, name string, n int) ([]byte, error) {
+	fd, st, err := openRegular(d, name)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, min(int64(n), st.Size))
+	m, err := durable.PreadAt(fd, buf, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: d.Show(name), Err: err}
+	}
+	return buf[:m], nil
 }
