@@ -171,42 +171,6 @@ func TestParseInstant(t *testing.T) {
 	}
 }
 
-func TestDecodeRoundTrip(t *testing.T) {
-	t.Parallel()
-	code := 137
-	r := Record{
-		ID: "0dn7yrqdrcn2j-shf3lc", Job: "backup", Source: "cron", Instant: time.Unix(1714557600, 0).UTC(),
-		Status: Unknown, Fenced: true, FencedAt: time.Unix(1714557601, 5).UTC(),
-		Owner: Owner{Host: "h", BootID: "b", PID: 42, Start: 7}, Child: proc.ID{PID: 43, Start: 8},
-		ClaimedAt: time.Unix(1714557600, 1).UTC(), StartedAt: time.Unix(1714557602, 0).UTC(),
-		FinishedAt: time.Unix(1714557603, 0).UTC(), ExitCode: &code, Error: "gone; " + UnknownSideEffects,
-	}
-	got, err := Decode(r.Encode(), r.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got.Encode()) != string(r.Encode()) {
-		t.Fatalf("Decode(encode(r)) = %s; want %s", got.Encode(), r.Encode())
-	}
-	// --json output decodes too, and has every key.
-	b, _ := r.MarshalJSON()
-	if _, err := Decode(b, r.ID); err != nil {
-		t.Fatalf("Decode(MarshalJSON) = %v", err)
-	}
-	var empty Record
-	empty.ID, empty.Job, empty.Status, empty.ClaimedAt, empty.Owner.PID = "a", "j", Claimed, time.Unix(1, 0), 1
-	b, _ = empty.MarshalJSON()
-	for _, k := range []string{"id", "job", "source", "instant", "status", "fenced", "fenced_at", "owner", "child",
-		"claimed_at", "started_at", "finished_at", "exit_code", "error", "beat_at", "note", "host", "boot_id", "pid", "start"} {
-		if !strings.Contains(string(b), `"`+k+`":`) {
-			t.Errorf("MarshalJSON = %s; missing key %q", b, k)
-		}
-	}
-	if _, err := Decode(r.Encode(), "0dn7yrqdrcn2j-other0"); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("Decode(wrong id) = %v; want ErrCorrupt", err)
-	}
-}
-
 func (l liveness) String() string { return [...]string{"uncertain", "alive", "dead"}[l] }
 
 // TestJudgeProcess: a PID is judged only on its own boot and in its own PID

@@ -2,14 +2,40 @@
 // ledger: it records that a job was claimed, handed off, started and
 // finished, so that a job runs at most once per claim and a run whose
 // owner vanished is reported honestly. It holds what every store shares:
-// Record and its stored form (Encode, Decode), Status and the state
-// machine (the Transitions), the errors, the Ledger interface with its
-// options and results, owners and how they are judged, ids and job names,
-// and the rules every store applies (instants, late results, leases,
+// Record and its JSON form as a user reads it (MarshalJSON, what --json
+// prints; Field, what --field prints), Status and the state machine (the
+// Transitions), the errors, the Ledger interface with its options and
+// results, owners and how they are judged, ids and job names, and the
+// rules every store applies (instants, late results, leases,
 // ErrOneHost). The stores are its siblings: lib/ledger/filestore, plain
 // files under one flock, and lib/ledger/pgstore, a PostgreSQL database;
 // lib/ledger/location opens the one a location names, and
 // lib/ledger/ledgertest is the conformance suite both pass.
+//
+// How a record is stored is its store's: pgstore keeps it in columns,
+// the file store as JSON (lib/ledger/filestore/wire: a claim, the whole
+// record, and deltas against it). The JSON form's structs, its field
+// table and its canonical writer are lib/ledger/internal/form's, a leaf
+// that this package (MarshalJSON, Field, Record.Form) and wire import:
+//
+//	lib/ledger/internal/form     structs, field table, canonical writer
+//	  ▲              ▲
+//	  │    lib/ledger               Record, MarshalJSON, Field; Record.Form
+//	  │      ▲    ▲
+//	  │      │    lib/ledger/pgstore        columns
+//	lib/ledger/filestore/wire    Encode/Decode, EncodeDelta/ApplyDelta, stored bytes
+//	  ▲
+//	lib/ledger/filestore
+//
+// A new record field needs: its field in Record (and its rule in
+// Validate, if any); its field in form.Record, tagged with its key, and
+// that key's row in form.Fields (Optional: older records lack it; Time;
+// Rec: the Record field), which TestFieldTables holds together; its line
+// in Record.Form and in wire's fromForm, the way back; `go generate
+// ./lib/ledger/filestore/wire` (the stored-bytes reader, checked by
+// TestStoredFillUpToDate); and pgstore's column (schema.go, and its row
+// in record.go's columns, its field in scan's Record). MarshalJSON, --field, the file store's claims
+// and deltas and the stored-bytes readers follow from the table.
 //
 // # Synopsis
 //

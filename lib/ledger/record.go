@@ -120,11 +120,9 @@ func (r Record) State() string {
 	return string(r.Status)
 }
 
-// recordFormat is the on-disk format version ("v").
-const recordFormat = 1
-
-// MaxRecordSize bounds a stored record: what Decode reads, and a store
-// reads of one; real records are < 1 KiB.
+// MaxRecordSize bounds a stored record: what a store reads of one
+// (lib/ledger/filestore/wire's Decode, its job log's frames); real
+// records are < 1 KiB.
 const MaxRecordSize = 64 << 10
 
 // Limits on free-text fields so one record cannot grow without bound.
@@ -217,8 +215,8 @@ func timeOrNull(t time.Time) string {
 
 // Field returns the value of one --json key for --field: empty when null.
 // Nested values are reachable as owner.pid, child.start, ...; owner and
-// child alone print PID@START. The keys are recordFields' and
-// extraFieldNames'.
+// child alone print PID@START. The keys are the JSON form's table's
+// (lib/ledger/internal/form) and extraFieldNames'.
 func (r Record) Field(name string) (string, error) {
 	tstr := func(t time.Time) string {
 		if t.IsZero() {
@@ -256,8 +254,8 @@ func (r Record) Field(name string) (string, error) {
 		}
 		return tstr(r.Late.FinishedAt), nil
 	}
-	j := r.toJSON()
-	if v, ok := storedField(&j, name); ok {
+	j := r.Form()
+	if v, ok := formField(&j, name); ok {
 		return v, nil
 	}
 	return "", badInputf("unknown field %q (want one of %s)", name, fieldNames())

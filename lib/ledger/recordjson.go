@@ -1,50 +1,19 @@
 package ledger
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tether-sh/tether/lib/internal/shortcut"
-	"github.com/tether-sh/tether/lib/proc"
+	"github.com/tether-sh/tether/lib/ledger/internal/form"
 )
 
-// recordJSON is the wire form: every key always present, null when unknown.
-// V is set only on disk.
-type recordJSON struct {
-	V          int        `json:"v,omitempty"`
-	ID         string     `json:"id"`
-	Job        string     `json:"job"`
-	Source     *string    `json:"source"`
-	Instant    *string    `json:"instant"`
-	Status     Status     `json:"status"`
-	Fenced     bool       `json:"fenced"`
-	FencedAt   *string    `json:"fenced_at"`
-	Owner      *ownerJSON `json:"owner"`
-	Child      *childJSON `json:"child"`
-	ClaimedAt  *string    `json:"claimed_at"`
-	StartedAt  *string    `json:"started_at"`
-	FinishedAt *string    `json:"finished_at"`
-	ExitCode   *int       `json:"exit_code"`
-	Error      *string    `json:"error"`
-	BeatAt     *string    `json:"beat_at"`
-	Note       *string    `json:"note"`
-}
-
-type ownerJSON struct {
-	Host   *string `json:"host"`
-	BootID *string `json:"boot_id"`
-	PIDNS  *uint64 `json:"pidns"`
-	PID    int     `json:"pid"`
-	Start  *uint64 `json:"start"`
-}
-
-type childJSON struct {
-	PID   int     `json:"pid"`
-	Start *uint64 `json:"start"`
-}
+// A record's JSON form (its structs, its field table, its canonical
+// writer) is lib/ledger/internal/form's, shared with the file store's
+// stored form (lib/ledger/filestore/wire): here is what a user reads of
+// it, MarshalJSON and Field, and the one conversion both need, Form.
 
 func strp(s string) *string {
 	if s == "" {
@@ -68,18 +37,22 @@ func u64p(v uint64) *uint64 {
 	return &v
 }
 
-func (r Record) toJSON() recordJSON {
-	j := recordJSON{
+// Form returns r's JSON form (lib/ledger/internal/form), without the
+// store's lease and late result: what MarshalJSON prints of it and
+// lib/ledger/filestore/wire stores. Only packages under lib/ledger can
+// name its type.
+func (r Record) Form() form.Record {
+	j := form.Record{
 		ID: r.ID, Job: r.Job, Source: strp(r.Source), Instant: timep(r.Instant),
-		Status: r.Status, Fenced: r.Fenced, FencedAt: timep(r.FencedAt),
+		Status: string(r.Status), Fenced: r.Fenced, FencedAt: timep(r.FencedAt),
 		ClaimedAt: timep(r.ClaimedAt), StartedAt: timep(r.StartedAt), FinishedAt: timep(r.FinishedAt),
 		ExitCode: r.ExitCode, Error: strp(r.Error), BeatAt: timep(r.BeatAt), Note: strp(r.Note),
 	}
 	if r.Owner.PID != 0 {
-		j.Owner = &ownerJSON{Host: strp(r.Owner.Host), BootID: strp(r.Owner.BootID), PIDNS: u64p(r.Owner.PIDNS), PID: r.Owner.PID, Start: u64p(r.Owner.Start)}
+		j.Owner = &form.Owner{Host: strp(r.Owner.Host), BootID: strp(r.Owner.BootID), PIDNS: u64p(r.Owner.PIDNS), PID: r.Owner.PID, Start: u64p(r.Owner.Start)}
 	}
 	if r.Child.PID != 0 {
-		j.Child = &childJSON{PID: r.Child.PID, Start: u64p(r.Child.Start)}
+		j.Child = &form.Child{PID: r.Child.PID, Start: u64p(r.Child.Start)}
 	}
 	return j
 }
@@ -88,11 +61,11 @@ func (r Record) toJSON() recordJSON {
 // the stored form's keys, then lease_until and late (a store's, null in
 // the file store, which keeps neither and does not write them).
 func (r Record) MarshalJSON() ([]byte, error) {
-	j := r.toJSON()
+	j := r.Form()
 	var b []byte
 	ok := false
 	if shortcut.Take(shortcut.CanonicalCodec) {
-		b, ok = appendCanonical(make([]byte, 0, 512), &j)
+		b, ok = form.AppendCanonical(make([]byte, 0, 512), &j)
 	}
 	if !ok {
 		var err error
@@ -126,118 +99,86 @@ type lateJSON struct {
 	FinishedAt *string `json:"finished_at"`
 }
 
-// Encode returns the stored form of r (what Decode reads back): the
-// payload of a claim frame in the file store's job logs, one line of
-// canonical JSON.
-func (r Record) Encode() []byte {
-	j := r.toJSON()
-	j.V = recordFormat
-	if shortcut.Take(shortcut.CanonicalCodec) {
-		if b, ok := appendCanonical(make([]byte, 0, 512), &j); ok {
-			return append(b, '\n')
+// extraFieldNames are the keys MarshalJSON adds to the stored ones (a
+// database store's lease and late result).
+var extraFieldNames = []string{"lease_until", "late.status", "late.exit_code", "late.error", "late.finished_at"}
+
+// fieldNames lists every name --field takes, for its error message.
+func fieldNames() string {
+	var names []string
+	for _, f := range form.Fields {
+		names = append(names, f.Key)
+		switch f.Key {
+		case "owner":
+			for _, o := range form.OwnerFields {
+				names = append(names, "owner."+o.Key)
+			}
+		case "child":
+			for _, c := range form.ChildFields {
+				names = append(names, "child."+c.Key)
+			}
 		}
 	}
-	b, err := json.Marshal(j)
-	if err != nil {
-		// Only strings, ints and bools: Marshal cannot fail.
-		panic("ledger: encoding a record: " + err.Error())
-	}
-	return append(b, '\n')
+	return strings.Join(append(names, extraFieldNames...), ", ")
 }
 
-// parseRecordJSON reads the JSON of one record: the canonical form
-// directly, anything else with encoding/json.
-func parseRecordJSON(b []byte) (recordJSON, error) {
-	if shortcut.Take(shortcut.CanonicalCodec) {
-		if j, ok := readCanonical(b); ok {
-			return j, nil
-		}
-	}
-	var j recordJSON
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&j); err != nil {
-		return recordJSON{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	if dec.More() {
-		return recordJSON{}, fmt.Errorf("%w: trailing data after the record", ErrCorrupt)
-	}
-	return j, nil
-}
-
-// Decode parses and validates one record as stored on disk (or as printed by
-// --json). If id is not empty the record must carry that id. A record that
-// does not parse, or whose fields are not a legal state, is ErrCorrupt.
-func Decode(b []byte, id string) (Record, error) {
-	if len(b) > MaxRecordSize {
-		return Record{}, fmt.Errorf("%w: record larger than %d bytes", ErrCorrupt, MaxRecordSize)
-	}
-	j, err := parseRecordJSON(b)
-	if err != nil {
-		return Record{}, err
-	}
-	return fromJSON(j, id)
-}
-
-// fromJSON checks and converts the wire form of one record (Decode's
-// second half, shared with ApplyDelta).
-func fromJSON(j recordJSON, id string) (Record, error) {
-	var err error
-	if j.V != 0 && j.V != recordFormat {
-		return Record{}, fmt.Errorf("%w: record format %d is not %d", ErrCorrupt, j.V, recordFormat)
-	}
-	r := Record{ID: j.ID, Job: j.Job, Status: j.Status, Fenced: j.Fenced, ExitCode: j.ExitCode}
-	str := func(p *string) string {
-		if p == nil {
+// fieldText is a value of the JSON form as --field prints it: empty when
+// null.
+func fieldText(v any) string {
+	switch p := v.(type) {
+	case *string:
+		return *p
+	case **string:
+		if *p == nil {
 			return ""
 		}
-		return *p
-	}
-	tm := func(name string, p *string) time.Time {
-		if p == nil || err != nil {
-			return time.Time{}
+		return **p
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *int:
+		return strconv.Itoa(*p)
+	case **int:
+		if *p == nil {
+			return ""
 		}
-		t, perr := time.Parse(time.RFC3339Nano, *p)
-		if perr != nil {
-			err = fmt.Errorf("%w: %s %q is not an RFC 3339 time", ErrCorrupt, name, *p)
-			return time.Time{}
+		return strconv.Itoa(**p)
+	case **uint64:
+		if *p == nil {
+			return ""
 		}
-		if t.IsZero() {
-			err = fmt.Errorf("%w: %s is the zero time", ErrCorrupt, name)
+		return strconv.FormatUint(**p, 10)
+	}
+	return ""
+}
+
+// formField is Field for the keys of the JSON form's table.
+func formField(j *form.Record, name string) (string, bool) {
+	top, sub, nested := strings.Cut(name, ".")
+	v, ok := form.Lookup(form.Fields, j, top)
+	if !ok {
+		return "", false
+	}
+	if !nested {
+		return fieldText(v), true
+	}
+	switch p := v.(type) {
+	case **form.Owner:
+		if *p == nil {
+			_, ok := form.Lookup(form.OwnerFields, &form.Owner{}, sub)
+			return "", ok
 		}
-		return t.UTC()
-	}
-	r.Source = str(j.Source)
-	r.Error = str(j.Error)
-	r.Instant = tm("instant", j.Instant)
-	r.FencedAt = tm("fenced_at", j.FencedAt)
-	r.ClaimedAt = tm("claimed_at", j.ClaimedAt)
-	r.StartedAt = tm("started_at", j.StartedAt)
-	r.FinishedAt = tm("finished_at", j.FinishedAt)
-	r.BeatAt = tm("beat_at", j.BeatAt) // absent in records written before beats
-	r.Note = str(j.Note)
-	if err != nil {
-		return Record{}, err
-	}
-	if j.Owner != nil {
-		r.Owner = Owner{Host: str(j.Owner.Host), BootID: str(j.Owner.BootID), PID: j.Owner.PID}
-		if j.Owner.PIDNS != nil {
-			r.Owner.PIDNS = *j.Owner.PIDNS
+		v, ok = form.Lookup(form.OwnerFields, *p, sub)
+	case **form.Child:
+		if *p == nil {
+			_, ok := form.Lookup(form.ChildFields, &form.Child{}, sub)
+			return "", ok
 		}
-		if j.Owner.Start != nil {
-			r.Owner.Start = *j.Owner.Start
-		}
+		v, ok = form.Lookup(form.ChildFields, *p, sub)
+	default:
+		return "", false
 	}
-	if j.Child != nil {
-		r.Child = proc.ID{PID: j.Child.PID}
-		if j.Child.Start != nil {
-			r.Child.Start = *j.Child.Start
-		}
+	if !ok {
+		return "", false
 	}
-	if err := r.Validate(); err != nil {
-		return Record{}, err
-	}
-	if id != "" && r.ID != id {
-		return Record{}, fmt.Errorf("%w: record carries id %q", ErrCorrupt, r.ID)
-	}
-	return r, nil
+	return fieldText(v), true
 }

@@ -34,8 +34,10 @@
 // TestUsageErrorsMatchKong compare with kong's own answers).
 //   - canonical-codec (CanonicalCodec): records encoded and read back
 //     without encoding/json's reflection when they are in canonical form
-//     (lib/ledger: Encode, Decode, EncodeDelta, ApplyDelta, MarshalJSON).
-//     Slow path: encoding/json on recordJSON. Proof: FuzzCanonicalDecode,
+//     (the writer: lib/ledger/internal/form's AppendCanonical, for
+//     lib/ledger's MarshalJSON and lib/ledger/filestore/wire's Encode and
+//     EncodeDelta; the reader: wire's Decode and ApplyDelta). Slow path:
+//     encoding/json on form.Record. Proof: FuzzCanonicalDecode,
 //     FuzzCanonicalEncode (both ways agree with encoding/json on what the
 //     fast path accepts), TestCanonicalCodec. Saving, on `ledger show ID
 //     --json` (a live execution): about a quarter of its CPU, half a
@@ -45,9 +47,9 @@
 //   - stored-bytes (StoredBytes): a stored claim and delta read from
 //     their bytes without decoding them, when they are in the canonical
 //     codec's form: printed as MarshalJSON's object (list --json) or read
-//     for what a prune decides by (lib/ledger.AppendStoredJSON and
-//     StoredFate, used by the file store). Slow path: Decode and
-//     ApplyDelta, then MarshalJSON. Proof: FuzzStoredJSON (the object and
+//     for what a prune decides by (lib/ledger/filestore/wire's
+//     AppendStoredJSON and StoredFate, used by the file store). Slow path:
+//     Decode and ApplyDelta, then MarshalJSON. Proof: FuzzStoredJSON (the object and
 //     the fate agree with the slow path's, or it declines),
 //     TestAppendStoredJSON, TestAppendStoredJSONDeclines,
 //     FuzzCanonicalTime. Saving, on `ledger list --json` of 100,000

@@ -11,6 +11,7 @@ import (
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
+	"github.com/tether-sh/tether/lib/ledger/filestore/wire"
 )
 
 // freshID checks that id, chosen by Claim's caller with ledger.NewID, is
@@ -182,7 +183,7 @@ func (s *Store) writeClaim(jobDir dirh, newJob bool, r ledger.Record, o ledger.C
 			return abort(err)
 		}
 	}
-	if _, err := l.Append(joblog.KindClaim, r.ID, 0, r.Encode()); err != nil {
+	if _, err := l.Append(joblog.KindClaim, r.ID, 0, wire.Encode(r)); err != nil {
 		return abort(err)
 	}
 	return nil

@@ -8,9 +8,11 @@
 // recovery, summaries, outputs, the lock and the store's path) over two
 // packages of its own, each with its on-disk format and invariants in its
 // doc, to be learnt one at a time: joblog, the CRC-framed log of a job's
-// versions (its frames, reads, appends, torn tails), and jobindex, the
-// index of a job's finished executions (its format, search and merge).
-// Records and deltas are encoded by lib/ledger (Encode, EncodeDelta).
+// versions (its frames, reads, appends, torn tails), jobindex, the index
+// of a job's finished executions (its format, search and merge), and
+// wire, the record's stored form that the frames hold (a claim, the
+// whole record; a delta against it; their canonical encoding, and the
+// stored-bytes readers).
 //
 // # Synopsis
 //
@@ -109,7 +111,7 @@
 // whole logs; prune of one job walks that job's log only. They walk each
 // log twice (where each execution's claim and newest version are, then those
 // in claim order), and read a version in canonical form from its bytes
-// (list --json's object, prune's status and times: ledger.AppendStoredJSON,
+// (list --json's object, prune's status and times: wire.AppendStoredJSON,
 // StoredFate) instead of decoding it. Prune goes job by job. List merges
 // the jobs by id: it reads every log through one set of buffers, with at
 // most 128 read-ahead windows of up to 64 KiB (8 MiB) lent to the logs

@@ -4,6 +4,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/tether-sh/tether/lib/ledger/filestore/wire"
 )
 
 // SetClock replaces s's clock, for the conformance suite run from package
@@ -18,7 +20,7 @@ func RawRecord(s *Store, id string) ([]byte, error) {
 		return nil, err
 	}
 	defer loc.close()
-	return append([]byte(strconv.FormatInt(loc.off, 10)+" "), loc.rec.Encode()...), nil
+	return append([]byte(strconv.FormatInt(loc.off, 10)+" "), wire.Encode(loc.rec)...), nil
 }
 
 // readOutput reads what Output opens whole.

@@ -12,6 +12,7 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
+	"github.com/tether-sh/tether/lib/ledger/filestore/wire"
 )
 
 // Prune deletes terminal records (never claimed or running ones) selected
@@ -268,7 +269,7 @@ func writeNext(jd dirh, l *jobLog, job string, refs []execRef, fates []fate, bas
 			w.Abort()
 			return nil, nil, false, err
 		}
-		keep = append(keep, kept{r.ID, w.Add(joblog.KindClaim, r.ID, 0, r.Encode()), r.Status.Terminal()})
+		keep = append(keep, kept{r.ID, w.Add(joblog.KindClaim, r.ID, 0, wire.Encode(r)), r.Status.Terminal()})
 	}
 	if err := unix.Unlinkat(jd.FD, jobindex.Name, 0); err != nil && err != unix.ENOENT {
 		w.Abort()

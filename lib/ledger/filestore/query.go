@@ -13,6 +13,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
+	"github.com/tether-sh/tether/lib/ledger/filestore/wire"
 )
 
 // execRef is where an execution is in its job's log: its claim frame
@@ -37,7 +38,7 @@ func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 
 // EachJSON is Each passing on each record as the object MarshalJSON
 // prints (ledger.JSONEacher), built from its claim and newest delta by
-// ledger.AppendStoredJSON when it can vouch for them, else from the
+// wire.AppendStoredJSON when it can vouch for them, else from the
 // record decoded. b is valid only during the call.
 func (s *Store) EachJSON(f ledger.Filter, fn func(b []byte) error) error {
 	viaRecord := func(r ledger.Record) error {
@@ -380,7 +381,7 @@ func (l *jobLog) version(ref execRef) (ledger.Record, error) {
 func (l *jobLog) versionJSON(ref execRef, dst []byte) (b []byte, id string, st ledger.Status, err error) {
 	if l.fromBytes(ref, func(claim, delta []byte, i string) (ok bool) {
 		id = i
-		b, st, ok = ledger.AppendStoredJSON(dst, claim, delta, id)
+		b, st, ok = wire.AppendStoredJSON(dst, claim, delta, id)
 		return ok
 	}) {
 		return b, id, st, nil
@@ -398,7 +399,7 @@ func (l *jobLog) fate(ref execRef) (fate, error) {
 	var f fate
 	var finished, instant time.Time
 	if !l.fromBytes(ref, func(claim, delta []byte, id string) (ok bool) {
-		f.status, finished, instant, ok = ledger.StoredFate(claim, delta, id)
+		f.status, finished, instant, ok = wire.StoredFate(claim, delta, id)
 		return ok
 	}) {
 		r, err := l.version(ref)

@@ -13,6 +13,7 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
+	"github.com/tether-sh/tether/lib/ledger/filestore/wire"
 )
 
 // A live execution is found by its link, a symbolic link named by its id
@@ -230,7 +231,7 @@ func (loc *located) take(e joblog.Entry) error {
 	l := loc.log
 	switch e.Kind {
 	case joblog.KindClaim:
-		r, err := ledger.Decode(e.Data, string(e.ID))
+		r, err := wire.Decode(e.Data, string(e.ID))
 		if err != nil {
 			return fmt.Errorf("%s at offset %d: %w", l.Path, e.Off, err)
 		}
@@ -249,7 +250,7 @@ func (loc *located) take(e joblog.Entry) error {
 			}
 			e.Data = data
 		}
-		r, err := ledger.ApplyDelta(loc.claim, e.Data)
+		r, err := wire.ApplyDelta(loc.claim, e.Data)
 		if err != nil {
 			return fmt.Errorf("%s at offset %d: %w", l.Path, e.Off, err)
 		}
@@ -266,7 +267,7 @@ func (s *Store) writeVersion(loc *located, next ledger.Record) error {
 	if err := next.Validate(); err != nil {
 		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
 	}
-	off, err := loc.log.Append(joblog.KindUpdate, next.ID, loc.claimOff, next.EncodeDelta(loc.claim))
+	off, err := loc.log.Append(joblog.KindUpdate, next.ID, loc.claimOff, wire.EncodeDelta(next, loc.claim))
 	if err != nil {
 		return fmt.Errorf("writing record %s: %w", next.ID, err)
 	}

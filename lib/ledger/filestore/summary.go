@@ -15,6 +15,7 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/jobindex"
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
+	"github.com/tether-sh/tether/lib/ledger/filestore/wire"
 )
 
 // Summaries returns the summary of each named job (every job when none
@@ -231,11 +232,11 @@ func (js *jobSummary) Encode() []byte {
 	b.WriteString("\n")
 	if js.finished.ID != "" {
 		b.WriteString("finished ")
-		b.Write(js.finished.Encode())
+		b.Write(wire.Encode(js.finished))
 	}
 	if js.success.ID != "" {
 		b.WriteString("success ")
-		b.Write(js.success.Encode())
+		b.Write(wire.Encode(js.success))
 	}
 	return b.Bytes()
 }
@@ -253,7 +254,7 @@ func decodeSummary(b []byte, job string) (jobSummary, error) {
 	js.runs = runs
 	for _, l := range lines[2:] {
 		k, v, _ := strings.Cut(l, " ")
-		r, err := ledger.Decode([]byte(v), "")
+		r, err := wire.Decode([]byte(v), "")
 		if err != nil {
 			return js, fmt.Errorf("summary: %w", err)
 		}

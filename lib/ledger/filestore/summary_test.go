@@ -12,6 +12,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
+	"github.com/tether-sh/tether/lib/ledger/filestore/wire"
 	"github.com/tether-sh/tether/lib/ledger/ledgertest"
 )
 
@@ -27,7 +28,7 @@ func TestOldFormatRefused(t *testing.T) {
 		}
 	}
 	r := ledger.Record{ID: "0dn9r00hz2tnv-7j8mrd", Job: "a", Status: ledger.Claimed, Owner: ledgertest.Self(t), ClaimedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	for name, data := range map[string]string{lockName: "", "exec/" + r.ID: string(r.Encode()), "jobs/a/" + r.ID: ""} {
+	for name, data := range map[string]string{lockName: "", "exec/" + r.ID: string(wire.Encode(r)), "jobs/a/" + r.ID: ""} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -22,10 +22,10 @@
 // The first frame is the header (KindHeader, its id the job's name, ref
 // the log's generation, the payload the log's id, a random u64 made with
 // the log, then the store's summary of what prune removed); then each
-// claim is a KindClaim frame holding the record whole (ledger's
-// Record.Encode), and each later version a KindUpdate frame whose ref is
+// claim is a KindClaim frame holding the record whole (package wire's
+// Encode), and each later version a KindUpdate frame whose ref is
 // the offset of the execution's claim frame and whose payload is that
-// version as a delta against it (Record.EncodeDelta), a fraction of its
+// version as a delta against it (wire.EncodeDelta), a fraction of its
 // size. A version is never rewritten; prune writes a new generation whole
 // (Writer), with an id of its own, which is renamed over the log; a copy
 // of a log (Open's, of one with another link) keeps its id.

@@ -1,52 +1,22 @@
-package ledger
+package wire
 
 import (
 	"strconv"
 
 	"github.com/tether-sh/tether/lib/internal/shortcut"
+	"github.com/tether-sh/tether/lib/ledger/internal/form"
 )
 
 // Every ledger call reads a record and most write one, in a process that
 // lives a few milliseconds: encoding/json's reflection (building its type
 // caches, growing the stack) was a share of a transition's CPU that
-// lib/internal/shortcut's register measures. Records
-// are written in one canonical form — the bytes json.Marshal writes for
-// recordJSON, keys in field order, no spaces — so they are encoded and
-// read back here directly when every string in them is plain printable
-// ASCII (ids, jobs, times and hosts always are). Anything else (escapes,
-// other text, another key order, the --json form, a damaged file) goes
-// through encoding/json. FuzzCanonicalDecode and
-// FuzzCanonicalEncode require both ways to agree on what this accepts.
-
-// plain reports whether s is written by json.Marshal as itself between
-// quotes and read back unchanged: printable ASCII without '"', '\\' and
-// the '<', '>', '&' that Marshal escapes for HTML.
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
-}
-
-// appendCanonical appends json.Marshal(j) to b, or reports false if a
-// string in j is not plain. The keys come from recordFields.
-func appendCanonical(b []byte, j *recordJSON) ([]byte, bool) {
-	shortcut.Ran(shortcut.CanonicalCodec)
-	ok := true
-	sep := byte('{') // before the first key: the brace, or "v"'s comma
-	if j.V != 0 {
-		b = append(b, `{"v":`...)
-		b = strconv.AppendInt(b, int64(j.V), 10)
-		sep = ','
-	}
-	b = appendKey(b, sep, recordFields[0].key)
-	b = appendValue(b, &ok, recordFields[0].val(j))
-	b = appendFields(b, &ok, recordFields[1:], j, false)
-	return b, ok
-}
+// lib/internal/shortcut's register measures. Records are written in one
+// canonical form (lib/ledger/internal/form's AppendCanonical) and read
+// back here directly when every string in them is plain printable ASCII
+// (ids, jobs, times and hosts always are). Anything else (escapes, other
+// text, another key order, the --json form, a damaged file) goes through
+// encoding/json. FuzzCanonicalDecode and FuzzCanonicalEncode require both
+// ways to agree on what this accepts.
 
 // canonicalReader reads the canonical form; ok turns false at the first
 // byte that does not fit it.
@@ -138,7 +108,6 @@ func (r *canonicalReader) u64p() *uint64 {
 	return &n
 }
 
-// has consumes s if it comes next.
 // hasKey consumes sep, then key as a JSON object's key (,"key":) if
 // they come next.
 func (r *canonicalReader) hasKey(sep byte, key string) bool {
@@ -150,6 +119,7 @@ func (r *canonicalReader) hasKey(sep byte, key string) bool {
 	return true
 }
 
+// has consumes s if it comes next.
 func (r *canonicalReader) has(s string) bool {
 	if r.ok && len(r.b) >= len(s) && string(r.b[:len(s)]) == s {
 		r.b = r.b[len(s):]
@@ -160,8 +130,8 @@ func (r *canonicalReader) has(s string) bool {
 
 // readCanonical parses b if it is exactly a canonical on-disk record (with
 // "v", and one trailing newline or none) into what encoding/json would
-// decode from it; ok is false otherwise. The keys come from recordFields.
-func readCanonical(b []byte) (j recordJSON, ok bool) {
+// decode from it; ok is false otherwise. The keys come from form.Fields.
+func readCanonical(b []byte) (j form.Record, ok bool) {
 	shortcut.Ran(shortcut.CanonicalCodec)
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
@@ -169,13 +139,71 @@ func readCanonical(b []byte) (j recordJSON, ok bool) {
 	r := &canonicalReader{b: b, ok: true}
 	r.lit(`{"v":`)
 	j.V = r.int()
-	if !r.hasKey(',', recordFields[0].key) {
+	if !r.hasKey(',', form.Fields[0].Key) {
 		r.ok = false
 	}
-	readValue(r, recordFields[0].val(&j))
-	readFields(r, recordFields[1:], &j, false)
+	readValue(r, form.Fields[0].Val(&j))
+	readFields(r, form.Fields[1:], &j, false)
 	if !r.ok || len(r.b) != 0 {
-		return recordJSON{}, false
+		return form.Record{}, false
 	}
 	return j, true
+}
+
+// readFields reads the fields of v in table order (after the opening
+// brace if brace is not set), and the closing brace.
+func readFields[T any](r *canonicalReader, fs []form.Field[T], v *T, brace bool) {
+	for i, f := range fs {
+		sep := byte(',')
+		if i == 0 && brace {
+			sep = '{'
+		}
+		if f.Optional {
+			if !r.hasKey(sep, f.Key) {
+				continue
+			}
+		} else if !r.hasKey(sep, f.Key) {
+			r.ok = false
+		}
+		readValue(r, f.Val(v))
+	}
+	r.lit("}")
+}
+
+func readValue(r *canonicalReader, v any) {
+	switch p := v.(type) {
+	case *string:
+		*p = r.str()
+	case **string:
+		*p = r.strp()
+	case *bool:
+		if r.has("true") {
+			*p = true
+		} else {
+			r.lit("false")
+		}
+	case *int:
+		*p = r.int()
+	case **int:
+		if !r.null() {
+			n := r.int()
+			*p = &n
+		}
+	case **uint64:
+		*p = r.u64p()
+	case **form.Owner:
+		if !r.null() {
+			o := &form.Owner{}
+			readFields(r, form.OwnerFields, o, true)
+			*p = o
+		}
+	case **form.Child:
+		if !r.null() {
+			c := &form.Child{}
+			readFields(r, form.ChildFields, c, true)
+			*p = c
+		}
+	default:
+		panic("wire: a record field of an unknown kind")
+	}
 }

@@ -1,15 +1,17 @@
-package ledger
+package wire
 
-import "testing"
+import (
+	"testing"
+)
 
 // BenchmarkCanonicalCodec measures writing and reading one record the way
 // every transition does.
 func BenchmarkCanonicalCodec(b *testing.B) {
 	r := sampleRecords()[4]
-	enc := r.Encode()
+	enc := Encode(r)
 	b.Run("encode", func(b *testing.B) {
 		for b.Loop() {
-			r.Encode()
+			Encode(r)
 		}
 	})
 	b.Run("decode", func(b *testing.B) {

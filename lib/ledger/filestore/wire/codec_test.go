@@ -1,43 +1,43 @@
-package ledger
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/internal/form"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
 // sampleRecords are records of every shape a store holds.
-func sampleRecords() []Record {
+func sampleRecords() []ledger.Record {
 	code, killed := 0, 137
 	t0 := time.Unix(1714557600, 123456789).UTC()
-	base := Record{
-		ID: "0dn7yrqdrcn2j-shf3lc", Job: "backup.db:nightly@host-1", Status: Claimed,
-		Owner:     Owner{Host: "web-1", BootID: "4f8c2e7a-1b2d-4c3e-9f00-0123456789ab", PIDNS: 4026531836, PID: 4242, Start: 987654},
+	base := ledger.Record{
+		ID: "0dn7yrqdrcn2j-shf3lc", Job: "backup.db:nightly@host-1", Status: ledger.Claimed,
+		Owner:     ledger.Owner{Host: "web-1", BootID: "4f8c2e7a-1b2d-4c3e-9f00-0123456789ab", PIDNS: 4026531836, PID: 4242, Start: 987654},
 		ClaimedAt: t0,
 	}
 	fenced := base
 	fenced.Source, fenced.Instant, fenced.Fenced, fenced.FencedAt = "cron", time.Unix(1714557600, 0).UTC(), true, t0.Add(time.Second)
 	running := fenced
-	running.Status, running.StartedAt, running.Child = Running, t0.Add(2*time.Second), proc.ID{PID: 4243, Start: 987700}
+	running.Status, running.StartedAt, running.Child = ledger.Running, t0.Add(2*time.Second), proc.ID{PID: 4243, Start: 987700}
 	done := running
-	done.Status, done.FinishedAt, done.ExitCode = Completed, t0.Add(time.Minute), &code
+	done.Status, done.FinishedAt, done.ExitCode = ledger.Completed, t0.Add(time.Minute), &code
 	failed := running
-	failed.Status, failed.FinishedAt, failed.ExitCode, failed.Error = Failed, t0.Add(time.Hour), &killed, "killed by signal TERM after 5s"
+	failed.Status, failed.FinishedAt, failed.ExitCode, failed.Error = ledger.Failed, t0.Add(time.Hour), &killed, "killed by signal TERM after 5s"
 	unknownOwner := base
-	unknownOwner.Owner = Owner{PID: 1}
+	unknownOwner.Owner = ledger.Owner{PID: 1}
 	noPIDNS := running // as written before PID namespaces were recorded
 	noPIDNS.Owner.PIDNS = 0
 	beaten := running
 	beaten.BeatAt, beaten.Note = t0.Add(30*time.Second), "stalled:idle"
 	beatenDone := done
 	beatenDone.BeatAt = t0.Add(50 * time.Second)
-	return []Record{base, fenced, running, done, failed, unknownOwner, noPIDNS, beaten, beatenDone}
+	return []ledger.Record{base, fenced, running, done, failed, unknownOwner, noPIDNS, beaten, beatenDone}
 }
 
 // TestCanonicalCodec checks that records of every shape are written and
@@ -49,26 +49,26 @@ func TestCanonicalCodec(t *testing.T) {
 	odd := recs[4]
 	odd.Source, odd.Error = "café <ops> & \"friends\"\n", "tab\there \\ \u2028"
 	for i, r := range append(recs, odd) {
-		j := r.toJSON()
+		j := r.Form()
 		j.V = recordFormat
 		want, err := json.Marshal(j)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := appendCanonical(nil, &j)
+		got, ok := form.AppendCanonical(nil, &j)
 		if plainRecord := i < len(recs); ok != plainRecord {
-			t.Errorf("appendCanonical(record %d) ok = %v; want %v", i, ok, plainRecord)
+			t.Errorf("form.AppendCanonical(record %d) ok = %v; want %v", i, ok, plainRecord)
 		}
 		if ok && !bytes.Equal(got, want) {
-			t.Errorf("appendCanonical(record %d) =\n%s\nwant (json.Marshal)\n%s", i, got, want)
+			t.Errorf("form.AppendCanonical(record %d) =\n%s\nwant (json.Marshal)\n%s", i, got, want)
 		}
-		if enc := r.Encode(); !bytes.Equal(enc, append(want, '\n')) {
+		if enc := Encode(r); !bytes.Equal(enc, append(want, '\n')) {
 			t.Errorf("record %d Encode() =\n%s\nwant\n%s", i, enc, want)
 		}
-		if _, ok := readCanonical(r.Encode()); ok != (i < len(recs)) {
+		if _, ok := readCanonical(Encode(r)); ok != (i < len(recs)) {
 			t.Errorf("readCanonical(record %d) ok = %v; want %v", i, ok, i < len(recs))
 		}
-		back, err := Decode(r.Encode(), r.ID)
+		back, err := Decode(Encode(r), r.ID)
 		if err != nil || !reflect.DeepEqual(back, r) {
 			t.Errorf("Decode(encode(record %d)) = %+v, %v; want %+v", i, back, err, r)
 		}
@@ -106,10 +106,10 @@ func TestCanonicalDecodeOlderRecord(t *testing.T) {
 		t.Errorf("Decode(%s) beat = %v %q; want none (written before beats)", old, r.BeatAt, r.Note)
 	}
 	// Rewritten, it carries pidns null: every key always present.
-	if enc := r.Encode(); !bytes.Contains(enc, []byte(`"boot_id":"4f8c2e7a-1b2d-4c3e-9f00-0123456789ab","pidns":null,"pid":4242`)) {
+	if enc := Encode(r); !bytes.Contains(enc, []byte(`"boot_id":"4f8c2e7a-1b2d-4c3e-9f00-0123456789ab","pidns":null,"pid":4242`)) {
 		t.Errorf("encode(Decode(older record)) = %s; want \"pidns\":null", enc)
 	}
-	if enc := r.Encode(); !bytes.HasSuffix(enc, []byte(`"error":null,"beat_at":null,"note":null}`+"\n")) {
+	if enc := Encode(r); !bytes.HasSuffix(enc, []byte(`"error":null,"beat_at":null,"note":null}`+"\n")) {
 		t.Errorf("encode(Decode(older record)) = %s; want \"beat_at\":null,\"note\":null", enc)
 	}
 }
@@ -118,7 +118,7 @@ func TestCanonicalDecodeOlderRecord(t *testing.T) {
 // to the same values.
 func FuzzCanonicalDecode(f *testing.F) {
 	for _, r := range sampleRecords() {
-		f.Add(r.Encode())
+		f.Add(Encode(r))
 	}
 	f.Add([]byte(`{"v":1,"id":"a","job":"j","source":null,"instant":null,"status":"claimed","fenced":false,"fenced_at":null,"owner":{"host":null,"boot_id":null,"pid":-0,"start":0},"child":null,"claimed_at":null,"started_at":null,"finished_at":null,"exit_code":-1,"error":""}`))
 	f.Add([]byte(`{"v":1,"id":"a","job":"j","source":null,"instant":null,"status":"claimed","fenced":false,"fenced_at":null,"owner":{"host":null,"boot_id":null,"pidns":01,"pid":1,"start":0},"child":null,"claimed_at":null,"started_at":null,"finished_at":null,"exit_code":-1,"error":""}`))
@@ -127,7 +127,7 @@ func FuzzCanonicalDecode(f *testing.F) {
 		if !ok {
 			return
 		}
-		var want recordJSON
+		var want form.Record
 		dec := json.NewDecoder(bytes.NewReader(b))
 		if err := dec.Decode(&want); err != nil || dec.More() {
 			t.Fatalf("readCanonical(%q) accepted what encoding/json refuses: %v", b, err)
@@ -145,88 +145,23 @@ func FuzzCanonicalEncode(f *testing.F) {
 	f.Add("", "", "", "x\"y", "", "", -1, uint64(0), -300, false, true)
 	f.Fuzz(func(t *testing.T, id, job, source, errMsg, host, boot string, pid int, start uint64, code int, fenced, nulls bool) {
 		pidns := start ^ uint64(pid)
-		j := recordJSON{V: recordFormat, ID: id, Job: job, Status: Status(job), Fenced: fenced, Error: &errMsg,
-			Owner: &ownerJSON{Host: &host, BootID: &boot, PIDNS: &pidns, PID: pid, Start: &start},
-			Child: &childJSON{PID: code, Start: &start}, ClaimedAt: &id, ExitCode: &code}
+		j := form.Record{V: recordFormat, ID: id, Job: job, Status: job, Fenced: fenced, Error: &errMsg,
+			Owner: &form.Owner{Host: &host, BootID: &boot, PIDNS: &pidns, PID: pid, Start: &start},
+			Child: &form.Child{PID: code, Start: &start}, ClaimedAt: &id, ExitCode: &code}
 		if nulls {
 			j.Error, j.Owner.Host, j.Owner.PIDNS, j.Owner.Start, j.Child, j.ExitCode, j.Source = nil, nil, nil, nil, nil, nil, &source
 		}
-		got, ok := appendCanonical(nil, &j)
+		got, ok := form.AppendCanonical(nil, &j)
 		if !ok {
 			return
 		}
 		want, err := json.Marshal(j)
 		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("appendCanonical(%+v) =\n%s\nwant (json.Marshal, %v)\n%s", j, got, err, want)
+			t.Fatalf("form.AppendCanonical(%+v) =\n%s\nwant (json.Marshal, %v)\n%s", j, got, err, want)
 		}
 		back, ok := readCanonical(got)
 		if !ok || !reflect.DeepEqual(back, j) {
 			t.Fatalf("readCanonical(%s) = %+v, %v; want %+v", got, back, ok, j)
 		}
 	})
-}
-
-// TestBeatFields: a beat's fields are checked like every other field and
-// reachable through --field.
-func TestBeatFields(t *testing.T) {
-	r := sampleRecords()[7]
-	for _, tc := range []struct {
-		name string
-		edit func(r *Record)
-		ok   bool
-	}{
-		{"beat and note", func(r *Record) {}, true},
-		{"beat alone", func(r *Record) { r.Note = "" }, true},
-		{"note without beat", func(r *Record) { r.BeatAt = time.Time{} }, false},
-		{"note too long", func(r *Record) { r.Note = string(bytes.Repeat([]byte("x"), maxNoteLen+1)) }, false},
-	} {
-		c := r
-		tc.edit(&c)
-		if err := c.Validate(); (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrCorrupt)) {
-			t.Errorf("Validate(%s) = %v; want ok=%v", tc.name, err, tc.ok)
-		}
-	}
-	for field, want := range map[string]string{"beat_at": "2024-05-01T10:00:30.123456789Z", "note": "stalled:idle"} {
-		if got, err := r.Field(field); err != nil || got != want {
-			t.Errorf("Field(%q) = %q, %v; want %q", field, got, err, want)
-		}
-	}
-}
-
-// TestFieldTables: recordJSON's, ownerJSON's and childJSON's JSON tags
-// (encoding/json's side) spell the tables' keys, in the tables' order,
-// and --field takes every key.
-func TestFieldTables(t *testing.T) {
-	check := func(name string, typ reflect.Type, skip int, keys []string) {
-		t.Helper()
-		var tags []string
-		for i := skip; i < typ.NumField(); i++ {
-			tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			tags = append(tags, tag)
-		}
-		if !reflect.DeepEqual(tags, keys) {
-			t.Errorf("%s tags = %v; table keys %v", name, tags, keys)
-		}
-	}
-	keysOf := func(n int, key func(int) string) []string {
-		var out []string
-		for i := 0; i < n; i++ {
-			out = append(out, key(i))
-		}
-		return out
-	}
-	check("recordJSON", reflect.TypeOf(recordJSON{}), 1, keysOf(len(recordFields), func(i int) string { return recordFields[i].key }))
-	check("ownerJSON", reflect.TypeOf(ownerJSON{}), 0, keysOf(len(ownerFields), func(i int) string { return ownerFields[i].key }))
-	check("childJSON", reflect.TypeOf(childJSON{}), 0, keysOf(len(childFields), func(i int) string { return childFields[i].key }))
-	r := sampleRecords()[3]
-	for _, name := range strings.Split(fieldNames(), ", ") {
-		if _, err := r.Field(name); err != nil {
-			t.Errorf("Field(%q) = %v", name, err)
-		}
-	}
-	for _, bad := range []string{"", "nope", "owner.nope", "fenced.x", "child.host", "late"} {
-		if _, err := r.Field(bad); !errors.Is(err, ErrBadInput) {
-			t.Errorf("Field(%q) = %v; want ErrBadInput", bad, err)
-		}
-	}
 }

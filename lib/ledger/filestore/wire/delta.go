@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"bytes"
@@ -6,28 +6,30 @@ import (
 	"fmt"
 
 	"github.com/tether-sh/tether/lib/internal/shortcut"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/internal/form"
 )
 
 // A delta is a later version of a record written as the keys of its
 // stored form whose values differ from an earlier version's: what a store
 // that appends versions (the file store's job logs) writes for a
 // transition, a fraction of the whole record (bench/README.md). Both
-// sides come from the field table (recordFields): a key added there is
+// sides come from the field table (form.Fields): a key added there is
 // carried by deltas with no change here.
 
 // EncodeDelta returns r as a delta against base, a version of the same
 // execution: a JSON object holding, in table order, each key whose value
 // in r's stored form differs from base's ({} when none does).
-func (r Record) EncodeDelta(base Record) []byte {
-	jr, jb := r.toJSON(), base.toJSON()
+func EncodeDelta(r, base ledger.Record) []byte {
+	jr, jb := r.Form(), base.Form()
 	b := make([]byte, 0, 160)
 	sep := byte('{')
-	for _, f := range recordFields {
-		v := fieldJSON(f.val(&jr))
-		if bytes.Equal(v, fieldJSON(f.val(&jb))) {
+	for _, f := range form.Fields {
+		v := form.ValueJSON(f.Val(&jr))
+		if bytes.Equal(v, form.ValueJSON(f.Val(&jb))) {
 			continue
 		}
-		b = appendKey(b, sep, f.key)
+		b = form.AppendKey(b, sep, f.Key)
 		b = append(b, v...)
 		sep = ','
 	}
@@ -37,58 +39,42 @@ func (r Record) EncodeDelta(base Record) []byte {
 	return append(b, '}')
 }
 
-// fieldJSON is one value of the stored form as encoding/json writes it:
-// the canonical writer's bytes when every string in it is plain.
-func fieldJSON(v any) []byte {
-	ok := true
-	b := appendValue(nil, &ok, v)
-	if ok {
-		return b
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Only strings, ints and bools: Marshal cannot fail.
-		panic("ledger: encoding a record field: " + err.Error())
-	}
-	return b
-}
-
 // ApplyDelta returns base with the keys of delta (EncodeDelta's form) set
 // to delta's values, checked as Decode checks a record: a delta that is
 // not such an object, names a key the stored form lacks or the id, or
-// makes an illegal record is ErrCorrupt.
-func ApplyDelta(base Record, delta []byte) (Record, error) {
+// makes an illegal record is ledger.ErrCorrupt.
+func ApplyDelta(base ledger.Record, delta []byte) (ledger.Record, error) {
 	if shortcut.Take(shortcut.CanonicalCodec) {
-		j := base.toJSON()
+		j := base.Form()
 		if readDeltaCanonical(delta, &j) {
-			return fromJSON(j, base.ID)
+			return fromForm(j, base.ID)
 		}
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(delta, &keys); err != nil {
-		return Record{}, fmt.Errorf("%w: delta: %v", ErrCorrupt, err)
+		return ledger.Record{}, fmt.Errorf("%w: delta: %v", ledger.ErrCorrupt, err)
 	}
-	j := base.toJSON()
+	j := base.Form()
 	for k, v := range keys {
-		p, ok := lookup(recordFields, &j, k)
+		p, ok := form.Lookup(form.Fields, &j, k)
 		if !ok || k == "id" {
-			return Record{}, fmt.Errorf("%w: delta sets %q", ErrCorrupt, k)
+			return ledger.Record{}, fmt.Errorf("%w: delta sets %q", ledger.ErrCorrupt, k)
 		}
 		resetField(p)
 		if err := json.Unmarshal(v, p); err != nil {
-			return Record{}, fmt.Errorf("%w: delta: %s: %v", ErrCorrupt, k, err)
+			return ledger.Record{}, fmt.Errorf("%w: delta: %s: %v", ledger.ErrCorrupt, k, err)
 		}
 	}
-	return fromJSON(j, base.ID)
+	return fromForm(j, base.ID)
 }
 
 // resetField clears the field p points at, so that decoding into it
 // replaces a nested object instead of merging into it.
 func resetField(p any) {
 	switch q := p.(type) {
-	case **ownerJSON:
+	case **form.Owner:
 		*q = nil
-	case **childJSON:
+	case **form.Child:
 		*q = nil
 	}
 }
@@ -96,16 +82,16 @@ func resetField(p any) {
 // readDeltaCanonical sets in j the keys of delta when it is exactly
 // EncodeDelta's canonical form (keys in table order, no id); false
 // otherwise, j then half set.
-func readDeltaCanonical(delta []byte, j *recordJSON) bool {
+func readDeltaCanonical(delta []byte, j *form.Record) bool {
 	shortcut.Ran(shortcut.CanonicalCodec)
 	r := &canonicalReader{b: delta, ok: true}
 	sep := byte('{')
-	for _, f := range recordFields[1:] {
-		if !r.hasKey(sep, f.key) {
+	for _, f := range form.Fields[1:] {
+		if !r.hasKey(sep, f.Key) {
 			continue
 		}
 		sep = ','
-		v := f.val(j)
+		v := f.Val(j)
 		resetField(v)
 		readValue(r, v)
 	}

@@ -1,9 +1,11 @@
-package ledger
+package wire
 
 import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/internal/shortcut"
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/internal/form"
 	"github.com/tether-sh/tether/lib/proc"
 )
 
@@ -13,8 +15,8 @@ import (
 // formatted back for MarshalJSON: most of `ledger list --json`'s CPU
 // (lib/internal/shortcut's register). AppendStoredJSON does the same from
 // the bytes when they are in the form MarshalJSON writes back unchanged,
-// as the canonical codec writes them (codec.go): values are copied, and only what Validate looks at is
-// built; StoredFate reads so what a prune decides by. FuzzStoredJSON
+// as the canonical codec writes them (form.AppendCanonical): values are
+// copied, and only what Validate looks at is built; StoredFate reads so what a prune decides by. FuzzStoredJSON
 // requires both to agree with the general path.
 
 // AppendStoredJSON appends to dst the object MarshalJSON prints for the
@@ -25,18 +27,18 @@ import (
 // canonical codec writes, a record Validate refuses, or the shortcut
 // (stored-bytes) off. The caller then decodes the record (Decode,
 // ApplyDelta), which says what is wrong with it.
-func AppendStoredJSON(dst, claim, delta []byte, id string) (b []byte, st Status, ok bool) {
+func AppendStoredJSON(dst, claim, delta []byte, id string) (b []byte, st ledger.Status, ok bool) {
 	var s stored
 	if !s.read(claim, delta, id) {
 		return dst, "", false
 	}
 	b = dst
-	for i, f := range recordFields {
+	for i, f := range form.Fields {
 		sep := byte(',')
 		if i == 0 {
 			sep = '{'
 		}
-		b = appendKey(b, sep, f.key)
+		b = form.AppendKey(b, sep, f.Key)
 		if v := s.value(i); v != nil {
 			b = append(b, v...)
 		} else {
@@ -49,13 +51,13 @@ func AppendStoredJSON(dst, claim, delta []byte, id string) (b []byte, st Status,
 // StoredFate reads from a stored claim and delta, as AppendStoredJSON
 // does, what a prune decides by: the status, when it finished and its
 // instant (zero when null). ok is false as AppendStoredJSON's.
-func StoredFate(claim, delta []byte, id string) (st Status, finished, instant time.Time, ok bool) {
+func StoredFate(claim, delta []byte, id string) (st ledger.Status, finished, instant time.Time, ok bool) {
 	var s stored
 	if !s.read(claim, delta, id) {
 		return "", time.Time{}, time.Time{}, false
 	}
-	for i, f := range recordFields {
-		if v := s.value(i); f.key == "finished_at" && v != nil && string(v) != "null" {
+	for i, f := range form.Fields {
+		if v := s.value(i); f.Key == "finished_at" && v != nil && string(v) != "null" {
 			t, err := time.Parse(time.RFC3339Nano, string(v[1:len(v)-1]))
 			if err != nil {
 				return "", time.Time{}, time.Time{}, false
@@ -71,7 +73,7 @@ type stored struct {
 	claim, delta storedSpans
 	// rec is what Validate reads of the version: every time only set or
 	// not, but the instant, whose range it checks.
-	rec Record
+	rec ledger.Record
 }
 
 // read reads claim and delta of execution id, and checks them as
@@ -85,7 +87,7 @@ func (s *stored) read(claim, delta []byte, id string) bool {
 	if n := len(claim); n > 0 && claim[n-1] == '\n' {
 		claim = claim[:n-1]
 	}
-	if len(claim) > MaxRecordSize || len(delta) > MaxRecordSize {
+	if len(claim) > ledger.MaxRecordSize || len(delta) > ledger.MaxRecordSize {
 		return false
 	}
 	r := &canonicalReader{b: claim, ok: true}
@@ -96,7 +98,7 @@ func (s *stored) read(claim, delta []byte, id string) bool {
 	}
 	// The claim alone is a legal record, as Decode requires, and so is
 	// the version the delta makes of it, as ApplyDelta does.
-	s.rec = Record{ID: id}
+	s.rec = ledger.Record{ID: id}
 	if !s.claim.fill(&s.rec) || s.rec.Validate() != nil {
 		return false
 	}
@@ -122,12 +124,12 @@ func (s *stored) value(i int) []byte {
 // spanKinds is what the tables' val point into to tell span a field's
 // kind: never written.
 var spanKinds struct {
-	record recordJSON
-	owner  ownerJSON
-	child  childJSON
+	record form.Record
+	owner  form.Owner
+	child  form.Child
 }
 
-// storedSpans holds, per key of recordFields, the bytes of its value (nil:
+// storedSpans holds, per key of form.Fields, the bytes of its value (nil:
 // absent, an optional key of an older record, which MarshalJSON prints as
 // null).
 type storedSpans struct {
@@ -139,16 +141,16 @@ type storedSpans struct {
 // span, and keeps their bytes. A claim's keys are all there but the
 // optional ones; a delta's are any of them, "{}" when none.
 func (sp *storedSpans) read(r *canonicalReader, sep byte, delta bool) {
-	if len(recordFields) > len(sp.v) {
+	if len(form.Fields) > len(sp.v) {
 		r.ok = false
 		return
 	}
-	for i, f := range recordFields {
+	for i, f := range form.Fields {
 		if delta && i == 0 {
 			continue
 		}
-		if !r.hasKey(sep, f.key) {
-			if !delta && !f.optional {
+		if !r.hasKey(sep, f.Key) {
+			if !delta && !f.Optional {
 				r.ok = false
 				return
 			}
@@ -156,7 +158,7 @@ func (sp *storedSpans) read(r *canonicalReader, sep byte, delta bool) {
 		}
 		sep = ','
 		start := r.b
-		span(r, f.val(&spanKinds.record), f.time)
+		span(r, f.Val(&spanKinds.record), f.Time)
 		if !r.ok {
 			return
 		}
@@ -175,7 +177,7 @@ func (sp *storedSpans) read(r *canonicalReader, sep byte, delta bool) {
 // PID. Anything else turns r.ok false.
 func span(r *canonicalReader, v any, isTime bool) {
 	switch v.(type) {
-	case *string, *Status:
+	case *string:
 		spanString(r, false)
 	case **string:
 		if r.null() {
@@ -198,13 +200,13 @@ func span(r *canonicalReader, v any, isTime bool) {
 		if !r.null() && spanInt(r, 18) <= 0 {
 			r.ok = false
 		}
-	case **ownerJSON:
+	case **form.Owner:
 		if !r.null() {
-			spanObject(r, ownerFields, &spanKinds.owner)
+			spanObject(r, form.OwnerFields, &spanKinds.owner)
 		}
-	case **childJSON:
+	case **form.Child:
 		if !r.null() {
-			spanObject(r, childFields, &spanKinds.child)
+			spanObject(r, form.ChildFields, &spanKinds.child)
 		}
 	default:
 		r.ok = false
@@ -212,17 +214,17 @@ func span(r *canonicalReader, v any, isTime bool) {
 }
 
 // spanObject consumes an owner or child object with every key of fs.
-func spanObject[T any](r *canonicalReader, fs []field[T], kinds *T) {
+func spanObject[T any](r *canonicalReader, fs []form.Field[T], kinds *T) {
 	for i, f := range fs {
 		sep := byte(',')
 		if i == 0 {
 			sep = '{'
 		}
-		if !r.hasKey(sep, f.key) {
+		if !r.hasKey(sep, f.Key) {
 			r.ok = false
 			return
 		}
-		span(r, f.val(kinds), false)
+		span(r, f.Val(kinds), false)
 	}
 	r.lit("}")
 }
@@ -281,7 +283,7 @@ func spanInt(r *canonicalReader, max int) int64 {
 	return n
 }
 
-// fill (storedfill_gen.go, generated from recordFields by
+// fill (storedfill_gen.go, generated from form.Fields by
 // TestStoredFillUpToDate) sets in r, from each value the spans hold, what
 // Validate reads of it (null: the zero value), each key into the Record
 // field its table row names: every time it only asks whether it is set,
@@ -328,10 +330,10 @@ func fillInt(p **int, v []byte) {
 
 // fillOwner sets *o from an owner value; false for one of PID 0, which
 // MarshalJSON writes as null.
-func fillOwner(o *Owner, v []byte) bool {
-	*o = Owner{}
+func fillOwner(o *ledger.Owner, v []byte) bool {
+	*o = ledger.Owner{}
 	if string(v) != "null" {
-		if *o = storedOwner(v, ownerFields); o.PID == 0 {
+		if *o = storedOwner(v, form.OwnerFields); o.PID == 0 {
 			return false
 		}
 	}
@@ -342,7 +344,7 @@ func fillOwner(o *Owner, v []byte) bool {
 func fillChild(c *proc.ID, v []byte) bool {
 	*c = proc.ID{}
 	if string(v) != "null" {
-		o := storedOwner(v, childFields)
+		o := storedOwner(v, form.ChildFields)
 		if *c = (proc.ID{PID: o.PID, Start: o.Start}); o.PID == 0 {
 			return false
 		}
@@ -352,17 +354,17 @@ func fillChild(c *proc.ID, v []byte) bool {
 
 // storedOwner reads from an owner's or child's span, which span
 // checked, what Validate looks at.
-func storedOwner[T any](v []byte, fs []field[T]) (o Owner) {
+func storedOwner[T any](v []byte, fs []form.Field[T]) (o ledger.Owner) {
 	r := &canonicalReader{b: v, ok: true}
 	for i, f := range fs {
 		sep := byte(',')
 		if i == 0 {
 			sep = '{'
 		}
-		if !r.hasKey(sep, f.key) || r.null() {
+		if !r.hasKey(sep, f.Key) || r.null() {
 			continue
 		}
-		switch f.key {
+		switch f.Key {
 		case "host":
 			o.Host = string(spanString(r, false))
 		case "boot_id":

@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"strings"
@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/internal/shortcut"
+	"github.com/tether-sh/tether/lib/ledger"
 )
 
 // decoded is the version a claim and delta stand for, decoded.
-func decoded(claim, delta []byte, id string) (Record, error) {
+func decoded(claim, delta []byte, id string) (ledger.Record, error) {
 	r, err := Decode(claim, id)
 	if err == nil && delta != nil {
 		r, err = ApplyDelta(r, delta)
@@ -19,7 +20,7 @@ func decoded(claim, delta []byte, id string) (Record, error) {
 
 // viaRecord is what AppendStoredJSON stands for: the claim and delta
 // decoded, then printed.
-func viaRecord(claim, delta []byte, id string) (string, Status, error) {
+func viaRecord(claim, delta []byte, id string) (string, ledger.Status, error) {
 	r, err := decoded(claim, delta, id)
 	if err != nil {
 		return "", "", err
@@ -47,16 +48,16 @@ func checkStoredFate(t *testing.T, claim, delta []byte, id string) (ok bool) {
 // byte what decoding them and MarshalJSON print, or declines.
 func TestAppendStoredJSON(t *testing.T) {
 	claim, versions := sampleVersions()
-	enc := claim.Encode()
+	enc := Encode(claim)
 	for _, vn := range versions {
 		v := vn.r
-		want, wantStatus, err := viaRecord(enc, v.EncodeDelta(claim), claim.ID)
+		want, wantStatus, err := viaRecord(enc, EncodeDelta(v, claim), claim.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, delta := range [][]byte{v.EncodeDelta(claim), nil} {
+		for _, delta := range [][]byte{EncodeDelta(v, claim), nil} {
 			if delta == nil {
-				if v.Status != Claimed {
+				if v.Status != ledger.Claimed {
 					continue
 				}
 				want, wantStatus, _ = viaRecord(enc, nil, claim.ID)
@@ -83,7 +84,7 @@ func TestAppendStoredJSON(t *testing.T) {
 // or refuses it.
 func TestAppendStoredJSONDeclines(t *testing.T) {
 	claim, _ := sampleVersions()
-	enc := string(claim.Encode())
+	enc := string(Encode(claim))
 	id := claim.ID
 	swap := func(old, new string) string {
 		if !strings.Contains(enc, old) {
@@ -182,8 +183,8 @@ func checkCanonicalTime(t *testing.T, s string) {
 		return
 	}
 	tm, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || tm.IsZero() || FormatTime(tm) != s {
-		t.Fatalf("canonicalTime(%q) = true, but it parses as %v, %v and formats as %q", s, tm, err, FormatTime(tm))
+	if err != nil || tm.IsZero() || ledger.FormatTime(tm) != s {
+		t.Fatalf("canonicalTime(%q) = true, but it parses as %v, %v and formats as %q", s, tm, err, ledger.FormatTime(tm))
 	}
 }
 
@@ -194,8 +195,8 @@ func FuzzCanonicalTime(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, ns int64) {
 		checkCanonicalTime(t, s)
 		// And every time FormatTime writes (but the zero time) is taken.
-		if tm := time.Unix(0, ns).UTC(); !canonicalTime([]byte(FormatTime(tm))) {
-			t.Fatalf("canonicalTime(%q) = false; want true (FormatTime's)", FormatTime(tm))
+		if tm := time.Unix(0, ns).UTC(); !canonicalTime([]byte(ledger.FormatTime(tm))) {
+			t.Fatalf("canonicalTime(%q) = false; want true (ledger.FormatTime's)", ledger.FormatTime(tm))
 		}
 	})
 }
@@ -205,9 +206,9 @@ func FuzzCanonicalTime(f *testing.F) {
 func FuzzStoredJSON(f *testing.F) {
 	claim, versions := sampleVersions()
 	for _, v := range versions {
-		f.Add(claim.Encode(), v.r.EncodeDelta(claim))
+		f.Add(Encode(claim), EncodeDelta(v.r, claim))
 	}
-	f.Add(claim.Encode(), []byte(`{"status":"failed","finished_at":"2026-12-04T15:22:38Z","exit_code":-0}`))
+	f.Add(Encode(claim), []byte(`{"status":"failed","finished_at":"2026-12-04T15:22:38Z","exit_code":-0}`))
 	f.Fuzz(func(t *testing.T, c, d []byte) {
 		checkStoredFate(t, c, d, claim.ID)
 		got, st, ok := AppendStoredJSON(nil, c, d, claim.ID)
@@ -219,4 +220,15 @@ func FuzzStoredJSON(f *testing.F) {
 			t.Fatalf("AppendStoredJSON(%q, %q) = %s, %s; decoded: %s, %s, %v", c, d, got, st, want, wantStatus, err)
 		}
 	})
+}
+
+// plain is form's test of text written between quotes as itself, by
+// the stored-bytes reader's set of bytes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if plainBytes[s[i]>>6]&(1<<(s[i]&63)) == 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,64 @@
+// Package form is a record's JSON form, the one the user reads (`ledger
+// show --json`, lib/ledger's MarshalJSON) and the one the file store
+// keeps (lib/ledger/filestore/wire): its structs, its field table and its
+// canonical writer. It is the leaf both import, so that the key names,
+// their order and the bytes written for them are said once:
+//
+//	lib/ledger/internal/form     structs, field table, canonical writer (this package)
+//	  ▲              ▲
+//	  │    lib/ledger               Record, Validate, MarshalJSON, Field; Record.Form
+//	  │      ▲
+//	lib/ledger/filestore/wire    the stored form: Encode/Decode (claims),
+//	  ▲                          EncodeDelta/ApplyDelta (deltas), the canonical
+//	  │                          reader, AppendStoredJSON/StoredFate (stored bytes)
+//	lib/ledger/filestore
+//
+// It knows nothing of Record (lib/ledger converts a Record to its form,
+// Record.Form; wire converts a form back, checking it). pgstore keeps a
+// record in columns and never calls it; what it prints is MarshalJSON's.
+//
+// The canonical form is the bytes json.Marshal writes for Record, keys in
+// table order, no spaces: AppendCanonical writes them directly when every
+// string is plain printable ASCII (ids, jobs, times and hosts always
+// are), and declines otherwise; the caller then uses encoding/json, which
+// derives the same keys from the structs' tags (TestFieldTables holds the
+// tags and the tables together). This is the writer half of the
+// canonical-codec accelerator (lib/internal/shortcut's register).
+package form
+
+// Record is the JSON form of a record: every key always present, null
+// when unknown. V, the stored form's version, is set only on disk.
+type Record struct {
+	V          int     `json:"v,omitempty"`
+	ID         string  `json:"id"`
+	Job        string  `json:"job"`
+	Source     *string `json:"source"`
+	Instant    *string `json:"instant"`
+	Status     string  `json:"status"`
+	Fenced     bool    `json:"fenced"`
+	FencedAt   *string `json:"fenced_at"`
+	Owner      *Owner  `json:"owner"`
+	Child      *Child  `json:"child"`
+	ClaimedAt  *string `json:"claimed_at"`
+	StartedAt  *string `json:"started_at"`
+	FinishedAt *string `json:"finished_at"`
+	ExitCode   *int    `json:"exit_code"`
+	Error      *string `json:"error"`
+	BeatAt     *string `json:"beat_at"`
+	Note       *string `json:"note"`
+}
+
+// Owner is the form of a record's owner.
+type Owner struct {
+	Host   *string `json:"host"`
+	BootID *string `json:"boot_id"`
+	PIDNS  *uint64 `json:"pidns"`
+	PID    int     `json:"pid"`
+	Start  *uint64 `json:"start"`
+}
+
+// Child is the form of a record's payload process.
+type Child struct {
+	PID   int     `json:"pid"`
+	Start *uint64 `json:"start"`
+}
