@@ -22,6 +22,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return g.Ledger.UnmarshalText([]byte(v)) == nil
 			},
 			Zero: func(g *grammar) { g.Ledger = argvZero.Ledger },
+			Why: func(g *grammar, v string) error {
+				return g.Ledger.UnmarshalText([]byte(v))
+			},
+			Summary: "--ledger=DIR|URL",
 		}},
 		{Names: []string{"lease"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -29,13 +33,18 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:    func(g *grammar) { g.Lease = argvZero.Lease },
 			Default: "30s", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.Lease.UnmarshalText([]byte(v))
+			},
+			Summary: "--lease=D",
 		}},
 		{Names: []string{"ack-file"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				g.AckFile = v
 				return true
 			},
-			Zero: func(g *grammar) { g.AckFile = argvZero.AckFile },
+			Zero:    func(g *grammar) { g.AckFile = argvZero.AckFile },
+			Summary: "--ack-file=F",
 		}},
 		{Names: []string{"grace"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -43,12 +52,20 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
 			Default: "5s", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.Grace.UnmarshalText([]byte(v))
+			},
+			Summary: "--grace=D",
 		}},
 		{Names: []string{"lock-timeout"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				return g.LockTimeout.UnmarshalText([]byte(v)) == nil
 			},
 			Zero: func(g *grammar) { g.LockTimeout = argvZero.LockTimeout },
+			Why: func(g *grammar, v string) error {
+				return g.LockTimeout.UnmarshalText([]byte(v))
+			},
+			Summary: "--lock-timeout=D",
 		}},
 		{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -56,6 +73,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:    func(g *grammar) { g.KeepOutput = argvZero.KeepOutput },
 			Default: "64KiB", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.KeepOutput.UnmarshalText([]byte(v))
+			},
+			Summary: "--keep-output=SIZE",
 		}},
 		{Names: []string{"keep"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -65,6 +86,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:    func(g *grammar) { g.Keep = argvZero.Keep },
 			Default: "1000", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return argv.IntError(v, 64)
+			},
+			Summary: "--keep=N",
 		}},
 		{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -73,6 +98,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.PIDNS = argvZero.PIDNS },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--pidns",
 		}},
 	},
 	Positionals: []argv.Positional[grammar]{
@@ -83,13 +112,15 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:     func(g *grammar) { g.ID = argvZero.ID },
 			Required: true,
+			Summary:  "<ID>",
 		}},
 		{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				g.Cmd = append(g.Cmd, v)
 				return true
 			},
-			Zero: func(g *grammar) { g.Cmd = argvZero.Cmd },
+			Zero:    func(g *grammar) { g.Cmd = argvZero.Cmd },
+			Summary: "[<CMD> ...]",
 		}},
 	},
 	Fast: true,

@@ -22,6 +22,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				return g.Ledger.UnmarshalText([]byte(v)) == nil
 			},
 			Zero: func(g *grammar) { g.Ledger = argvZero.Ledger },
+			Why: func(g *grammar, v string) error {
+				return g.Ledger.UnmarshalText([]byte(v))
+			},
+			Summary: "--ledger=DIR|URL",
 		}},
 		{Names: []string{"json"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -30,12 +34,20 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.JSON = argvZero.JSON },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--json",
 		}},
 		{Names: []string{"lock-timeout"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				return g.LockTimeout.UnmarshalText([]byte(v)) == nil
 			},
 			Zero: func(g *grammar) { g.LockTimeout = argvZero.LockTimeout },
+			Why: func(g *grammar, v string) error {
+				return g.LockTimeout.UnmarshalText([]byte(v))
+			},
+			Summary: "--lock-timeout=D",
 		}},
 	},
 	Children: []*argv.Node[grammar, *invocation]{
@@ -47,13 +59,18 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Claim.jobClaim.Source = v
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.Claim.jobClaim.Source = argvZero.commands.Claim.jobClaim.Source },
+					Zero:    func(g *grammar) { g.commands.Claim.jobClaim.Source = argvZero.commands.Claim.jobClaim.Source },
+					Summary: "--source=S",
 				}},
 				{Names: []string{"instant"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Claim.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Claim.jobClaim.Instant = argvZero.commands.Claim.jobClaim.Instant },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Claim.jobClaim.Instant.UnmarshalText([]byte(v))
+					},
+					Summary: "--instant=T",
 				}},
 				{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -62,24 +79,40 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Claim.jobClaim.Exclusive = argvZero.commands.Claim.jobClaim.Exclusive },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--exclusive",
 				}},
 				{Names: []string{"every"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Claim.jobClaim.Every.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Claim.jobClaim.Every = argvZero.commands.Claim.jobClaim.Every },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Claim.jobClaim.Every.UnmarshalText([]byte(v))
+					},
+					Summary: "--every=D",
 				}},
 				{Names: []string{"owner"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Claim.Owner.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Claim.Owner = argvZero.commands.Claim.Owner },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Claim.Owner.UnmarshalText([]byte(v))
+					},
+					Summary: "--owner=PID[@START]",
 				}},
 				{Names: []string{"lease"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Claim.Lease.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Claim.Lease = argvZero.commands.Claim.Lease },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Claim.Lease.UnmarshalText([]byte(v))
+					},
+					Summary: "--lease=D",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -90,6 +123,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Claim.jobClaim.Job = argvZero.commands.Claim.jobClaim.Job },
 					Required: true,
+					Summary:  "<job>",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -110,6 +144,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Fence.ID = argvZero.commands.Fence.ID },
 					Required: true,
+					Summary:  "<id>",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -128,6 +163,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return g.commands.Adopt.Owner.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Adopt.Owner = argvZero.commands.Adopt.Owner },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Adopt.Owner.UnmarshalText([]byte(v))
+					},
+					Summary: "--owner=PID[@START]",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -138,6 +177,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Adopt.ID = argvZero.commands.Adopt.ID },
 					Required: true,
+					Summary:  "<id>",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -156,6 +196,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return g.commands.Start.Owner.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Start.Owner = argvZero.commands.Start.Owner },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Start.Owner.UnmarshalText([]byte(v))
+					},
+					Summary: "--owner=PID[@START]",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -166,6 +210,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Start.ID = argvZero.commands.Start.ID },
 					Required: true,
+					Summary:  "<id>",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -184,8 +229,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Finish.Status = v
 						return true
 					},
-					Zero:     func(g *grammar) { g.commands.Finish.Status = argvZero.commands.Finish.Status },
-					Required: true,
+					Zero:       func(g *grammar) { g.commands.Finish.Status = argvZero.commands.Finish.Status },
+					Required:   true,
+					Summary:    "--status=STRING",
+					EnumValues: []string{"completed", "failed"},
 					Enum: func(g *grammar) bool {
 						switch g.commands.Finish.Status {
 						case "completed", "failed":
@@ -206,13 +253,18 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Finish.ExitCode = argvZero.commands.Finish.ExitCode },
+					Why: func(g *grammar, v string) error {
+						return argv.IntError(v, 64)
+					},
+					Summary: "--exit-code=N",
 				}},
 				{Names: []string{"error"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						g.commands.Finish.Error = v
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.Finish.Error = argvZero.commands.Finish.Error },
+					Zero:    func(g *grammar) { g.commands.Finish.Error = argvZero.commands.Finish.Error },
+					Summary: "--error=MSG",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -223,6 +275,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Finish.ID = argvZero.commands.Finish.ID },
 					Required: true,
+					Summary:  "<id>",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -246,7 +299,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Beat.Note = &x
 						return ok
 					},
-					Zero: func(g *grammar) { g.commands.Beat.Note = argvZero.commands.Beat.Note },
+					Zero:    func(g *grammar) { g.commands.Beat.Note = argvZero.commands.Beat.Note },
+					Summary: "--note=TEXT",
 				}},
 				{Names: []string{"if-latest"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -255,6 +309,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Beat.IfLatest = argvZero.commands.Beat.IfLatest },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--if-latest",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -265,6 +323,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Beat.ID = argvZero.commands.Beat.ID },
 					Required: true,
+					Summary:  "<id>",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -284,13 +343,18 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:    func(g *grammar) { g.commands.Recover.Grace = argvZero.commands.Recover.Grace },
 					Default: "30s", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Recover.Grace.UnmarshalText([]byte(v))
+					},
+					Summary: "--grace=D",
 				}},
 				{Names: []string{"host"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						g.commands.Recover.Host = v
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.Recover.Host = argvZero.commands.Recover.Host },
+					Zero:    func(g *grammar) { g.commands.Recover.Host = argvZero.commands.Recover.Host },
+					Summary: "--host=NAME",
 				}},
 				{Names: []string{"quiet"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -299,6 +363,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Recover.Quiet = argvZero.commands.Recover.Quiet },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--quiet",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -317,7 +385,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Show.Field = v
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.Show.Field = argvZero.commands.Show.Field },
+					Zero:    func(g *grammar) { g.commands.Show.Field = argvZero.commands.Show.Field },
+					Summary: "--field=F",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -328,6 +397,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Show.ID = argvZero.commands.Show.ID },
 					Required: true,
+					Summary:  "<id>",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -346,7 +416,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Latest.Field = v
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.Latest.Field = argvZero.commands.Latest.Field },
+					Zero:    func(g *grammar) { g.commands.Latest.Field = argvZero.commands.Latest.Field },
+					Summary: "--field=F",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -357,6 +428,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Latest.Job = argvZero.commands.Latest.Job },
 					Required: true,
+					Summary:  "<job>",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -380,21 +452,24 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.List.Job = &x
 						return ok
 					},
-					Zero: func(g *grammar) { g.commands.List.Job = argvZero.commands.List.Job },
+					Zero:    func(g *grammar) { g.commands.List.Job = argvZero.commands.List.Job },
+					Summary: "--job=J",
 				}},
 				{Names: []string{"status"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						g.commands.List.Status = v
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.List.Status = argvZero.commands.List.Status },
+					Zero:    func(g *grammar) { g.commands.List.Status = argvZero.commands.List.Status },
+					Summary: "--status=S",
 				}},
 				{Names: []string{"field"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						g.commands.List.Field = v
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.List.Field = argvZero.commands.List.Field },
+					Zero:    func(g *grammar) { g.commands.List.Field = argvZero.commands.List.Field },
+					Summary: "--field=F",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -413,12 +488,20 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return g.commands.Prune.Keep.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Prune.Keep = argvZero.commands.Prune.Keep },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Prune.Keep.UnmarshalText([]byte(v))
+					},
+					Summary: "--keep=N",
 				}},
 				{Names: []string{"older-than"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Prune.OlderThan.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Prune.OlderThan = argvZero.commands.Prune.OlderThan },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Prune.OlderThan.UnmarshalText([]byte(v))
+					},
+					Summary: "--older-than=D",
 				}},
 				{Names: []string{"all"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -427,6 +510,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Prune.All = argvZero.commands.Prune.All },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--all",
 				}},
 				{Names: []string{"dry-run"}, Short: 'n', Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -435,6 +522,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Prune.DryRun = argvZero.commands.Prune.DryRun },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--dry-run",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -453,13 +544,18 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Run.jobClaim.Source = v
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.Run.jobClaim.Source = argvZero.commands.Run.jobClaim.Source },
+					Zero:    func(g *grammar) { g.commands.Run.jobClaim.Source = argvZero.commands.Run.jobClaim.Source },
+					Summary: "--source=S",
 				}},
 				{Names: []string{"instant"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Run.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Run.jobClaim.Instant = argvZero.commands.Run.jobClaim.Instant },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Run.jobClaim.Instant.UnmarshalText([]byte(v))
+					},
+					Summary: "--instant=T",
 				}},
 				{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -468,18 +564,30 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Run.jobClaim.Exclusive = argvZero.commands.Run.jobClaim.Exclusive },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--exclusive",
 				}},
 				{Names: []string{"every"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Run.jobClaim.Every.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Run.jobClaim.Every = argvZero.commands.Run.jobClaim.Every },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Run.jobClaim.Every.UnmarshalText([]byte(v))
+					},
+					Summary: "--every=D",
 				}},
 				{Names: []string{"wait"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Run.Wait.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Run.Wait = argvZero.commands.Run.Wait },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Run.Wait.UnmarshalText([]byte(v))
+					},
+					Summary: "--wait=D",
 				}},
 				{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -487,6 +595,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:    func(g *grammar) { g.commands.Run.runOutput.KeepOutput = argvZero.commands.Run.runOutput.KeepOutput },
 					Default: "64KiB", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Run.runOutput.KeepOutput.UnmarshalText([]byte(v))
+					},
+					Summary: "--keep-output=SIZE",
 				}},
 				{Names: []string{"quiet"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -495,12 +607,20 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Run.runOutput.Quiet = argvZero.commands.Run.runOutput.Quiet },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--quiet",
 				}},
 				{Names: []string{"conflict-exit"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Run.runOutput.ConflictExit.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Run.runOutput.ConflictExit = argvZero.commands.Run.runOutput.ConflictExit },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Run.runOutput.ConflictExit.UnmarshalText([]byte(v))
+					},
+					Summary: "--conflict-exit=N",
 				}},
 				{Names: []string{"keep"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -510,12 +630,20 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:    func(g *grammar) { g.commands.Run.runOutput.Keep = argvZero.commands.Run.runOutput.Keep },
 					Default: "1000", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return argv.IntError(v, 64)
+					},
+					Summary: "--keep=N",
 				}},
 				{Names: []string{"deadline"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Run.Deadline.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Run.Deadline = argvZero.commands.Run.Deadline },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Run.Deadline.UnmarshalText([]byte(v))
+					},
+					Summary: "--deadline=D",
 				}},
 				{Names: []string{"grace"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -523,6 +651,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:    func(g *grammar) { g.commands.Run.Grace = argvZero.commands.Run.Grace },
 					Default: "5s", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Run.Grace.UnmarshalText([]byte(v))
+					},
+					Summary: "--grace=D",
 				}},
 				{Names: []string{"lease"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -530,6 +662,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:    func(g *grammar) { g.commands.Run.Lease = argvZero.commands.Run.Lease },
 					Default: "30s", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Run.Lease.UnmarshalText([]byte(v))
+					},
+					Summary: "--lease=D",
 				}},
 				{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -538,6 +674,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Run.PIDNS = argvZero.commands.Run.PIDNS },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--pidns",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -548,6 +688,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Run.jobClaim.Job = argvZero.commands.Run.jobClaim.Job },
 					Required: true,
+					Summary:  "<job>",
 				}},
 				{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -556,6 +697,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Run.Cmd = argvZero.commands.Run.Cmd },
 					Required: true,
+					Summary:  "<CMD> ...",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -574,13 +716,18 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Spawn.jobClaim.Source = v
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Source = argvZero.commands.Spawn.jobClaim.Source },
+					Zero:    func(g *grammar) { g.commands.Spawn.jobClaim.Source = argvZero.commands.Spawn.jobClaim.Source },
+					Summary: "--source=S",
 				}},
 				{Names: []string{"instant"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Spawn.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Instant = argvZero.commands.Spawn.jobClaim.Instant },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Spawn.jobClaim.Instant.UnmarshalText([]byte(v))
+					},
+					Summary: "--instant=T",
 				}},
 				{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -589,12 +736,20 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Exclusive = argvZero.commands.Spawn.jobClaim.Exclusive },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--exclusive",
 				}},
 				{Names: []string{"every"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Spawn.jobClaim.Every.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Every = argvZero.commands.Spawn.jobClaim.Every },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Spawn.jobClaim.Every.UnmarshalText([]byte(v))
+					},
+					Summary: "--every=D",
 				}},
 				{Names: []string{"scope"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -603,6 +758,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:    func(g *grammar) { g.commands.Spawn.Scope = argvZero.commands.Spawn.Scope },
 					Default: "auto", HasDefault: true,
+					Summary:    "--scope=auto|require|never",
+					EnumValues: []string{"auto", "require", "never"},
 					Enum: func(g *grammar) bool {
 						switch g.commands.Spawn.Scope {
 						case "auto", "require", "never":
@@ -617,6 +774,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:    func(g *grammar) { g.commands.Spawn.AckTimeout = argvZero.commands.Spawn.AckTimeout },
 					Default: "10s", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Spawn.AckTimeout.UnmarshalText([]byte(v))
+					},
+					Summary: "--ack-timeout=D",
 				}},
 				{Names: []string{"wait"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -625,6 +786,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Spawn.Wait = argvZero.commands.Spawn.Wait },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--wait",
 				}},
 				{Names: []string{"log"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -632,7 +797,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Spawn.Log = p
 						return ok
 					},
-					Zero: func(g *grammar) { g.commands.Spawn.Log = argvZero.commands.Spawn.Log },
+					Zero:    func(g *grammar) { g.commands.Spawn.Log = argvZero.commands.Spawn.Log },
+					Summary: "--log=F",
 				}},
 				{Names: []string{"lease"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -640,6 +806,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:    func(g *grammar) { g.commands.Spawn.Lease = argvZero.commands.Spawn.Lease },
 					Default: "30s", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Spawn.Lease.UnmarshalText([]byte(v))
+					},
+					Summary: "--lease=D",
 				}},
 				{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -647,12 +817,20 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:    func(g *grammar) { g.commands.Spawn.KeepOutput = argvZero.commands.Spawn.KeepOutput },
 					Default: "64KiB", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Spawn.KeepOutput.UnmarshalText([]byte(v))
+					},
+					Summary: "--keep-output=SIZE",
 				}},
 				{Names: []string{"conflict-exit"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Spawn.ConflictExit.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Spawn.ConflictExit = argvZero.commands.Spawn.ConflictExit },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Spawn.ConflictExit.UnmarshalText([]byte(v))
+					},
+					Summary: "--conflict-exit=N",
 				}},
 				{Names: []string{"keep"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -662,6 +840,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:    func(g *grammar) { g.commands.Spawn.Keep = argvZero.commands.Spawn.Keep },
 					Default: "1000", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return argv.IntError(v, 64)
+					},
+					Summary: "--keep=N",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -672,6 +854,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Spawn.jobClaim.Job = argvZero.commands.Spawn.jobClaim.Job },
 					Required: true,
+					Summary:  "<job>",
 				}},
 				{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -680,6 +863,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Spawn.Cmd = argvZero.commands.Spawn.Cmd },
 					Required: true,
+					Summary:  "<CMD> ...",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -700,6 +884,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Output.ID = argvZero.commands.Output.ID },
 					Required: true,
+					Summary:  "<id>",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -718,7 +903,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Status.Jobs = append(g.commands.Status.Jobs, v)
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.Status.Jobs = argvZero.commands.Status.Jobs },
+					Zero:    func(g *grammar) { g.commands.Status.Jobs = argvZero.commands.Status.Jobs },
+					Summary: "[<job> ...]",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -738,12 +924,20 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Check.MaxAge = argvZero.commands.Check.MaxAge },
 					Required: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Check.MaxAge.UnmarshalText([]byte(v))
+					},
+					Summary: "--max-age=D",
 				}},
 				{Names: []string{"max-duration"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Check.MaxDuration.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Check.MaxDuration = argvZero.commands.Check.MaxDuration },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Check.MaxDuration.UnmarshalText([]byte(v))
+					},
+					Summary: "--max-duration=D",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -754,6 +948,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Zero:     func(g *grammar) { g.commands.Check.Job = argvZero.commands.Check.Job },
 					Required: true,
+					Summary:  "<job>",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -773,7 +968,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Metrics.Output = p
 						return ok
 					},
-					Zero: func(g *grammar) { g.commands.Metrics.Output = argvZero.commands.Metrics.Output },
+					Zero:    func(g *grammar) { g.commands.Metrics.Output = argvZero.commands.Metrics.Output },
+					Summary: "--output=FILE",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {

@@ -2,6 +2,8 @@ package ledgercmd
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -9,24 +11,24 @@ import (
 	"github.com/tether-sh/tether/lib/internal/argv"
 )
 
-// The usage errors ledger words itself, without kong: an unknown flag, an
-// unknown command and a flag whose value is missing at the end of the
-// line, the slips a user makes, each found by kong's
-// own walk (lib/internal/argv's tables, which take what kong takes) and
+// The usage errors ledger words itself, without kong: an unknown flag or
+// command, a flag whose value is missing at the end of the line, a value
+// its flag's type or enum refuses, a missing argument or required flag,
+// each found by kong's own walk and checks (lib/internal/argv's tables,
+// which take what kong takes, and say why a type refuses a value) and
 // worded as kong and lib/cli/kongcli word it, with kong's "did you mean"
-// (the candidates are the model's, from explain_gen.go). Any other error
-// of a command line — a value refused, a missing one, an argument
-// missing — is still kong's, in tether-pg. TestUsageErrorsMatchKong
-// compares the two over a corpus.
+// (the candidates are the model's, from explain_gen.go).
+// TestUsageErrorsMatchKong compares the two over a corpus.
 
 // usageError is the message kong gives for args, when the generated
-// tables find the error kong's walk stops at and it is one of those
-// above; ok is false for any other line.
+// tables find the error kong stops at and it is one of those above; ok
+// is false for any other line (a line kong parses, or one where the
+// tables cannot tell what kong says).
 func usageError(args []string) (msg string, ok bool) {
 	node, names := argvGrammar(), completeTables
 	path := []*argv.Node[grammar, *invocation]{node}
 	namesPath := []*cli.CompleteNode{names}
-	var g grammar
+	w := walk{given: map[*argv.Value[grammar]]string{}}
 	positional := 0
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -35,9 +37,15 @@ func usageError(args []string) (msg string, ok bool) {
 		}
 		switch {
 		case a == "--":
+			// The rest is CMD (kong keeps "--" as its first word), which
+			// takes anything; any other argument after it is left to kong.
+			if positional < len(node.Positionals) && node.Positionals[positional].Passthrough {
+				w.given[&node.Positionals[positional].Value] = a
+				return w.validate(path, names)
+			}
 			return "", false
 		case strings.HasPrefix(a, "--"):
-			name, _, hasValue := strings.Cut(a, "=")
+			name, value, hasValue := strings.Cut(a, "=")
 			f, known := findFlag(path, strings.TrimPrefix(name, "--"), 0)
 			if !known {
 				if inModel(namesPath, name) {
@@ -48,8 +56,14 @@ func usageError(args []string) (msg string, ok bool) {
 			if !hasValue && !f.Switch && i == len(args)-1 {
 				return missingValue(f), true
 			}
-			if hasValue || !f.Switch && !takeValue(&g, f, args, &i) {
-				return "", false
+			if hasValue {
+				if msg, ok := w.set(f, value); !ok {
+					return msg, msg != ""
+				}
+				continue
+			}
+			if msg, ok := w.takeValue(f, args, &i); !ok {
+				return msg, msg != ""
 			}
 		case a != "-" && strings.HasPrefix(a, "-"):
 			c := a[1]
@@ -66,17 +80,25 @@ func usageError(args []string) (msg string, ok bool) {
 			if len(a) == 2 && !f.Switch && i == len(args)-1 {
 				return missingValue(f), true
 			}
-			if len(a) != 2 || !f.Switch && !takeValue(&g, f, args, &i) {
+			if len(a) != 2 {
 				return "", false
+			}
+			if msg, ok := w.takeValue(f, args, &i); !ok {
+				return msg, msg != ""
 			}
 		case positional < len(node.Positionals):
 			p := &node.Positionals[positional]
 			positional++
-			if p.Passthrough || !p.Set(&g, a) {
+			if p.Passthrough {
+				w.given[&p.Value] = a
+				return w.validate(path, names)
+			}
+			if !p.Set(&w.g, a) {
 				return "", false
 			}
+			w.given[&p.Value] = a
 			for p.Slice && i+1 < len(args) && (args[i+1] == "-" || !strings.HasPrefix(args[i+1], "-")) {
-				if i++; !p.Set(&g, args[i]) {
+				if i++; !p.Set(&w.g, args[i]) {
 					return "", false
 				}
 			}
@@ -98,7 +120,123 @@ func usageError(args []string) (msg string, ok bool) {
 			positional = 0
 		}
 	}
+	return w.validate(path, names)
+}
+
+// walk is what usageError's walk has set: the grammar, and the values
+// given, with the string each was given last.
+type walk struct {
+	g     grammar
+	given map[*argv.Value[grammar]]string
+}
+
+// set sets the value of flag f to s. ok is false when it cannot: msg is
+// then kong's error, as kongcli words it, when kong refuses s (what its
+// type says of it), else "" (kong may read s otherwise).
+func (w *walk) set(f *argv.Flag[grammar], s string) (msg string, ok bool) {
+	if f.Set(&w.g, s) {
+		w.given[&f.Value] = s
+		return "", true
+	}
+	if f.Why != nil {
+		var scratch grammar
+		if err := f.Why(&scratch, s); err != nil {
+			return "--" + f.Names[0] + ": " + err.Error(), false
+		}
+	}
 	return "", false
+}
+
+// takeValue sets f, given as the argument args[*i], from the argument
+// after it when f takes one (a value that starts with "-" is left to
+// kong), and moves *i past it, as set.
+func (w *walk) takeValue(f *argv.Flag[grammar], args []string, i *int) (msg string, ok bool) {
+	if f.Switch {
+		return w.set(f, "true")
+	}
+	if *i+1 >= len(args) || strings.HasPrefix(args[*i+1], "-") {
+		return "", false
+	}
+	*i++
+	return w.set(f, args[*i])
+}
+
+// validate is kong's Validate after a walk that took every argument, on
+// the command path, names being its last node's model: a flag's value
+// outside its enum (after the defaults), then a required flag missing,
+// then a missing argument or command; ok is false when there is none
+// (kong parses the line, or the tables leave it to kong).
+func (w *walk) validate(path []*argv.Node[grammar, *invocation], names *cli.CompleteNode) (msg string, ok bool) {
+	for _, n := range path {
+		for i := range n.Flags {
+			v := &n.Flags[i].Value
+			if _, given := w.given[v]; !given && v.HasDefault && !v.Set(&w.g, v.Default) {
+				return "", false
+			}
+		}
+	}
+	for _, n := range path {
+		for i := range n.Flags {
+			f := &n.Flags[i]
+			got, given := w.given[&f.Value]
+			if !given && f.HasDefault {
+				got, given = f.Default, true
+			}
+			if f.Enum == nil || !given || f.Enum(&w.g) {
+				continue
+			}
+			return unknownEnum(f, got), true
+		}
+		if len(n.Positionals) > 0 && n.Positionals[0].Enum != nil {
+			return "", false // kong's "<arg> must be one of": not worded here
+		}
+	}
+	for _, n := range path {
+		var missing []string
+		for i := range n.Flags {
+			if _, given := w.given[&n.Flags[i].Value]; n.Flags[i].Required && !given {
+				missing = append(missing, n.Flags[i].Summary)
+			}
+		}
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			return "missing flags: " + strings.Join(missing, ", "), true
+		}
+	}
+	last := path[len(path)-1]
+	var args, missing []string
+	for i := range last.Positionals {
+		if _, given := w.given[&last.Positionals[i].Value]; last.Positionals[i].Required && !given {
+			args = append(args, last.Positionals[i].Summary)
+		}
+	}
+	if len(args) > 0 {
+		missing = append(missing, strconv.Quote(strings.Join(args, " ")))
+	}
+	if last.Run == nil {
+		for _, c := range names.Children {
+			missing = append(missing, strconv.Quote(c.Name))
+		}
+	}
+	switch {
+	case len(missing) == 0:
+		return "", false
+	case len(missing) == 1:
+		return "expected " + missing[0], true
+	case len(missing) > 5:
+		missing = append(missing[:5], "...")
+	}
+	return "expected one of " + strings.Join(missing, ", "), true
+}
+
+// unknownEnum is kong's "--status must be one of ..." for got, as
+// kongcli words it: unknown status "got" (want a or b).
+func unknownEnum(f *argv.Flag[grammar], got string) string {
+	want := f.EnumValues[len(f.EnumValues)-1]
+	if len(f.EnumValues) > 1 {
+		want = strings.Join(f.EnumValues[:len(f.EnumValues)-1], ", ") + " or " + want
+	}
+	return fmt.Sprintf("unknown %s %q (want %s)", f.Names[0], got, want)
 }
 
 // findFlag finds the flag of a long name (or a short letter) on the
@@ -113,16 +251,6 @@ func findFlag(path []*argv.Node[grammar, *invocation], long string, short byte) 
 		}
 	}
 	return nil, false
-}
-
-// takeValue sets f from the argument after args[*i], which must be a
-// value the tables take (not one that starts with -).
-func takeValue(g *grammar, f *argv.Flag[grammar], args []string, i *int) bool {
-	if *i+1 >= len(args) || strings.HasPrefix(args[*i+1], "-") || !f.Set(g, args[*i+1]) {
-		return false
-	}
-	*i++
-	return true
 }
 
 // missingValue is kong's error for a flag that ends the line without its

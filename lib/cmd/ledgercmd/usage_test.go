@@ -2,10 +2,11 @@ package ledgercmd
 
 import "testing"
 
-// TestUsageErrorLeavesToKong: usageError words only an unknown flag or
-// command that kong's walk reaches with every argument before it taken;
-// any line where kong could stop earlier, or at something else, is left
-// to kong (TestUsageErrorsMatchKong, in ledgerkong, compares the words).
+// TestUsageErrorLeavesToKong: usageError words the error kong's walk and
+// checks stop at first, with every argument before it taken; any line
+// where kong could stop earlier, or at something the tables cannot tell,
+// is left to kong (TestUsageErrorsMatchKong, in ledgerkong, compares the
+// words).
 func TestUsageErrorLeavesToKong(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -17,9 +18,20 @@ func TestUsageErrorLeavesToKong(t *testing.T) {
 		{[]string{"list", "-xy"}, `unknown flag -x, did you mean "-h"?`}, // kong reads the first letter
 		// kong checks an enum after its walk: the unknown flag is its first error.
 		{[]string{"finish", "x", "--status", "bad", "--b"}, `unknown flag --b, did you mean "-h"?`},
-		{[]string{"claim"}, ""},                               // a missing argument: kong checks it after the walk
-		{[]string{"run", "j", "--every", "x", "--bogus"}, ""}, // a refused value comes first
-		{[]string{"run", "j", "--every", "--bogus"}, ""},      // a missing value comes first
+		{[]string{"claim"}, `expected "<job>"`},                                            // kong checks it after the walk
+		{[]string{"claim", "--bogus"}, "unknown flag --bogus"},                             // ... so the walk's error comes first
+		{[]string{"run", "j", "--every", "x", "--bogus"}, `--every: invalid duration "x"`}, // the first error
+		{[]string{"run", "j", "--every", "--bogus"}, ""},                                   // a flag for a value: kong's
+		{[]string{"finish", "x"}, "missing flags: --status=STRING"},
+		{[]string{"finish", "--status", "bad"}, `unknown status "bad" (want completed or failed)`}, // before the missing <id>
+		{[]string{"spawn", "j", "--scope=no", "--", "true"}, `unknown scope "no" (want auto, require or never)`},
+		{[]string{"spawn", "j", "--", "true"}, ""}, // the default scope is in the enum
+		{[]string{"list", "--json=maybe"}, `--json: bool value must be true, 1, yes, false, 0 or no but got "maybe"`},
+		{[]string{"list", "--json=Yes"}, ""}, // kong reads it
+		{[]string{"prune", "--keep", "0x10"}, `--keep: invalid count "0x10"`},
+		{[]string{"finish", "x", "--status", "failed", "--exit-code", "0x10"}, ""}, // kong's int reads it
+		{[]string{"run", "j"}, `expected "<CMD> ..."`},
+		{[]string{}, `expected one of "claim", "fence", "adopt", "start", "finish", ...`},
 		{[]string{"--ledger"}, "--ledger: missing its value"},
 		{[]string{"metrics", "-o"}, "--output: missing its value"},
 		{[]string{"list", "--json", "--field"}, "--field: missing its value"},
@@ -27,9 +39,9 @@ func TestUsageErrorLeavesToKong(t *testing.T) {
 		{[]string{"list", "--", "x"}, ""},             // after --
 		{[]string{"--help", "--bogus"}, ""},           // kong's own flags
 		{[]string{"--version", "--bogus"}, ""},
-		{[]string{"run", "j", "--json=1", "--bogus"}, ""}, // a switch given a value
-		{[]string{"-1"}, ""},                              // not a letter
-		{[]string{"prune", "-ny"}, ""},                    // a cluster of known flags
+		{[]string{"run", "j", "--json=1", "--bogus"}, ""}, // a switch given a value the tables leave to kong
+		{[]string{"-1"}, ""},           // not a letter
+		{[]string{"prune", "-ny"}, ""}, // a cluster of known flags
 	} {
 		got, ok := usageError(tc.args)
 		if ok != (tc.want != "") || got != tc.want {

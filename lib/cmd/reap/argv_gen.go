@@ -23,6 +23,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
 			Default: "5s", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.Grace.UnmarshalText([]byte(v))
+			},
+			Summary: "--grace=D",
 		}},
 		{Names: []string{"deadline"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -30,6 +34,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:    func(g *grammar) { g.Deadline = argvZero.Deadline },
 			Default: "0", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.Deadline.UnmarshalText([]byte(v))
+			},
+			Summary: "--deadline=D",
 		}},
 		{Names: []string{"signal"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -37,6 +45,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:    func(g *grammar) { g.Signal = argvZero.Signal },
 			Default: "TERM", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.Signal.UnmarshalText([]byte(v))
+			},
+			Summary: "--signal=SIG",
 		}},
 		{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -45,6 +57,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.PIDNS = argvZero.PIDNS },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--pidns",
 		}},
 	},
 	Positionals: []argv.Positional[grammar]{
@@ -53,7 +69,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				g.Cmd = append(g.Cmd, v)
 				return true
 			},
-			Zero: func(g *grammar) { g.Cmd = argvZero.Cmd },
+			Zero:    func(g *grammar) { g.Cmd = argvZero.Cmd },
+			Summary: "[<CMD> ...]",
 		}},
 	},
 	Fast: true,

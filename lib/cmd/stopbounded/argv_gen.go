@@ -23,6 +23,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
 			Default: "5s", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.Grace.UnmarshalText([]byte(v))
+			},
+			Summary: "--grace=D",
 		}},
 		{Names: []string{"signal"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -30,12 +34,20 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:    func(g *grammar) { g.Signal = argvZero.Signal },
 			Default: "TERM", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.Signal.UnmarshalText([]byte(v))
+			},
+			Summary: "--signal=SIG",
 		}},
 		{Names: []string{"schedule"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				return g.Schedule.UnmarshalText([]byte(v)) == nil
 			},
 			Zero: func(g *grammar) { g.Schedule = argvZero.Schedule },
+			Why: func(g *grammar, v string) error {
+				return g.Schedule.UnmarshalText([]byte(v))
+			},
+			Summary: "--schedule=SCHED",
 		}},
 		{Names: []string{"group"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -44,6 +56,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.Group = argvZero.Group },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--group",
 		}},
 		{Names: []string{"tree"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -52,6 +68,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.Tree = argvZero.Tree },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--tree",
 		}},
 		{Names: []string{"list"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -60,20 +80,26 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.List = argvZero.List },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--list",
 		}},
 		{Names: []string{"within"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				g.Within = v
 				return true
 			},
-			Zero: func(g *grammar) { g.Within = argvZero.Within },
+			Zero:    func(g *grammar) { g.Within = argvZero.Within },
+			Summary: "--within=ROOT[@START]",
 		}},
 		{Names: []string{"name"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				g.Name = v
 				return true
 			},
-			Zero: func(g *grammar) { g.Name = argvZero.Name },
+			Zero:    func(g *grammar) { g.Name = argvZero.Name },
+			Summary: "--name=LABEL",
 		}},
 		{Names: []string{"pidfile"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -87,7 +113,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				g.Pidfile = append(g.Pidfile, p)
 				return true
 			},
-			Zero: func(g *grammar) { g.Pidfile = argvZero.Pidfile },
+			Zero:    func(g *grammar) { g.Pidfile = argvZero.Pidfile },
+			Summary: "--pidfile=F",
 		}},
 		{Names: []string{"quiet"}, Short: 'q', Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -96,6 +123,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.Quiet = argvZero.Quiet },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--quiet",
 		}},
 		{Names: []string{"json"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -104,6 +135,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.JSON = argvZero.JSON },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--json",
 		}},
 	},
 	Positionals: []argv.Positional[grammar]{
@@ -112,7 +147,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				g.Targets = append(g.Targets, v)
 				return true
 			},
-			Zero: func(g *grammar) { g.Targets = argvZero.Targets },
+			Zero:    func(g *grammar) { g.Targets = argvZero.Targets },
+			Summary: "[<TARGET> ...]",
 		}},
 	},
 	Fast: true,

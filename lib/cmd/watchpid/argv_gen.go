@@ -22,7 +22,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				g.Timeout = v
 				return true
 			},
-			Zero: func(g *grammar) { g.Timeout = argvZero.Timeout },
+			Zero:    func(g *grammar) { g.Timeout = argvZero.Timeout },
+			Summary: "--timeout=D",
 		}},
 		{Names: []string{"any"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -31,6 +32,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.Any = argvZero.Any },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--any",
 		}},
 		{Names: []string{"grace"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -38,6 +43,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			},
 			Zero:    func(g *grammar) { g.Grace = argvZero.Grace },
 			Default: "5s", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.Grace.UnmarshalText([]byte(v))
+			},
+			Summary: "--grace=D",
 		}},
 		{Names: []string{"quiet"}, Short: 'q', Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -46,6 +55,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.Quiet = argvZero.Quiet },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--quiet",
 		}},
 		{Names: []string{"parent"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -54,6 +67,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.Parent = argvZero.Parent },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--parent",
 		}},
 		{Names: []string{"id"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -62,6 +79,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.ID = argvZero.ID },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--id",
 		}},
 		{Names: []string{"status"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -70,6 +91,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.Status = argvZero.Status },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--status",
 		}},
 		{Names: []string{"json"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -78,6 +103,10 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.JSON = argvZero.JSON },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--json",
 		}},
 	},
 	Positionals: []argv.Positional[grammar]{
@@ -86,7 +115,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				g.Cmd = append(g.Cmd, v)
 				return true
 			},
-			Zero: func(g *grammar) { g.Cmd = argvZero.Cmd },
+			Zero:    func(g *grammar) { g.Cmd = argvZero.Cmd },
+			Summary: "[<CMD> ...]",
 		}},
 	},
 	Fast: false,

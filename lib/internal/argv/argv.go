@@ -30,6 +30,7 @@
 package argv
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,6 +57,17 @@ type Value[G any] struct {
 	Enum func(g *G) bool
 	// Required: kong refuses the command line without it.
 	Required bool
+	// Why is kong's error for a value Set refuses, as kong words it after
+	// the flag's name ("--keep: invalid count \"x\""), or nil when it cannot
+	// tell that kong refuses it (kong may read it otherwise). Nil Why: not
+	// known. It writes to g: give it a scratch grammar.
+	Why func(g *G, v string) error
+	// Summary names the value in kong's usage errors (kong's Summary):
+	// "--status=STRING", "<id>", "<CMD> ...".
+	Summary string
+	// EnumValues are the enum tag's values, in its order, for kong's
+	// "must be one of" error.
+	EnumValues []string
 }
 
 // Flag is one flag.
@@ -405,6 +417,32 @@ func Bool(s string) (b, ok bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// IntError is kong's int mapper's error for s, or nil when kong reads it.
+func IntError(s string, bits int) error {
+	if _, err := strconv.ParseInt(s, 0, bits); err != nil {
+		return fmt.Errorf("expected a valid %d bit int but got %q", bits, s)
+	}
+	return nil
+}
+
+// UintError is IntError for kong's uint mapper.
+func UintError(s string, bits int) error {
+	if _, err := strconv.ParseUint(s, 0, bits); err != nil {
+		return fmt.Errorf("expected a valid %d bit uint but got %q", bits, s)
+	}
+	return nil
+}
+
+// BoolError is kong's bool mapper's error for s, given as --flag=s, or
+// nil when kong reads it.
+func BoolError(s string) error {
+	switch s = strings.ToLower(s); s {
+	case "true", "1", "yes", "false", "0", "no":
+		return nil
+	}
+	return fmt.Errorf("bool value must be true, 1, yes, false, 0 or no but got %q", s)
 }
 
 // Path reads s as kong's "path" mapper does (kong.ExpandPath): absolute

@@ -43,7 +43,12 @@ func (w *argvWriter) value(v *kong.Value, set string) string {
 	if v.Required {
 		b.WriteString("Required: true,\n")
 	}
+	if why := w.why(v); why != "" {
+		fmt.Fprintf(&b, "Why: %s,\n", why)
+	}
+	fmt.Fprintf(&b, "Summary: %q,\n", v.Summary())
 	if v.Enum != "" {
+		fmt.Fprintf(&b, "EnumValues: %#v,\n", v.EnumSlice())
 		var cases []string
 		for _, c := range v.EnumSlice() {
 			cases = append(cases, strconv.Quote(c))
@@ -122,6 +127,39 @@ func (w *argvWriter) setter(v *kong.Value, isFlag bool) (set string, isSwitch, o
 		return fn(body.String()), false, true
 	}
 	return "", false, false
+}
+
+// why writes the Why function of v, which setter can set: kong's error
+// for a value it refuses, from the type's UnmarshalText or as kong's
+// mapper words it; "" when the tables cannot say.
+func (w *argvWriter) why(v *kong.Value) string {
+	e := w.expr(v.Target)
+	t := v.Target.Type()
+	if e == "" || v.Tag.Type != "" || v.Enum != "" && t.Kind() != reflect.String {
+		return ""
+	}
+	fn := func(body string) string { return fmt.Sprintf("func(g *%s, v string) error {\nreturn %s\n}", w.g, body) }
+	switch {
+	case reflect.PointerTo(t).Implements(mapperValue) || t.Implements(mapperValue) || kongTypes[t]:
+		return ""
+	case kongcli.DecodesText(t) || reflect.PointerTo(t).Implements(textUnmarshaler) && t.Kind() != reflect.Pointer:
+		return fn(fmt.Sprintf("%s.UnmarshalText([]byte(v))", e))
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+		if reflect.PointerTo(t).Implements(textUnmarshaler) || t.Implements(mapperValue) || reflect.PointerTo(t).Implements(mapperValue) || kongTypes[t] {
+			return ""
+		}
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return fn("argv.BoolError(v)")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return fn(fmt.Sprintf("argv.IntError(v, %d)", t.Bits()))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fn(fmt.Sprintf("argv.UintError(v, %d)", t.Bits()))
+	}
+	return ""
 }
 
 // basic returns the code that sets the expression it is given, of type t

@@ -23,6 +23,10 @@ var argvTables = &argv.Node[grammar, *Env]{
 			},
 			Zero: func(g *grammar) { g.Dir = argvZero.Dir },
 			Envs: []string{"TOY_DIR"},
+			Why: func(g *grammar, v string) error {
+				return g.Dir.UnmarshalText([]byte(v))
+			},
+			Summary: "--dir=LOCATION",
 		}},
 		{Names: []string{"verbose"}, Short: 'v', Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -31,6 +35,10 @@ var argvTables = &argv.Node[grammar, *Env]{
 				return ok
 			},
 			Zero: func(g *grammar) { g.Verbose = argvZero.Verbose },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--verbose",
 		}},
 		{Names: []string{"level"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -39,6 +47,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 			},
 			Zero:    func(g *grammar) { g.Level = argvZero.Level },
 			Default: "info", HasDefault: true,
+			Summary:    "--level=\"info\"",
+			EnumValues: []string{"debug", "info", "warn"},
 			Enum: func(g *grammar) bool {
 				switch g.Level {
 				case "debug", "info", "warn":
@@ -54,6 +64,10 @@ var argvTables = &argv.Node[grammar, *Env]{
 			Zero:    func(g *grammar) { g.Timeout = argvZero.Timeout },
 			Envs:    []string{"TOY_TIMEOUT", "TOY_TIMEOUT2"},
 			Default: "30s", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.Timeout.UnmarshalText([]byte(v))
+			},
+			Summary: "--timeout=30s",
 		}},
 		{Names: []string{"tag"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -63,7 +77,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 				g.Tag = append(g.Tag, v)
 				return true
 			},
-			Zero: func(g *grammar) { g.Tag = argvZero.Tag },
+			Zero:    func(g *grammar) { g.Tag = argvZero.Tag },
+			Summary: "--tag=TAG,...",
 		}},
 		{Names: []string{"out"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -71,14 +86,16 @@ var argvTables = &argv.Node[grammar, *Env]{
 				g.Out = p
 				return ok
 			},
-			Zero: func(g *grammar) { g.Out = argvZero.Out },
+			Zero:    func(g *grammar) { g.Out = argvZero.Out },
+			Summary: "--out=STRING",
 		}},
 		{Names: []string{"name", "label"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				g.Name = v
 				return true
 			},
-			Zero: func(g *grammar) { g.Name = argvZero.Name },
+			Zero:    func(g *grammar) { g.Name = argvZero.Name },
+			Summary: "--name=STRING",
 		}},
 	},
 	Children: []*argv.Node[grammar, *Env]{
@@ -90,6 +107,10 @@ var argvTables = &argv.Node[grammar, *Env]{
 						return g.Run.Every.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.Run.Every = argvZero.Run.Every },
+					Why: func(g *grammar, v string) error {
+						return g.Run.Every.UnmarshalText([]byte(v))
+					},
+					Summary: "--every=DURATION",
 				}},
 				{Names: []string{"keep"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -97,12 +118,20 @@ var argvTables = &argv.Node[grammar, *Env]{
 					},
 					Zero:    func(g *grammar) { g.Run.Keep = argvZero.Run.Keep },
 					Default: "3", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.Run.Keep.UnmarshalText([]byte(v))
+					},
+					Summary: "--keep=3",
 				}},
 				{Names: []string{"older"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.Run.Older.UnmarshalText([]byte(v)) == nil
 					},
 					Zero: func(g *grammar) { g.Run.Older = argvZero.Run.Older },
+					Why: func(g *grammar, v string) error {
+						return g.Run.Older.UnmarshalText([]byte(v))
+					},
+					Summary: "--older=RETENTION",
 				}},
 				{Names: []string{"exit-code"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -116,6 +145,10 @@ var argvTables = &argv.Node[grammar, *Env]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.Run.ExitCode = argvZero.Run.ExitCode },
+					Why: func(g *grammar, v string) error {
+						return argv.IntError(v, 64)
+					},
+					Summary: "--exit-code=EXIT-CODE",
 				}},
 				{Names: []string{"note"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -127,7 +160,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 						g.Run.Note = &x
 						return ok
 					},
-					Zero: func(g *grammar) { g.Run.Note = argvZero.Run.Note },
+					Zero:    func(g *grammar) { g.Run.Note = argvZero.Run.Note },
+					Summary: "--note=NOTE",
 				}},
 				{Names: []string{"n"}, Short: 'n', Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -136,6 +170,10 @@ var argvTables = &argv.Node[grammar, *Env]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.Run.N = argvZero.Run.N },
+					Why: func(g *grammar, v string) error {
+						return argv.IntError(v, 64)
+					},
+					Summary: "--n=INT-64",
 				}},
 				{Names: []string{"u"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -144,6 +182,10 @@ var argvTables = &argv.Node[grammar, *Env]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.Run.U = argvZero.Run.U },
+					Why: func(g *grammar, v string) error {
+						return argv.UintError(v, 8)
+					},
+					Summary: "--u=UINT-8",
 				}},
 				{Names: []string{"mode"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -152,6 +194,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 					},
 					Zero:    func(g *grammar) { g.Run.Mode = argvZero.Run.Mode },
 					Default: "a", HasDefault: true,
+					Summary:    "--mode=\"a\"",
+					EnumValues: []string{"a", "b"},
 					Enum: func(g *grammar) bool {
 						switch g.Run.Mode {
 						case "a", "b":
@@ -166,6 +210,10 @@ var argvTables = &argv.Node[grammar, *Env]{
 					},
 					Zero:    func(g *grammar) { g.Run.Signal = argvZero.Run.Signal },
 					Default: "TERM", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.Run.Signal.UnmarshalText([]byte(v))
+					},
+					Summary: "--signal=TERM",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -176,6 +224,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 					},
 					Zero:     func(g *grammar) { g.Run.Job = argvZero.Run.Job },
 					Required: true,
+					Summary:  "<job>",
 				}},
 				{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -184,6 +233,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 					},
 					Zero:     func(g *grammar) { g.Run.Cmd = argvZero.Run.Cmd },
 					Required: true,
+					Summary:  "<CMD> ...",
 				}},
 			},
 			Run: func(g *grammar, arg *Env) error {
@@ -203,7 +253,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 						g.Get.IDs = append(g.Get.IDs, v)
 						return true
 					},
-					Zero: func(g *grammar) { g.Get.IDs = argvZero.Get.IDs },
+					Zero:    func(g *grammar) { g.Get.IDs = argvZero.Get.IDs },
+					Summary: "[<i-ds> ...]",
 				}},
 			},
 			Run: func(g *grammar, arg *Env) error {
@@ -225,7 +276,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 								g.Group.Sub.X = v
 								return true
 							},
-							Zero: func(g *grammar) { g.Group.Sub.X = argvZero.Group.Sub.X },
+							Zero:    func(g *grammar) { g.Group.Sub.X = argvZero.Group.Sub.X },
+							Summary: "--x=STRING",
 						}},
 					},
 					Positionals: []argv.Positional[grammar]{
@@ -236,6 +288,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 							},
 							Zero:    func(g *grammar) { g.Group.Sub.Y = argvZero.Group.Sub.Y },
 							Default: "why", HasDefault: true,
+							Summary: "[<y>]",
 						}},
 					},
 					Run: func(g *grammar, arg *Env) error {
@@ -267,7 +320,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 						g.Validated.Z = v
 						return true
 					},
-					Zero: func(g *grammar) { g.Validated.Z = argvZero.Validated.Z },
+					Zero:    func(g *grammar) { g.Validated.Z = argvZero.Validated.Z },
+					Summary: "--z=STRING",
 				}},
 			},
 			Run: func(g *grammar, arg *Env) error {
