@@ -86,11 +86,12 @@ func (inv *invocation) location() (string, error) { return location.Resolve(stri
 // exit code. Before any subcommand runs and any signal is caught, the
 // router (run) decides which program serves the command line: this one,
 // or tether-pg (one exec, the same PID, "tether-pg ledger ARGS") for a
-// PostgreSQL store, whose driver this package does not link. --help and a
-// shell's completion are answered here, from tables generated from kong's
-// model (explain_gen.go), and so are an unknown flag or command and a
-// last flag without its value (usage.go); any other command line the
-// generated parser does not take (a refused value, a missing argument) is
+// PostgreSQL store, whose driver this package does not link. --help,
+// --version and a shell's completion are answered here, from tables
+// generated from kong's model (explain_gen.go), and so are the usage
+// errors (usage.go), whatever TETHER_NO_SHORTCUTS says: the generated
+// parser is this binary's parser. The rare command line whose values the
+// tables leave to kong (--keep 0x10, a path with ~, --json=yes) is
 // parsed by kong's model in tether-pg, which links it, so that no verb
 // pays for kong at start-up. MainWith parses those in process.
 func Main(args []string) int { return MainWith(args, nil) }
@@ -177,7 +178,7 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 			return code
 		}
 	}
-	if cmd, g, ok := fastParse(args); ok {
+	if cmd, g, ok := fastParse(args, explain); ok {
 		if code, done := route(t, g, args); done {
 			return code
 		}
@@ -187,9 +188,8 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 		if sibling.HandedBack(args, "ledger") {
 			return handedBack(t, args)
 		}
-		if msg, ok := usageError(args); ok {
-			t.Warnf("%s", msg)
-			return usageCode(t, args)
+		if r, ok := answer(args); ok {
+			return say(t, r, args)
 		}
 		return explainElsewhere(t, args)
 	}
@@ -233,10 +233,10 @@ func route(t *cli.Tool, g *grammar, args []string) (code int, done bool) {
 }
 
 // explainElsewhere execs tether-pg to parse args with kong's model (see
-// Main). It returns only when tether-pg cannot be run, after one line on
+// Main): a line whose values the generated tables leave to kong. It returns only when tether-pg cannot be run, after one line on
 // stderr, with the exit code of a usage error.
 func explainElsewhere(t *cli.Tool, args []string) int {
-	err := sibling.Exec(location.PostgresBinary, "ledger", args, "ledger's usage errors are printed by")
+	err := sibling.Exec(location.PostgresBinary, "ledger", args, "this command line is parsed by kong's model, in")
 	t.Warnf("%v", err)
 	switch {
 	case checkUsage(args):
@@ -267,6 +267,26 @@ func handedBack(t *cli.Tool, args []string) int {
 		return checkUsageUnknown(t)
 	}
 	return spec.ExitUsage
+}
+
+// say prints kong's reply r to args (answer) and returns the exit code.
+func say(t *cli.Tool, r reply, args []string) int {
+	switch {
+	case r.version:
+		fmt.Fprintln(t.Stdout, cli.VersionText(t.Name))
+		return t.Done(spec.ExitOK)
+	case r.asked:
+		text, ok := helpText(strings.Join(r.help, " "))
+		if !ok {
+			return explainElsewhere(t, args)
+		}
+		if _, err := fmt.Fprint(t.Stdout, text); err != nil {
+			return t.Fail(err, spec.ExitSystem)
+		}
+		return t.Done(spec.ExitOK)
+	}
+	t.Warnf("%s", r.usage)
+	return usageCode(t, args)
 }
 
 // usageCode is the exit code of a usage error in args, as kongcli picks

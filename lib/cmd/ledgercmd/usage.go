@@ -22,86 +22,123 @@ import (
 
 // usageError is the message kong gives for args, when the generated
 // tables find the error kong stops at and it is one of those above; ok
-// is false for any other line (a line kong parses, or one where the
-// tables cannot tell what kong says).
+// is false for any other line (one kong parses, or asks for help, or one
+// where the tables cannot tell what kong says).
 func usageError(args []string) (msg string, ok bool) {
+	a, ok := answer(args)
+	return a.usage, ok && a.usage != ""
+}
+
+// reply is what kong answers a command line the generated parser does
+// not take: a usage error, or the --help of a command path, or the
+// version.
+type reply struct {
+	usage   string
+	help    []string // the command path whose --help is asked for
+	asked   bool     // --help or -h
+	version bool
+}
+
+// answer is kong's reply to args, when the generated tables can tell
+// it: the first error of kong's walk, else the first of --help and
+// --version the walk met (kong's hooks, which run before its checks),
+// else the first error of kong's checks; ok is false for a line kong
+// parses, or one where the tables cannot tell what kong says.
+func answer(args []string) (r reply, ok bool) {
+	var hook reply // the first --help or --version met
+	var cmdPath []string
 	node, names := argvGrammar(), completeTables
 	path := []*argv.Node[grammar, *invocation]{node}
 	namesPath := []*cli.CompleteNode{names}
 	w := walk{given: map[*argv.Value[grammar]]string{}}
 	positional := 0
+	ended := false // after "--": arguments only
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !utf8.ValidString(a) {
-			return "", false
+			return reply{}, false
 		}
 		switch {
-		case a == "--":
+		case a == "--" && !ended:
 			// The rest is CMD (kong keeps "--" as its first word), which
-			// takes anything; any other argument after it is left to kong.
+			// takes anything; else the rest is arguments, not flags.
 			if positional < len(node.Positionals) && node.Positionals[positional].Passthrough {
 				w.given[&node.Positionals[positional].Value] = a
-				return w.validate(path, names)
+				return w.end(hook, path, names, cmdPath)
 			}
-			return "", false
-		case strings.HasPrefix(a, "--"):
+			ended = true
+		case !ended && strings.HasPrefix(a, "--"):
 			name, value, hasValue := strings.Cut(a, "=")
+			if !hasValue && (name == "--help" || name == "--version") {
+				if !hook.asked && !hook.version {
+					hook = reply{asked: name == "--help", version: name == "--version"}
+				}
+				continue
+			}
 			f, known := findFlag(path, strings.TrimPrefix(name, "--"), 0)
 			if !known {
 				if inModel(namesPath, name) {
-					return "", false // --help, --version: kong's
+					return reply{}, false // --help=false: kong's
 				}
-				return unknownFlag(namesPath, name), true
+				return reply{usage: unknownFlag(namesPath, name)}, true
 			}
 			if !hasValue && !f.Switch && i == len(args)-1 {
-				return missingValue(f), true
+				return reply{usage: missingValue(f)}, true
 			}
 			if hasValue {
 				if msg, ok := w.set(f, value); !ok {
-					return msg, msg != ""
+					return reply{usage: msg}, msg != ""
 				}
 				continue
 			}
 			if msg, ok := w.takeValue(f, args, &i); !ok {
-				return msg, msg != ""
+				return reply{usage: msg}, msg != ""
 			}
-		case a != "-" && strings.HasPrefix(a, "-"):
+		case !ended && a != "-" && strings.HasPrefix(a, "-"):
 			c := a[1]
 			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-				return "", false
+				return reply{}, false
+			}
+			if a == "-h" {
+				if !hook.asked && !hook.version {
+					hook = reply{asked: true}
+				}
+				continue
 			}
 			f, known := findFlag(path, "", c)
 			if !known {
 				if inModel(namesPath, a[:2]) {
-					return "", false
+					return reply{}, false
 				}
-				return unknownFlag(namesPath, a[:2]), true
+				return reply{usage: unknownFlag(namesPath, a[:2])}, true
 			}
 			if len(a) == 2 && !f.Switch && i == len(args)-1 {
-				return missingValue(f), true
+				return reply{usage: missingValue(f)}, true
 			}
 			if len(a) != 2 {
-				return "", false
+				return reply{}, false
 			}
 			if msg, ok := w.takeValue(f, args, &i); !ok {
-				return msg, msg != ""
+				return reply{usage: msg}, msg != ""
 			}
 		case positional < len(node.Positionals):
 			p := &node.Positionals[positional]
 			positional++
 			if p.Passthrough {
 				w.given[&p.Value] = a
-				return w.validate(path, names)
+				return w.end(hook, path, names, cmdPath)
 			}
 			if !p.Set(&w.g, a) {
-				return "", false
+				return reply{}, false
 			}
 			w.given[&p.Value] = a
-			for p.Slice && i+1 < len(args) && (args[i+1] == "-" || !strings.HasPrefix(args[i+1], "-")) {
+			for p.Slice && i+1 < len(args) && (ended || args[i+1] == "-" || !strings.HasPrefix(args[i+1], "-")) {
 				if i++; !p.Set(&w.g, args[i]) {
-					return "", false
+					return reply{}, false
 				}
 			}
+		case ended && len(node.Children) > 0:
+			return reply{}, false // a command after "--": kong's
 		default:
 			var next *argv.Node[grammar, *invocation]
 			for _, c := range node.Children {
@@ -110,17 +147,31 @@ func usageError(args []string) (msg string, ok bool) {
 				}
 			}
 			if next == nil {
-				return unexpected(node, names, a), true
+				return reply{usage: unexpected(node, names, a)}, true
 			}
 			node, names = next, names.Child(a)
 			if names == nil {
-				return "", false
+				return reply{}, false
 			}
 			path, namesPath = append(path, node), append(namesPath, names)
+			cmdPath = append(cmdPath, a)
 			positional = 0
 		}
 	}
-	return w.validate(path, names)
+	return w.end(hook, path, names, cmdPath)
+}
+
+// end is kong's reply to a line whose walk took every argument, on the
+// command path p (path, with names the last node's model): the --help
+// or --version met, if any (kong's hooks run before its checks), else
+// the first error of the checks (validate).
+func (w *walk) end(hook reply, path []*argv.Node[grammar, *invocation], names *cli.CompleteNode, p []string) (reply, bool) {
+	if hook.asked || hook.version {
+		hook.help = p
+		return hook, true
+	}
+	msg, ok := w.validate(path, names)
+	return reply{usage: msg}, ok
 }
 
 // walk is what usageError's walk has set: the grammar, and the values

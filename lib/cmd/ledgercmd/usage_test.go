@@ -1,6 +1,9 @@
 package ledgercmd
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestUsageErrorLeavesToKong: usageError words the error kong's walk and
 // checks stop at first, with every argument before it taken; any line
@@ -35,10 +38,14 @@ func TestUsageErrorLeavesToKong(t *testing.T) {
 		{[]string{"--ledger"}, "--ledger: missing its value"},
 		{[]string{"metrics", "-o"}, "--output: missing its value"},
 		{[]string{"list", "--json", "--field"}, "--field: missing its value"},
-		{[]string{"run", "j", "true", "--bogus"}, ""}, // CMD's
-		{[]string{"list", "--", "x"}, ""},             // after --
-		{[]string{"--help", "--bogus"}, ""},           // kong's own flags
-		{[]string{"--version", "--bogus"}, ""},
+		{[]string{"run", "j", "true", "--bogus"}, ""},           // CMD's
+		{[]string{"list", "--", "x"}, "unexpected argument x"},  // after --
+		{[]string{"--", "list"}, ""},                            // a command after --
+		{[]string{"--help", "--bogus"}, "unknown flag --bogus"}, // the walk's error before kong's hooks
+		{[]string{"--version", "--bogus"}, "unknown flag --bogus"},
+		{[]string{"show", "--help"}, ""}, // help, not an error
+		{[]string{"list", "--version"}, ""},
+		{[]string{"--help=false", "--bogus"}, ""},         // kong's own flags given a value
 		{[]string{"run", "j", "--json=1", "--bogus"}, ""}, // a switch given a value the tables leave to kong
 		{[]string{"-1"}, ""},           // not a letter
 		{[]string{"prune", "-ny"}, ""}, // a cluster of known flags
@@ -46,6 +53,35 @@ func TestUsageErrorLeavesToKong(t *testing.T) {
 		got, ok := usageError(tc.args)
 		if ok != (tc.want != "") || got != tc.want {
 			t.Errorf("usageError(%q) = %q, %v; want %q", tc.args, got, ok, tc.want)
+		}
+	}
+}
+
+// TestAnswerHooks: a --help or --version anywhere in a line whose walk
+// takes every argument is answered as kong's hooks answer it, the first
+// one met winning, before kong's checks (a missing argument) and after
+// the walk's errors; the help is the command path's.
+func TestAnswerHooks(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		version bool
+		help    string // the command path, when help is asked
+		usage   string
+	}{
+		{args: []string{"--version", "list"}, version: true},
+		{args: []string{"--json", "show", "--version"}, version: true},
+		{args: []string{"show", "--help"}, help: "show"},
+		{args: []string{"-h", "run", "j", "--", "true"}, help: "run"},
+		{args: []string{"run", "j", "--help", "--", "true"}, help: "run"},
+		{args: []string{"--help", "--version"}, help: ""},
+		{args: []string{"--version", "-h"}, version: true},
+		{args: []string{"show", "x", "y", "--help"}, usage: "unexpected argument y"},
+		{args: []string{"prune", "--keep", "x", "--version"}, usage: `--keep: invalid count "x"`},
+	} {
+		r, ok := answer(tc.args)
+		if !ok || r.version != tc.version || r.usage != tc.usage || r.asked != (tc.help != "" || !tc.version && tc.usage == "") ||
+			r.asked && strings.Join(r.help, " ") != tc.help {
+			t.Errorf("answer(%q) = %+v, %v; want version %v, help of %q, usage %q", tc.args, r, ok, tc.version, tc.help, tc.usage)
 		}
 	}
 }

@@ -4,13 +4,15 @@
 //
 //   - fast-parse (FastParse): the tools' kong-free parse of every command
 //     line that parses (lib/internal/argv, with tables generated from
-//     kong's model: lib/cmd/TOOL/argv_gen.go). In the ledger binary it is
-//     no shortcut but the only parser in the process: kong is not linked
-//     there, kong's model stays the grammar's source at build time, and
-//     the slow path it stands for is kong's parse in tether-pg, where
-//     ledger hands a line the tables do not take (a usage error it does
-//     not word itself) and, with this shortcut off, every line. In adopt, watchpid, stopbounded
-//     and reap it stands for kong's parse in process. Proof:
+//     kong's model: lib/cmd/TOOL/argv_gen.go). In adopt, watchpid,
+//     stopbounded and reap (and ledger where kong is linked in:
+//     ledgerkong.Main, in tether-pg and lib.Tools) it stands for kong's
+//     parse in process, and this switch turns it off. In the ledger
+//     binary it is no shortcut but the parser: kong is not linked there
+//     (kong's model is the grammar's source at build time, and the
+//     differential tests below its proof), so the switch does not apply
+//     to ledger's parse, which never execs tether-pg to parse or to word
+//     a usage error (TestLedgerExplainsItself). Proof:
 //     TestArgvMatchesKong and FuzzArgv (per tool and on argvtest/toy),
 //     TestScriptsNoShortcuts. Saving: `ledger run`'s start 2.0-2.2 ms
 //     against 9.7-10.0 ms through tether-pg's kong (bench/startup, medians
@@ -19,8 +21,9 @@
 //     medians of 300 interleaved runs;
 //   - lone-version (LoneVersion): a lone --version answered before kong's
 //     model is built, or, in the ledger binary, before anything is parsed
-//     (lib/cli). The slow path is kong's --version hook (in tether-pg for
-//     ledger, whose tables leave --version to kong). Proof: the
+//     (lib/cli). The slow path is kong's --version hook (in the ledger
+//     binary, the walk that answers --version anywhere on a line as the
+//     hook does: lib/cmd/ledgercmd's usage.go). Proof: the
 //     tether_version_help scenario, run with and without shortcuts.
 //     Saving: `ledger --version` 2.4 ms against 10.5 ms through
 //     tether-pg, medians of 300 interleaved runs; in the tools that link

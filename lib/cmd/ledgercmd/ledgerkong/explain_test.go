@@ -223,10 +223,41 @@ func TestUsageErrorsMatchKong(t *testing.T) {
 	}
 	lines = append(lines, []string{"list", "-xy"}, []string{"finish", "x", "--status", "bad", "--b"}, []string{"claim", "j", "x"},
 		[]string{"--lock-timeout", "3s", "stauts"}, []string{"run", "j", "--every", "1h", "--exclusve", "--", "true"})
-	// Lines ledger must word itself, every one: a value its flag's type
-	// or enum refuses, for every typed flag where each command takes it
-	// (given both ways, and after the command's arguments), and a missing
-	// argument or required flag, for every command.
+	own := ownLines(k)
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("TETHER_LEDGER", filepath.Join(t.TempDir(), "store"))
+	said, skipped := 0, 0
+	for i, args := range append(lines, own...) {
+		want, wantCode := both(t, kongCmd, args)
+		if wantCode == 0 && i >= len(lines) {
+			skipped++ // refused guessed wrong (list --job's type takes "x")
+			continue
+		}
+		got, gotCode := both(t, []string{alone}, args)
+		if strings.Contains(got, "parsed by kong's model, in tether-pg") {
+			if i >= len(lines) {
+				t.Errorf("ledger %q: left to tether-pg; want it worded by ledger (kong says %q)", args, want)
+				continue
+			}
+			got, gotCode = both(t, ledgerBin(t), args)
+		} else {
+			said++
+		}
+		if got != want || gotCode != wantCode {
+			t.Errorf("ledger %q says %q, exit %d; kong says %q, exit %d", args, got, gotCode, want, wantCode)
+		}
+	}
+	if said < len(lines)*3/4+len(own)-skipped {
+		t.Errorf("ledger worded %d of %d usage errors itself; want most", said, len(lines)+len(own))
+	}
+	t.Logf("%d bad command lines, %d worded by ledger itself", len(lines)+len(own)-skipped, said)
+}
+
+// ownLines are the lines ledger must word itself, every one: a value its
+// flag's type or enum refuses, for every typed flag where each command
+// takes it (given both ways, and after the command's arguments), and a
+// missing argument or required flag, for every command.
+func ownLines(k *kong.Kong) [][]string {
 	var own [][]string
 	for _, c := range k.Model.Children {
 		var required, firsts []string
@@ -268,33 +299,7 @@ func TestUsageErrorsMatchKong(t *testing.T) {
 			}
 		}
 	}
-	t.Setenv("PATH", t.TempDir())
-	t.Setenv("TETHER_LEDGER", filepath.Join(t.TempDir(), "store"))
-	said, skipped := 0, 0
-	for i, args := range append(lines, own...) {
-		want, wantCode := both(t, kongCmd, args)
-		if wantCode == 0 && i >= len(lines) {
-			skipped++ // refused guessed wrong (list --job's type takes "x")
-			continue
-		}
-		got, gotCode := both(t, []string{alone}, args)
-		if strings.Contains(got, "usage errors are printed by tether-pg") {
-			if i >= len(lines) {
-				t.Errorf("ledger %q: left to tether-pg; want it worded by ledger (kong says %q)", args, want)
-				continue
-			}
-			got, gotCode = both(t, ledgerBin(t), args)
-		} else {
-			said++
-		}
-		if got != want || gotCode != wantCode {
-			t.Errorf("ledger %q says %q, exit %d; kong says %q, exit %d", args, got, gotCode, want, wantCode)
-		}
-	}
-	if said < len(lines)*3/4+len(own)-skipped {
-		t.Errorf("ledger worded %d of %d usage errors itself; want most", said, len(lines)+len(own))
-	}
-	t.Logf("%d bad command lines, %d worded by ledger itself", len(lines)+len(own)-skipped, said)
+	return own
 }
 
 // refused are values kong refuses for f: what its type cannot read, one
@@ -326,4 +331,54 @@ func both(t *testing.T, bin, args []string) (string, int) {
 		t.Fatal(err)
 	}
 	return string(out), code
+}
+
+// TestLedgerExplainsItself: the ledger binary never execs tether-pg to
+// parse a command line or explain itself, with the shortcuts on or off
+// (TETHER_NO_SHORTCUTS leaves the ledger binary's parser on: it has no
+// other): a tether-pg stand-in beside it, which records being called,
+// never is, for --help and --version however asked, the usage errors of
+// ownLines, and command lines that parse.
+func TestLedgerExplainsItself(t *testing.T) {
+	k, err := ledgerkong.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	if err := os.Link(ledgerBin(t)[0], ledger); err != nil {
+		t.Fatal(err)
+	}
+	called := filepath.Join(dir, "called")
+	standIn := "#!/bin/sh\necho \"$@\" >>" + called + "\necho tether-pg stand-in >&2\nexit 99\n"
+	if err := os.WriteFile(filepath.Join(dir, location.PostgresBinary), []byte(standIn), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("TETHER_LEDGER", filepath.Join(t.TempDir(), "store"))
+	lines := [][]string{{"--help"}, {"-h"}, {"--version"}, {"--version", "list"}, {"list", "--version"}, {"--help", "--version"}}
+	for _, c := range k.Model.Children {
+		lines = append(lines, []string{c.Name, "--help"}, []string{"-h", c.Name}, []string{c.Name, "x", "--help", "--", "true"})
+	}
+	good := [][]string{{"claim", "j"}, {"list"}, {"--json", "status"}, {"check", "j", "--max-age", "1h"}, {"run", "j", "--", trueBin}}
+	for _, env := range []string{"", "1", "fast-parse"} {
+		t.Setenv("TETHER_NO_SHORTCUTS", env)
+		for _, args := range good {
+			if out, code := both(t, []string{ledger}, args); code != 0 && !(args[0] == "check" && code == 2) {
+				t.Errorf("TETHER_NO_SHORTCUTS=%s ledger %q: exit %d, %q; want it run", env, args, code, out)
+			}
+		}
+		for _, args := range append(lines, ownLines(k)...) {
+			if out, _ := both(t, []string{ledger}, args); strings.Contains(out, "stand-in") {
+				t.Errorf("TETHER_NO_SHORTCUTS=%s ledger %q execs tether-pg", env, args)
+			}
+		}
+	}
+	if b, err := os.ReadFile(called); err == nil {
+		t.Errorf("tether-pg was called with: %s", b)
+	}
 }
