@@ -74,7 +74,6 @@ func run() int {
 	}
 	store := filepath.Join(tmp, "store")
 	env := os.Environ()
-	kong := append(slices.Clone(env), "TETHER_NO_SHORTCUTS=1")
 	cmds := []command{
 		{name: "hello world (static Go)", argv: []string{helloBin}},
 		// What ledger paid before it left kong to tether-pg.
@@ -83,7 +82,9 @@ func run() int {
 		// run's start: parsed and dispatched to run's Run, which refuses
 		// the empty CMD (a runner's usage error, 125) before it opens the store.
 		{name: "ledger run's start", argv: []string{ledger, "--ledger", store, "run", "job", "--deadline", "1m", "--"}, exit: 125, target: 1.15},
-		{name: "ledger run's start, kong (NO_SHORTCUTS: tether-pg)", argv: []string{ledger, "--ledger", store, "run", "job", "--deadline", "1m", "--"}, env: kong, exit: 125},
+		// The same parsed by kong's model: tether-pg, built beside ledger
+		// (TETHER_NO_SHORTCUTS no longer sends ledger's lines there).
+		{name: "ledger run's start, kong (tether-pg ledger)", argv: []string{filepath.Join(filepath.Dir(ledger), "tether-pg"), "ledger", "--ledger", store, "run", "job", "--deadline", "1m", "--"}, exit: 125},
 		{name: "ledger run JOB -- true (the one-shot cycle)", argv: []string{ledger, "--ledger", store, "run", "job", "--", "true"}},
 		// (the warm-up's one-shot cycle made the store)
 		{name: "ledger show ID --field status", argv: []string{ledger, "--ledger", store, "show", "0dn81anxuj0hf-51gz31", "--field", "status"}, exit: 1},
