@@ -16,7 +16,7 @@ import (
 // no verb pays for it at start-up; its help, a shell's completion and its
 // usage errors are its own (generated from kong's model), byte for byte
 // as tether-pg's kong model says them, with the same exit code; the rare
-// line whose values its generated parser leaves to kong (--json=yes) is
+// line whose values its generated parser leaves to kong (-5s, -nq) is
 // tether-pg's. Without tether-pg, help, completion and usage errors still
 // work, those lines are refused in one line with the exit code of a usage
 // error (125 for run, UNKNOWN for check), and every command line the
@@ -105,7 +105,7 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 	for _, l := range []struct {
 		args []string
 		code int
-	}{{[]string{"--json=yes", "list"}, 2}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "list"}, 3}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "run", "j", "--", "true"}, 125}} {
+	}{{[]string{"prune", "-nq"}, 2}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "list"}, 3}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "run", "j", "--", "true"}, 125}} {
 		args := l.args
 		cmd := exec.Command(filepath.Join(loop, "ledger"), args...)
 		var stderr strings.Builder
@@ -139,8 +139,8 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 		code         int
 		stdout, line string
 	}{
-		{[]string{"--json=yes", "run", "j", "--", "true"}, 125, "", "ledger: this command line is parsed by kong's model, in tether-pg, which is neither beside this program nor on PATH\n"},
-		{[]string{"--json=yes", "check", "j", "--max-age", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: this command line is parsed by kong's model, in tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"run", "j", "--deadline", "-5s", "--", "true"}, 125, "", "ledger: this command line is parsed by kong's model, in tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"check", "j", "--max-age", "-1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: this command line is parsed by kong's model, in tether-pg, which is neither beside this program nor on PATH\n"},
 		{[]string{"run", "j", "--every", "x", "--", "true"}, 125, "", "ledger: --every: invalid duration \"x\"\n"},
 		{[]string{"check", "j"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: missing flags: --max-age=D\n"},
 		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: unknown flag --dedline, did you mean \"--deadline\"?\n"},

@@ -32,7 +32,7 @@ func TestUsageErrorLeavesToKong(t *testing.T) {
 		{[]string{"list", "--json=maybe"}, `--json: bool value must be true, 1, yes, false, 0 or no but got "maybe"`},
 		{[]string{"list", "--json=Yes"}, ""}, // kong reads it
 		{[]string{"prune", "--keep", "0x10"}, `--keep: invalid count "0x10"`},
-		{[]string{"finish", "x", "--status", "failed", "--exit-code", "0x10"}, ""}, // kong's int reads it
+		{[]string{"finish", "x", "--status", "failed", "--exit-code", "0x1x"}, `--exit-code: expected a valid 64 bit int but got "0x1x"`},
 		{[]string{"run", "j"}, `expected "<CMD> ..."`},
 		{[]string{}, `expected one of "claim", "fence", "adopt", "start", "finish", ...`},
 		{[]string{"--ledger"}, "--ledger: missing its value"},
@@ -45,8 +45,9 @@ func TestUsageErrorLeavesToKong(t *testing.T) {
 		{[]string{"--version", "--bogus"}, "unknown flag --bogus"},
 		{[]string{"show", "--help"}, ""}, // help, not an error
 		{[]string{"list", "--version"}, ""},
-		{[]string{"--help=false", "--bogus"}, ""},         // kong's own flags given a value
-		{[]string{"run", "j", "--json=1", "--bogus"}, ""}, // a switch given a value the tables leave to kong
+		{[]string{"--help=false", "--bogus"}, ""},                             // kong's own flags given a value
+		{[]string{"run", "j", "--json=1", "--bogus"}, "unknown flag --bogus"}, // a switch given a value
+		{[]string{"run", "j", "--json=sure", "--bogus"}, `--json: bool value must be true, 1, yes, false, 0 or no but got "sure"`},
 		{[]string{"-1"}, ""},           // not a letter
 		{[]string{"prune", "-ny"}, ""}, // a cluster of known flags
 	} {

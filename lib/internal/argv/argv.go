@@ -75,8 +75,7 @@ type Flag[G any] struct {
 	Value[G]
 	Names []string // long names and aliases, without "--"
 	Short byte     // 0: none
-	// Switch: a bool flag, given without a value (a "--name=value" is
-	// left to kong).
+	// Switch: a bool flag, given without a value or as --name=value.
 	Switch bool
 }
 
@@ -218,10 +217,9 @@ func (p *parser[G, E]) longFlag(args []string, i int) (int, bool) {
 		return i, false
 	}
 	if f.Switch {
-		if hasValue {
-			return i, false
+		if !hasValue {
+			value = "true" // else kong's bool mapper reads the value
 		}
-		value = "true"
 	} else if !hasValue {
 		var ok bool
 		if value, ok = nextValue(args, i); !ok {
@@ -386,34 +384,26 @@ func has(names []string, s string) bool {
 	return false
 }
 
-// Int reads s as kong's int mapper does for the values they read alike:
-// plain decimals (kong's strconv.ParseInt base 0 also reads 0x10, 0o7,
-// 010 and 1_000; those are left to kong).
+// Int reads s as kong's int mapper does (strconv.ParseInt, base 0:
+// 0x10, 0o7, 010 and 1_000 too).
 func Int(s string, bits int) (int64, bool) {
-	d := strings.TrimPrefix(s, "-")
-	if d == "" || d != "0" && d[0] == '0' || strings.Trim(d, "0123456789") != "" {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(s, 10, bits)
+	n, err := strconv.ParseInt(s, 0, bits)
 	return n, err == nil
 }
 
 // Uint is Int for kong's uint mapper.
 func Uint(s string, bits int) (uint64, bool) {
-	if s == "" || s != "0" && s[0] == '0' || strings.Trim(s, "0123456789") != "" {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s, 10, bits)
+	n, err := strconv.ParseUint(s, 0, bits)
 	return n, err == nil
 }
 
-// Bool reads s as kong's bool mapper does for "true" and "false" (the
-// other spellings it takes are left to kong).
+// Bool reads s as kong's bool mapper does: true, 1, yes, false, 0 or no,
+// in any case.
 func Bool(s string) (b, ok bool) {
-	switch s {
-	case "true":
+	switch strings.ToLower(s) {
+	case "true", "1", "yes":
 		return true, true
-	case "false":
+	case "false", "0", "no":
 		return false, true
 	}
 	return false, false
