@@ -16,7 +16,7 @@ import (
 // no verb pays for it at start-up; its help, a shell's completion and its
 // usage errors are its own (generated from kong's model), byte for byte
 // as tether-pg's kong model says them, with the same exit code; the rare
-// line whose values its generated parser leaves to kong (-5s, -nq) is
+// line whose values its generated parser leaves to kong (-nq, not UTF-8) is
 // tether-pg's. Without tether-pg, help, completion and usage errors still
 // work, those lines are refused in one line with the exit code of a usage
 // error (125 for run, UNKNOWN for check), and every command line the
@@ -139,8 +139,8 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 		code         int
 		stdout, line string
 	}{
-		{[]string{"run", "j", "--deadline", "-5s", "--", "true"}, 125, "", "ledger: this command line is parsed by kong's model, in tether-pg, which is neither beside this program nor on PATH\n"},
-		{[]string{"check", "j", "--max-age", "-1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: this command line is parsed by kong's model, in tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"run", "\xff", "--", "true"}, 125, "", "ledger: this command line is parsed by kong's model, in tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"check", "\xff", "--max-age", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: this command line is parsed by kong's model, in tether-pg, which is neither beside this program nor on PATH\n"},
 		{[]string{"run", "j", "--every", "x", "--", "true"}, 125, "", "ledger: --every: invalid duration \"x\"\n"},
 		{[]string{"check", "j"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: missing flags: --max-age=D\n"},
 		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: unknown flag --dedline, did you mean \"--deadline\"?\n"},

@@ -30,6 +30,10 @@ func DecodesText(t reflect.Type) bool {
 	return ok
 }
 
+// TextKind is the kind of value kong's errors name for a flag of type t
+// that DecodesText ("duration"), or "".
+func TextKind(t reflect.Type) string { return textTypes[t] }
+
 // textMapper is kong's mapper for textTypes: what is the kind of value.
 type textMapper struct{ what string }
 

@@ -25,7 +25,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.Ledger.UnmarshalText([]byte(v))
 			},
-			Summary: "--ledger=DIR|URL",
+			Summary:  "--ledger=DIR|URL",
+			Expected: "a value",
 		}},
 		{Names: []string{"lease"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -36,15 +37,18 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.Lease.UnmarshalText([]byte(v))
 			},
-			Summary: "--lease=D",
+			Summary:  "--lease=D",
+			Expected: "a duration value",
+			Negative: true,
 		}},
 		{Names: []string{"ack-file"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				g.AckFile = v
 				return true
 			},
-			Zero:    func(g *grammar) { g.AckFile = argvZero.AckFile },
-			Summary: "--ack-file=F",
+			Zero:     func(g *grammar) { g.AckFile = argvZero.AckFile },
+			Summary:  "--ack-file=F",
+			Expected: "a value",
 		}},
 		{Names: []string{"grace"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -55,7 +59,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.Grace.UnmarshalText([]byte(v))
 			},
-			Summary: "--grace=D",
+			Summary:  "--grace=D",
+			Expected: "a duration value",
+			Negative: true,
 		}},
 		{Names: []string{"lock-timeout"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -65,7 +71,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.LockTimeout.UnmarshalText([]byte(v))
 			},
-			Summary: "--lock-timeout=D",
+			Summary:  "--lock-timeout=D",
+			Expected: "a duration value",
+			Negative: true,
 		}},
 		{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -76,7 +84,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.KeepOutput.UnmarshalText([]byte(v))
 			},
-			Summary: "--keep-output=SIZE",
+			Summary:  "--keep-output=SIZE",
+			Expected: "a value",
 		}},
 		{Names: []string{"keep"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -89,7 +98,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return argv.IntError(v, 64)
 			},
-			Summary: "--keep=N",
+			Summary:  "--keep=N",
+			Expected: "an int value",
 		}},
 		{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {

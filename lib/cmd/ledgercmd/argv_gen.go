@@ -25,7 +25,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Why: func(g *grammar, v string) error {
 				return g.Ledger.UnmarshalText([]byte(v))
 			},
-			Summary: "--ledger=DIR|URL",
+			Summary:  "--ledger=DIR|URL",
+			Expected: "a value",
 		}},
 		{Names: []string{"json"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -47,7 +48,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Why: func(g *grammar, v string) error {
 				return g.LockTimeout.UnmarshalText([]byte(v))
 			},
-			Summary: "--lock-timeout=D",
+			Summary:  "--lock-timeout=D",
+			Expected: "a duration value",
+			Negative: true,
 		}},
 	},
 	Children: []*argv.Node[grammar, *invocation]{
@@ -59,8 +62,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Claim.jobClaim.Source = v
 						return true
 					},
-					Zero:    func(g *grammar) { g.commands.Claim.jobClaim.Source = argvZero.commands.Claim.jobClaim.Source },
-					Summary: "--source=S",
+					Zero:     func(g *grammar) { g.commands.Claim.jobClaim.Source = argvZero.commands.Claim.jobClaim.Source },
+					Summary:  "--source=S",
+					Expected: "a value",
 				}},
 				{Names: []string{"instant"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -70,7 +74,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Claim.jobClaim.Instant.UnmarshalText([]byte(v))
 					},
-					Summary: "--instant=T",
+					Summary:  "--instant=T",
+					Expected: "a value",
 				}},
 				{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -92,7 +97,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Claim.jobClaim.Every.UnmarshalText([]byte(v))
 					},
-					Summary: "--every=D",
+					Summary:  "--every=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"owner"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -102,7 +109,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Claim.Owner.UnmarshalText([]byte(v))
 					},
-					Summary: "--owner=PID[@START]",
+					Summary:  "--owner=PID[@START]",
+					Expected: "a value",
 				}},
 				{Names: []string{"lease"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -112,7 +120,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Claim.Lease.UnmarshalText([]byte(v))
 					},
-					Summary: "--lease=D",
+					Summary:  "--lease=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -166,7 +176,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Adopt.Owner.UnmarshalText([]byte(v))
 					},
-					Summary: "--owner=PID[@START]",
+					Summary:  "--owner=PID[@START]",
+					Expected: "a value",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -199,7 +210,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Start.Owner.UnmarshalText([]byte(v))
 					},
-					Summary: "--owner=PID[@START]",
+					Summary:  "--owner=PID[@START]",
+					Expected: "a value",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -232,6 +244,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Zero:       func(g *grammar) { g.commands.Finish.Status = argvZero.commands.Finish.Status },
 					Required:   true,
 					Summary:    "--status=STRING",
+					Expected:   "a value",
 					EnumValues: []string{"completed", "failed"},
 					Enum: func(g *grammar) bool {
 						switch g.commands.Finish.Status {
@@ -256,15 +269,17 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return argv.IntError(v, 64)
 					},
-					Summary: "--exit-code=N",
+					Summary:  "--exit-code=N",
+					Expected: "an int value",
 				}},
 				{Names: []string{"error"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						g.commands.Finish.Error = v
 						return true
 					},
-					Zero:    func(g *grammar) { g.commands.Finish.Error = argvZero.commands.Finish.Error },
-					Summary: "--error=MSG",
+					Zero:     func(g *grammar) { g.commands.Finish.Error = argvZero.commands.Finish.Error },
+					Summary:  "--error=MSG",
+					Expected: "a value",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -299,8 +314,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Beat.Note = &x
 						return ok
 					},
-					Zero:    func(g *grammar) { g.commands.Beat.Note = argvZero.commands.Beat.Note },
-					Summary: "--note=TEXT",
+					Zero:     func(g *grammar) { g.commands.Beat.Note = argvZero.commands.Beat.Note },
+					Summary:  "--note=TEXT",
+					Expected: "a value",
 				}},
 				{Names: []string{"if-latest"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -346,15 +362,18 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Recover.Grace.UnmarshalText([]byte(v))
 					},
-					Summary: "--grace=D",
+					Summary:  "--grace=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"host"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						g.commands.Recover.Host = v
 						return true
 					},
-					Zero:    func(g *grammar) { g.commands.Recover.Host = argvZero.commands.Recover.Host },
-					Summary: "--host=NAME",
+					Zero:     func(g *grammar) { g.commands.Recover.Host = argvZero.commands.Recover.Host },
+					Summary:  "--host=NAME",
+					Expected: "a value",
 				}},
 				{Names: []string{"quiet"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -385,8 +404,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Show.Field = v
 						return true
 					},
-					Zero:    func(g *grammar) { g.commands.Show.Field = argvZero.commands.Show.Field },
-					Summary: "--field=F",
+					Zero:     func(g *grammar) { g.commands.Show.Field = argvZero.commands.Show.Field },
+					Summary:  "--field=F",
+					Expected: "a value",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -416,8 +436,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Latest.Field = v
 						return true
 					},
-					Zero:    func(g *grammar) { g.commands.Latest.Field = argvZero.commands.Latest.Field },
-					Summary: "--field=F",
+					Zero:     func(g *grammar) { g.commands.Latest.Field = argvZero.commands.Latest.Field },
+					Summary:  "--field=F",
+					Expected: "a value",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -452,24 +473,27 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.List.Job = &x
 						return ok
 					},
-					Zero:    func(g *grammar) { g.commands.List.Job = argvZero.commands.List.Job },
-					Summary: "--job=J",
+					Zero:     func(g *grammar) { g.commands.List.Job = argvZero.commands.List.Job },
+					Summary:  "--job=J",
+					Expected: "a value",
 				}},
 				{Names: []string{"status"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						g.commands.List.Status = v
 						return true
 					},
-					Zero:    func(g *grammar) { g.commands.List.Status = argvZero.commands.List.Status },
-					Summary: "--status=S",
+					Zero:     func(g *grammar) { g.commands.List.Status = argvZero.commands.List.Status },
+					Summary:  "--status=S",
+					Expected: "a value",
 				}},
 				{Names: []string{"field"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						g.commands.List.Field = v
 						return true
 					},
-					Zero:    func(g *grammar) { g.commands.List.Field = argvZero.commands.List.Field },
-					Summary: "--field=F",
+					Zero:     func(g *grammar) { g.commands.List.Field = argvZero.commands.List.Field },
+					Summary:  "--field=F",
+					Expected: "a value",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -491,7 +515,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Prune.Keep.UnmarshalText([]byte(v))
 					},
-					Summary: "--keep=N",
+					Summary:  "--keep=N",
+					Expected: "a count value",
+					Negative: true,
 				}},
 				{Names: []string{"older-than"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -501,7 +527,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Prune.OlderThan.UnmarshalText([]byte(v))
 					},
-					Summary: "--older-than=D",
+					Summary:  "--older-than=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"all"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -544,8 +572,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Run.jobClaim.Source = v
 						return true
 					},
-					Zero:    func(g *grammar) { g.commands.Run.jobClaim.Source = argvZero.commands.Run.jobClaim.Source },
-					Summary: "--source=S",
+					Zero:     func(g *grammar) { g.commands.Run.jobClaim.Source = argvZero.commands.Run.jobClaim.Source },
+					Summary:  "--source=S",
+					Expected: "a value",
 				}},
 				{Names: []string{"instant"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -555,7 +584,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Run.jobClaim.Instant.UnmarshalText([]byte(v))
 					},
-					Summary: "--instant=T",
+					Summary:  "--instant=T",
+					Expected: "a value",
 				}},
 				{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -577,7 +607,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Run.jobClaim.Every.UnmarshalText([]byte(v))
 					},
-					Summary: "--every=D",
+					Summary:  "--every=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"wait"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -587,7 +619,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Run.Wait.UnmarshalText([]byte(v))
 					},
-					Summary: "--wait=D",
+					Summary:  "--wait=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -598,7 +632,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Run.runOutput.KeepOutput.UnmarshalText([]byte(v))
 					},
-					Summary: "--keep-output=SIZE",
+					Summary:  "--keep-output=SIZE",
+					Expected: "a value",
 				}},
 				{Names: []string{"quiet"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -620,7 +655,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Run.runOutput.ConflictExit.UnmarshalText([]byte(v))
 					},
-					Summary: "--conflict-exit=N",
+					Summary:  "--conflict-exit=N",
+					Expected: "a value",
 				}},
 				{Names: []string{"keep"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -633,7 +669,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return argv.IntError(v, 64)
 					},
-					Summary: "--keep=N",
+					Summary:  "--keep=N",
+					Expected: "an int value",
 				}},
 				{Names: []string{"deadline"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -643,7 +680,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Run.Deadline.UnmarshalText([]byte(v))
 					},
-					Summary: "--deadline=D",
+					Summary:  "--deadline=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"grace"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -654,7 +693,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Run.Grace.UnmarshalText([]byte(v))
 					},
-					Summary: "--grace=D",
+					Summary:  "--grace=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"lease"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -665,7 +706,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Run.Lease.UnmarshalText([]byte(v))
 					},
-					Summary: "--lease=D",
+					Summary:  "--lease=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -716,8 +759,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Spawn.jobClaim.Source = v
 						return true
 					},
-					Zero:    func(g *grammar) { g.commands.Spawn.jobClaim.Source = argvZero.commands.Spawn.jobClaim.Source },
-					Summary: "--source=S",
+					Zero:     func(g *grammar) { g.commands.Spawn.jobClaim.Source = argvZero.commands.Spawn.jobClaim.Source },
+					Summary:  "--source=S",
+					Expected: "a value",
 				}},
 				{Names: []string{"instant"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -727,7 +771,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Spawn.jobClaim.Instant.UnmarshalText([]byte(v))
 					},
-					Summary: "--instant=T",
+					Summary:  "--instant=T",
+					Expected: "a value",
 				}},
 				{Names: []string{"exclusive"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -749,7 +794,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Spawn.jobClaim.Every.UnmarshalText([]byte(v))
 					},
-					Summary: "--every=D",
+					Summary:  "--every=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"scope"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -759,6 +806,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Zero:    func(g *grammar) { g.commands.Spawn.Scope = argvZero.commands.Spawn.Scope },
 					Default: "auto", HasDefault: true,
 					Summary:    "--scope=auto|require|never",
+					Expected:   "a value",
 					EnumValues: []string{"auto", "require", "never"},
 					Enum: func(g *grammar) bool {
 						switch g.commands.Spawn.Scope {
@@ -777,7 +825,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Spawn.AckTimeout.UnmarshalText([]byte(v))
 					},
-					Summary: "--ack-timeout=D",
+					Summary:  "--ack-timeout=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"wait"}, Switch: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -809,7 +859,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Spawn.Lease.UnmarshalText([]byte(v))
 					},
-					Summary: "--lease=D",
+					Summary:  "--lease=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -820,7 +872,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Spawn.KeepOutput.UnmarshalText([]byte(v))
 					},
-					Summary: "--keep-output=SIZE",
+					Summary:  "--keep-output=SIZE",
+					Expected: "a value",
 				}},
 				{Names: []string{"conflict-exit"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -830,7 +883,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Spawn.ConflictExit.UnmarshalText([]byte(v))
 					},
-					Summary: "--conflict-exit=N",
+					Summary:  "--conflict-exit=N",
+					Expected: "a value",
 				}},
 				{Names: []string{"keep"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -843,7 +897,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return argv.IntError(v, 64)
 					},
-					Summary: "--keep=N",
+					Summary:  "--keep=N",
+					Expected: "an int value",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -927,7 +982,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Check.MaxAge.UnmarshalText([]byte(v))
 					},
-					Summary: "--max-age=D",
+					Summary:  "--max-age=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"max-duration"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -937,7 +994,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Why: func(g *grammar, v string) error {
 						return g.commands.Check.MaxDuration.UnmarshalText([]byte(v))
 					},
-					Summary: "--max-duration=D",
+					Summary:  "--max-duration=D",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{

@@ -91,8 +91,8 @@ func (inv *invocation) location() (string, error) { return location.Resolve(stri
 // generated from kong's model (explain_gen.go), and so are the usage
 // errors (usage.go), whatever TETHER_NO_SHORTCUTS says: the generated
 // parser is this binary's parser. The rare command line whose values the
-// tables leave to kong (a value that starts with "-", a path with ~,
-// a cluster of short flags: --deadline -5s, prune -nq) is
+// tables leave to kong (a path with ~, a cluster of short flags, a value
+// that is not UTF-8: --log ~/x.log, prune -nq) is
 // parsed by kong's model in tether-pg, which links it, so that no verb
 // pays for kong at start-up. MainWith parses those in process.
 func Main(args []string) int { return MainWith(args, nil) }

@@ -205,11 +205,33 @@ func (w *walk) takeValue(f *argv.Flag[grammar], args []string, i *int) (msg stri
 	if f.Switch {
 		return w.set(f, "true")
 	}
-	if *i+1 >= len(args) || strings.HasPrefix(args[*i+1], "-") {
+	if *i+1 >= len(args) {
 		return "", false
 	}
+	next := args[*i+1]
+	if next != "-" && strings.HasPrefix(next, "-") && !(f.Negative && cli.Negative(next)) {
+		return flagForValue(f, next), false
+	}
 	*i++
-	return w.set(f, args[*i])
+	return w.set(f, next)
+}
+
+// flagForValue is kong's error for flag f followed by next, a flag, where
+// its value was wanted, as kongcli words it, or "" when the tables cannot
+// say it.
+func flagForValue(f *argv.Flag[grammar], next string) string {
+	name := "--" + f.Names[0]
+	switch {
+	case next == "--":
+		return missingValue(f)
+	case f.Expected == "":
+		return ""
+	}
+	kind := "short flag"
+	if strings.HasPrefix(next, "--") {
+		kind = "long flag"
+	}
+	return fmt.Sprintf("%s: expected %s but got %q (%s); perhaps try %s=%q?", name, f.Expected, next, kind, name, next)
 }
 
 // validate is kong's Validate after a walk that took every argument, on

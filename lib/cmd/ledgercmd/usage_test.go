@@ -21,10 +21,12 @@ func TestUsageErrorLeavesToKong(t *testing.T) {
 		{[]string{"list", "-xy"}, `unknown flag -x, did you mean "-h"?`}, // kong reads the first letter
 		// kong checks an enum after its walk: the unknown flag is its first error.
 		{[]string{"finish", "x", "--status", "bad", "--b"}, `unknown flag --b, did you mean "-h"?`},
-		{[]string{"claim"}, `expected "<job>"`},                                            // kong checks it after the walk
-		{[]string{"claim", "--bogus"}, "unknown flag --bogus"},                             // ... so the walk's error comes first
-		{[]string{"run", "j", "--every", "x", "--bogus"}, `--every: invalid duration "x"`}, // the first error
-		{[]string{"run", "j", "--every", "--bogus"}, ""},                                   // a flag for a value: kong's
+		{[]string{"claim"}, `expected "<job>"`},                                                                                                          // kong checks it after the walk
+		{[]string{"claim", "--bogus"}, "unknown flag --bogus"},                                                                                           // ... so the walk's error comes first
+		{[]string{"run", "j", "--every", "x", "--bogus"}, `--every: invalid duration "x"`},                                                               // the first error
+		{[]string{"run", "j", "--every", "--bogus"}, `--every: expected a duration value but got "--bogus" (long flag); perhaps try --every="--bogus"?`}, // a flag for a value comes first
+		{[]string{"recover", "--grace", "-5s", "--bogus"}, `--grace: invalid duration "-5s": must not be negative`},                                      // kongcli takes a negative duration
+		{[]string{"metrics", "-o", "-x"}, ""},                                                                                                            // a path's: left to kong
 		{[]string{"finish", "x"}, "missing flags: --status=STRING"},
 		{[]string{"finish", "--status", "bad"}, `unknown status "bad" (want completed or failed)`}, // before the missing <id>
 		{[]string{"spawn", "j", "--scope=no", "--", "true"}, `unknown scope "no" (want auto, require or never)`},

@@ -26,7 +26,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.Grace.UnmarshalText([]byte(v))
 			},
-			Summary: "--grace=D",
+			Summary:  "--grace=D",
+			Expected: "a duration value",
+			Negative: true,
 		}},
 		{Names: []string{"deadline"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -37,7 +39,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.Deadline.UnmarshalText([]byte(v))
 			},
-			Summary: "--deadline=D",
+			Summary:  "--deadline=D",
+			Expected: "a duration value",
+			Negative: true,
 		}},
 		{Names: []string{"signal"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -48,7 +52,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.Signal.UnmarshalText([]byte(v))
 			},
-			Summary: "--signal=SIG",
+			Summary:  "--signal=SIG",
+			Expected: "a value",
 		}},
 		{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {

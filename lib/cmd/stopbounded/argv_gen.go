@@ -26,7 +26,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.Grace.UnmarshalText([]byte(v))
 			},
-			Summary: "--grace=D",
+			Summary:  "--grace=D",
+			Expected: "a duration value",
+			Negative: true,
 		}},
 		{Names: []string{"signal"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -37,7 +39,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.Signal.UnmarshalText([]byte(v))
 			},
-			Summary: "--signal=SIG",
+			Summary:  "--signal=SIG",
+			Expected: "a value",
 		}},
 		{Names: []string{"schedule"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -47,7 +50,8 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.Schedule.UnmarshalText([]byte(v))
 			},
-			Summary: "--schedule=SCHED",
+			Summary:  "--schedule=SCHED",
+			Expected: "a value",
 		}},
 		{Names: []string{"group"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -90,16 +94,18 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				g.Within = v
 				return true
 			},
-			Zero:    func(g *grammar) { g.Within = argvZero.Within },
-			Summary: "--within=ROOT[@START]",
+			Zero:     func(g *grammar) { g.Within = argvZero.Within },
+			Summary:  "--within=ROOT[@START]",
+			Expected: "a value",
 		}},
 		{Names: []string{"name"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				g.Name = v
 				return true
 			},
-			Zero:    func(g *grammar) { g.Name = argvZero.Name },
-			Summary: "--name=LABEL",
+			Zero:     func(g *grammar) { g.Name = argvZero.Name },
+			Summary:  "--name=LABEL",
+			Expected: "a value",
 		}},
 		{Names: []string{"pidfile"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {

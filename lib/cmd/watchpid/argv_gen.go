@@ -22,8 +22,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 				g.Timeout = v
 				return true
 			},
-			Zero:    func(g *grammar) { g.Timeout = argvZero.Timeout },
-			Summary: "--timeout=D",
+			Zero:     func(g *grammar) { g.Timeout = argvZero.Timeout },
+			Summary:  "--timeout=D",
+			Expected: "a value",
 		}},
 		{Names: []string{"any"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -46,7 +47,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Why: func(g *grammar, v string) error {
 				return g.Grace.UnmarshalText([]byte(v))
 			},
-			Summary: "--grace=D",
+			Summary:  "--grace=D",
+			Expected: "a duration value",
+			Negative: true,
 		}},
 		{Names: []string{"quiet"}, Short: 'q', Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {

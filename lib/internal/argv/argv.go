@@ -68,6 +68,13 @@ type Value[G any] struct {
 	// EnumValues are the enum tag's values, in its order, for kong's
 	// "must be one of" error.
 	EnumValues []string
+	// Expected names the value in kong's error for a flag followed by
+	// another flag, as kongcli words it ("a value", "a duration value"),
+	// or is "" when the tables cannot say; Negative: kong takes a
+	// negative number ("-5s") as the value (lib/cli/kongcli's popValue),
+	// for its type to judge.
+	Expected string
+	Negative bool
 }
 
 // Flag is one flag.

@@ -11,8 +11,10 @@
 //     binary it is no shortcut but the parser: kong is not linked there
 //     (kong's model is the grammar's source at build time, and the
 //     differential tests below its proof), so the switch does not apply
-//     to ledger's parse, which never execs tether-pg to parse or to word
-//     a usage error (TestLedgerExplainsItself). Proof:
+//     to ledger's parse: ledger words its help and usage errors itself
+//     either way (TestLedgerExplainsItself), and hands tether-pg only the
+//     rare line whose values the tables leave to kong (~/x.log,
+//     prune -nq), with the switch on or off. Proof:
 //     TestArgvMatchesKong and FuzzArgv (per tool and on argvtest/toy),
 //     TestScriptsNoShortcuts. Saving: `ledger run`'s start 2.0-2.2 ms
 //     against 9.7-10.0 ms through tether-pg's kong (bench/startup, medians

@@ -255,8 +255,9 @@ func TestUsageErrorsMatchKong(t *testing.T) {
 
 // ownLines are the lines ledger must word itself, every one: a value its
 // flag's type or enum refuses, for every typed flag where each command
-// takes it (given both ways, and after the command's arguments), and a
-// missing argument or required flag, for every command.
+// takes it (given both ways, and after the command's arguments), a flag
+// where a value was wanted (but a path's or a list's), and a missing
+// argument or required flag, for every command.
 func ownLines(k *kong.Kong) [][]string {
 	var own [][]string
 	for _, c := range k.Model.Children {
@@ -287,6 +288,12 @@ func ownLines(k *kong.Kong) [][]string {
 		for _, f := range append(append([]*kong.Flag(nil), c.Flags...), k.Model.Flags...) {
 			if f.Name == "help" || f.Name == "version" {
 				continue
+			}
+			if !f.IsBool() && f.Tag.Type == "" && f.Target.Kind() != reflect.Slice {
+				// A flag where its value was wanted.
+				for _, next := range []string{"-x", "--json", "-5", "--"} {
+					own = append(own, []string{c.Name, "--" + f.Name, next, "x"})
+				}
 			}
 			for _, bad := range refused(f) {
 				own = append(own, []string{c.Name, "--" + f.Name + "=" + bad})

@@ -47,6 +47,12 @@ func (w *argvWriter) value(v *kong.Value, set string) string {
 		fmt.Fprintf(&b, "Why: %s,\n", why)
 	}
 	fmt.Fprintf(&b, "Summary: %q,\n", v.Summary())
+	if what, negative := w.expected(v); what != "" && v.Flag != nil {
+		fmt.Fprintf(&b, "Expected: %q,\n", what)
+		if negative {
+			b.WriteString("Negative: true,\n")
+		}
+	}
 	if v.Enum != "" {
 		fmt.Fprintf(&b, "EnumValues: %#v,\n", v.EnumSlice())
 		var cases []string
@@ -160,6 +166,46 @@ func (w *argvWriter) why(v *kong.Value) string {
 		return fn(fmt.Sprintf("argv.UintError(v, %d)", t.Bits()))
 	}
 	return ""
+}
+
+// expected names v in kong's error for a flag followed by another flag,
+// as kongcli words it ("a value", "an int value", "a duration value"),
+// and reports whether kongcli takes a negative number as its value; ""
+// when the tables cannot say (a slice, a type of kong's own).
+func (w *argvWriter) expected(v *kong.Value) (what string, negative bool) {
+	t := v.Target.Type()
+	if v.Tag.Type != "" || t.Kind() == reflect.Slice || kongTypes[t] {
+		return "", false
+	}
+	if kind := kongcli.TextKind(t); kind != "" {
+		return article(kind) + " value", true
+	}
+	if reflect.PointerTo(t).Implements(mapperValue) || t.Implements(mapperValue) {
+		return "", false
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return "a value", false
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a value", false
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an int value", false
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a uint value", false
+	}
+	return "", false
+}
+
+// article is kind with its indefinite article, as kongcli says it.
+func article(kind string) string {
+	if strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // basic returns the code that sets the expression it is given, of type t

@@ -26,7 +26,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 			Why: func(g *grammar, v string) error {
 				return g.Dir.UnmarshalText([]byte(v))
 			},
-			Summary: "--dir=LOCATION",
+			Summary:  "--dir=LOCATION",
+			Expected: "a value",
 		}},
 		{Names: []string{"verbose"}, Short: 'v', Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -48,6 +49,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 			Zero:    func(g *grammar) { g.Level = argvZero.Level },
 			Default: "info", HasDefault: true,
 			Summary:    "--level=\"info\"",
+			Expected:   "a value",
 			EnumValues: []string{"debug", "info", "warn"},
 			Enum: func(g *grammar) bool {
 				switch g.Level {
@@ -67,7 +69,9 @@ var argvTables = &argv.Node[grammar, *Env]{
 			Why: func(g *grammar, v string) error {
 				return g.Timeout.UnmarshalText([]byte(v))
 			},
-			Summary: "--timeout=30s",
+			Summary:  "--timeout=30s",
+			Expected: "a duration value",
+			Negative: true,
 		}},
 		{Names: []string{"tag"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
@@ -94,8 +98,9 @@ var argvTables = &argv.Node[grammar, *Env]{
 				g.Name = v
 				return true
 			},
-			Zero:    func(g *grammar) { g.Name = argvZero.Name },
-			Summary: "--name=STRING",
+			Zero:     func(g *grammar) { g.Name = argvZero.Name },
+			Summary:  "--name=STRING",
+			Expected: "a value",
 		}},
 	},
 	Children: []*argv.Node[grammar, *Env]{
@@ -110,7 +115,9 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Why: func(g *grammar, v string) error {
 						return g.Run.Every.UnmarshalText([]byte(v))
 					},
-					Summary: "--every=DURATION",
+					Summary:  "--every=DURATION",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"keep"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -121,7 +128,9 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Why: func(g *grammar, v string) error {
 						return g.Run.Keep.UnmarshalText([]byte(v))
 					},
-					Summary: "--keep=3",
+					Summary:  "--keep=3",
+					Expected: "a count value",
+					Negative: true,
 				}},
 				{Names: []string{"older"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -131,7 +140,9 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Why: func(g *grammar, v string) error {
 						return g.Run.Older.UnmarshalText([]byte(v))
 					},
-					Summary: "--older=RETENTION",
+					Summary:  "--older=RETENTION",
+					Expected: "a duration value",
+					Negative: true,
 				}},
 				{Names: []string{"exit-code"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -148,7 +159,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Why: func(g *grammar, v string) error {
 						return argv.IntError(v, 64)
 					},
-					Summary: "--exit-code=EXIT-CODE",
+					Summary:  "--exit-code=EXIT-CODE",
+					Expected: "an int value",
 				}},
 				{Names: []string{"note"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -160,8 +172,9 @@ var argvTables = &argv.Node[grammar, *Env]{
 						g.Run.Note = &x
 						return ok
 					},
-					Zero:    func(g *grammar) { g.Run.Note = argvZero.Run.Note },
-					Summary: "--note=NOTE",
+					Zero:     func(g *grammar) { g.Run.Note = argvZero.Run.Note },
+					Summary:  "--note=NOTE",
+					Expected: "a value",
 				}},
 				{Names: []string{"n"}, Short: 'n', Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -173,7 +186,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Why: func(g *grammar, v string) error {
 						return argv.IntError(v, 64)
 					},
-					Summary: "--n=INT-64",
+					Summary:  "--n=INT-64",
+					Expected: "an int value",
 				}},
 				{Names: []string{"u"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -185,7 +199,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Why: func(g *grammar, v string) error {
 						return argv.UintError(v, 8)
 					},
-					Summary: "--u=UINT-8",
+					Summary:  "--u=UINT-8",
+					Expected: "a uint value",
 				}},
 				{Names: []string{"mode"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -195,6 +210,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Zero:    func(g *grammar) { g.Run.Mode = argvZero.Run.Mode },
 					Default: "a", HasDefault: true,
 					Summary:    "--mode=\"a\"",
+					Expected:   "a value",
 					EnumValues: []string{"a", "b"},
 					Enum: func(g *grammar) bool {
 						switch g.Run.Mode {
@@ -213,7 +229,8 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Why: func(g *grammar, v string) error {
 						return g.Run.Signal.UnmarshalText([]byte(v))
 					},
-					Summary: "--signal=TERM",
+					Summary:  "--signal=TERM",
+					Expected: "a value",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -276,8 +293,9 @@ var argvTables = &argv.Node[grammar, *Env]{
 								g.Group.Sub.X = v
 								return true
 							},
-							Zero:    func(g *grammar) { g.Group.Sub.X = argvZero.Group.Sub.X },
-							Summary: "--x=STRING",
+							Zero:     func(g *grammar) { g.Group.Sub.X = argvZero.Group.Sub.X },
+							Summary:  "--x=STRING",
+							Expected: "a value",
 						}},
 					},
 					Positionals: []argv.Positional[grammar]{
@@ -320,8 +338,9 @@ var argvTables = &argv.Node[grammar, *Env]{
 						g.Validated.Z = v
 						return true
 					},
-					Zero:    func(g *grammar) { g.Validated.Z = argvZero.Validated.Z },
-					Summary: "--z=STRING",
+					Zero:     func(g *grammar) { g.Validated.Z = argvZero.Validated.Z },
+					Summary:  "--z=STRING",
+					Expected: "a value",
 				}},
 			},
 			Run: func(g *grammar, arg *Env) error {
