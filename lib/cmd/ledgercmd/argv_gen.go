@@ -1049,6 +1049,10 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return ok
 					},
 					Zero: func(g *grammar) { g.commands.Verify.Repair = argvZero.commands.Verify.Repair },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--repair",
 				}},
 			},
 			Positionals: []argv.Positional[grammar]{
@@ -1057,7 +1061,8 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Verify.Job = v
 						return true
 					},
-					Zero: func(g *grammar) { g.commands.Verify.Job = argvZero.commands.Verify.Job },
+					Zero:    func(g *grammar) { g.commands.Verify.Job = argvZero.commands.Verify.Job },
+					Summary: "[<job>]",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
