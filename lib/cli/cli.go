@@ -5,11 +5,11 @@
 // (help, usage errors mapped to exit 2, completion) is lib/cli/kongcli's,
 // which a tool's start-up pays for only where it imports it. Only
 // lib/cmd/* imports either; the vocabulary they speak (exit codes,
-// *spec.ExitError, signal and duration syntax) is lib/spec's.
+// *exit.Error, signal and duration syntax) is lib/exit's and lib/syntax's.
 //
 // Only a tool's Main turns an error into an exit code; everything below it
 // returns errors. An error that carries its own exit code is a
-// *spec.ExitError.
+// *exit.Error.
 package cli
 
 import (
@@ -22,9 +22,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/internal/shortcut"
 	"github.com/tether-sh/tether/lib/internal/sigpipe"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // Version is stamped at build time with
@@ -118,7 +118,7 @@ func (t *Tool) Warnf(format string, args ...any) {
 // (fallback when err carries none).
 func (t *Tool) Fail(err error, fallback int) int {
 	t.Warnf("%v", err)
-	return spec.Code(err, fallback)
+	return exit.Code(err, fallback)
 }
 
 // Completing reports whether the tool was started by a shell to complete

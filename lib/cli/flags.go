@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/syntax"
 )
 
 // Duration is a kong flag type using ParseDuration.
@@ -14,7 +14,7 @@ type Duration time.Duration
 
 // UnmarshalText implements encoding.TextUnmarshaler for kong.
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := parseDuration(string(b), spec.ParseDuration)
+	v, err := parseDuration(string(b), syntax.ParseDuration)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ type Signal unix.Signal
 
 // UnmarshalText implements encoding.TextUnmarshaler for kong.
 func (s *Signal) UnmarshalText(b []byte) error {
-	v, err := spec.ParseStopSignal(string(b))
+	v, err := syntax.ParseStopSignal(string(b))
 	if err != nil {
 		return err
 	}

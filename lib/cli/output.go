@@ -6,8 +6,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/internal/sigpipe"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // ErrOutput is wrapped by the error of a lost write to an Output.
@@ -74,12 +74,12 @@ func (o *Output) Err() error {
 // returned 3, so the line is never printed twice.
 func (t *Tool) Done(code int) int {
 	o, ok := t.Stdout.(*Output)
-	if !ok || code == spec.ExitSystem {
+	if !ok || code == exit.System {
 		return code
 	}
 	if err := o.Err(); err != nil {
 		t.Warnf("%v", err)
-		return max(code, spec.ExitSystem)
+		return max(code, exit.System)
 	}
 	return code
 }

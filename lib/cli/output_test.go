@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
 )
 
 // failAfter accepts n bytes, then fails every write with ENOSPC.
@@ -31,13 +31,13 @@ func TestOutputDone(t *testing.T) {
 		want   int
 		stderr string
 	}{
-		{"written", -1, spec.ExitOK, spec.ExitOK, ""},
-		{"written, refused", -1, spec.ExitRefused, spec.ExitRefused, ""},
-		{"lost", 0, spec.ExitOK, spec.ExitSystem, "t: cannot write output: no space left on device\n"},
-		{"short", 3, spec.ExitOK, spec.ExitSystem, "t: cannot write output: no space left on device\n"},
-		{"lost, refused", 0, spec.ExitRefused, spec.ExitSystem, "t: cannot write output: no space left on device\n"},
+		{"written", -1, exit.OK, exit.OK, ""},
+		{"written, refused", -1, exit.Refused, exit.Refused, ""},
+		{"lost", 0, exit.OK, exit.System, "t: cannot write output: no space left on device\n"},
+		{"short", 3, exit.OK, exit.System, "t: cannot write output: no space left on device\n"},
+		{"lost, refused", 0, exit.Refused, exit.System, "t: cannot write output: no space left on device\n"},
 		// A tool that reported the loss itself (3) keeps its code and line.
-		{"lost, system error", 0, spec.ExitSystem, spec.ExitSystem, ""},
+		{"lost, system error", 0, exit.System, exit.System, ""},
 		// A code that says more than 3 is kept, and the loss still said.
 		{"lost, command status", 0, 124, 124, "t: cannot write output: no space left on device\n"},
 		{"written, command status", -1, 124, 124, ""},

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/syntax"
 )
 
 // Negative reports whether s reads as a negative number: "-" then a digit
@@ -18,21 +18,21 @@ func Negative(s string) bool {
 	return len(s) > 1 && s[0] == '-' && (s[1] == '.' || s[1] >= '0' && s[1] <= '9')
 }
 
-// parseDuration is spec.ParseDuration saying why a negative value is wrong.
+// parseDuration is syntax.ParseDuration saying why a negative value is wrong.
 func parseDuration(s string, parse func(string) (time.Duration, error)) (time.Duration, error) {
 	if Negative(s) {
-		return 0, fmt.Errorf("%w %q: must not be negative", spec.ErrBadDuration, s)
+		return 0, fmt.Errorf("%w %q: must not be negative", syntax.ErrBadDuration, s)
 	}
 	return parse(s)
 }
 
 // Retention is a kong flag type for how long records are kept: a duration,
-// or days ("7d"), with spec.ParseRetention.
+// or days ("7d"), with syntax.ParseRetention.
 type Retention time.Duration
 
 // UnmarshalText implements encoding.TextUnmarshaler for kong.
 func (r *Retention) UnmarshalText(b []byte) error {
-	v, err := parseDuration(string(b), spec.ParseRetention)
+	v, err := parseDuration(string(b), syntax.ParseRetention)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
+	"github.com/tether-sh/tether/lib/syntax"
 
 	"github.com/tether-sh/tether/lib/handoff"
 	"github.com/tether-sh/tether/lib/ledger"
@@ -140,7 +141,7 @@ func CatchSignals() *runner.Catcher {
 func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOptions) Outcome {
 	owner, err := ledger.LocalOwner(proc.Self())
 	if err != nil {
-		return Outcome{Code: spec.ExitNotRun, Err: err}
+		return Outcome{Code: exit.NotRun, Err: err}
 	}
 	l := newLease()
 	defer l.end()
@@ -158,7 +159,7 @@ func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 			if errors.Is(err, ledger.ErrRefused) {
 				err = fmt.Errorf("not running %s: %w", job, err)
 			}
-			return &spec.ExitError{Code: notRunCode(err), Err: err}
+			return &exit.Error{Code: notRunCode(err), Err: err}
 		}
 		l.keep(warn, st, id, sent, o.Grace)
 		return nil
@@ -175,7 +176,7 @@ func Adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptio
 	self := proc.Self()
 	owner, err := ledger.LocalOwner(self)
 	if err != nil {
-		return Outcome{Code: spec.ExitNotRun, Err: err}
+		return Outcome{Code: exit.NotRun, Err: err}
 	}
 	if o.Signals == nil {
 		// Caught before the adoption: a signal that comes before the
@@ -188,7 +189,7 @@ func Adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptio
 	rec, err := st.Adopt(o.ID, owner)
 	if err != nil {
 		// The store's error already reads "cannot adopt ID: why".
-		return Outcome{Code: spec.Code(err, spec.ExitNotRun), Err: err}
+		return Outcome{Code: exit.Code(err, exit.NotRun), Err: err}
 	}
 	l := newLease()
 	defer l.end()
@@ -197,10 +198,10 @@ func Adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptio
 		if err := handoff.WriteAck(o.AckFile, o.ID, self); err != nil {
 			// We own a running execution but nobody knows: give it up as
 			// failed rather than run a payload the dispatcher gave up on.
-			code := spec.ExitNotRun
+			code := exit.NotRun
 			st.Finish(o.ID, ledger.Failed, &code, ledger.ErrorText("could not write ownership acknowledgement: "+err.Error()))
 			err = fmt.Errorf("cannot write ack file: %w", err)
-			return Outcome{Code: spec.Code(err, spec.ExitNotRun), ID: o.ID, Err: err}
+			return Outcome{Code: exit.Code(err, exit.NotRun), ID: o.ID, Err: err}
 		}
 	}
 	o.Fence, o.Job = l.fence, rec.Job
@@ -239,16 +240,16 @@ func (l *lease) end() {
 // because of err: 125 — whatever the store, and a database that cannot
 // be reached too — or 2 for bad input.
 func notRunCode(err error) int {
-	var ee *spec.ExitError
+	var ee *exit.Error
 	switch {
 	case errors.As(err, &ee):
-		if ee.Code == spec.ExitUsage {
-			return spec.ExitUsage
+		if ee.Code == exit.Usage {
+			return exit.Usage
 		}
 	case errors.Is(err, ledger.ErrBadID), errors.Is(err, ledger.ErrBadInput):
-		return spec.ExitUsage
+		return exit.Usage
 	}
-	return spec.ExitNotRun
+	return exit.NotRun
 }
 
 // Run runs argv for the running execution id and finishes its record:
@@ -285,10 +286,10 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	if err != nil {
 		warn("cannot make a pipe for CMD's output: %v", err)
 		if claim == nil {
-			finish(warn, st, id, ledger.Failed, spec.ExitNotRun, "could not make a pipe for its output: "+err.Error())
-			return Outcome{Code: spec.ExitNotRun, ID: id}
+			finish(warn, st, id, ledger.Failed, exit.NotRun, "could not make a pipe for its output: "+err.Error())
+			return Outcome{Code: exit.NotRun, ID: id}
 		}
-		return Outcome{Code: spec.ExitNotRun}
+		return Outcome{Code: exit.NotRun}
 	}
 	defer out.close()
 	keepOutput := func() {
@@ -350,7 +351,7 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	res.Report(notice)
 	status, msg := ended(warn, notice, id, o, res)
 	code := res.Code()
-	if o.Quiet && code != spec.ExitOK {
+	if o.Quiet && code != exit.OK {
 		out.release()
 		for _, n := range notices {
 			warn("%s", n)
@@ -366,8 +367,8 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	// otherwise. 3, as for any lost write (CONTRACT.md §1.2); a status
 	// above 3 says more. The record keeps the payload's own status; a
 	// result kept as late (recover judged the execution first) is on it.
-	if (out.lost.Load() || !done && !late) && code <= spec.ExitSystem {
-		code = spec.ExitSystem
+	if (out.lost.Load() || !done && !late) && code <= exit.System {
+		code = exit.System
 	}
 	return Outcome{Code: code, ID: id}
 }
@@ -394,17 +395,17 @@ func signals(c *runner.Catcher) chan os.Signal {
 // made; recorded, whether the execution exists in the store.
 func notStarted(warn func(format string, args ...any), st ledger.Ledger, id string, o Options, claim func(proc.ID, <-chan struct{}) error, err error, refused *error, tried, recorded bool) Outcome {
 	if refused != nil {
-		return Outcome{Code: spec.ExitNotRun, Refused: *refused}
+		return Outcome{Code: exit.NotRun, Refused: *refused}
 	}
-	code := spec.Code(err, spec.ExitNotRun)
+	code := exit.Code(err, exit.NotRun)
 	if claim != nil && !tried {
 		// The payload could not be started at all: record that.
 		if cerr := claim(proc.ID{}, nil); cerr != nil {
 			if errors.Is(cerr, ledger.ErrRefused) {
-				return Outcome{Code: spec.ExitNotRun, Refused: cerr}
+				return Outcome{Code: exit.NotRun, Refused: cerr}
 			}
 			warn("%v", cerr)
-			return Outcome{Code: spec.Code(cerr, spec.ExitNotRun)}
+			return Outcome{Code: exit.Code(cerr, exit.NotRun)}
 		}
 		recorded = true
 	}
@@ -417,7 +418,7 @@ func notStarted(warn func(format string, args ...any), st ledger.Ledger, id stri
 		// Claimed as the stop signal came, and never released: the
 		// payload did not run (125), whatever the signal the tool exits
 		// with; failed, its instant may run again.
-		recordedCode = spec.ExitNotRun
+		recordedCode = exit.NotRun
 	}
 	if finish(warn, st, id, ledger.Failed, recordedCode, err.Error()) {
 		retain(warn, st, o)
@@ -447,7 +448,7 @@ func ended(warn, notice func(format string, args ...any), id string, o Options, 
 		status, msg = ledger.Failed, "its lease could not be renewed; stopped before it ran out"
 		warn("%s: %s", id, msg)
 	case res.Signaled:
-		status, msg = ledger.Failed, fmt.Sprintf("killed by signal %s", spec.SignalName(res.Status.Signal()))
+		status, msg = ledger.Failed, fmt.Sprintf("killed by signal %s", syntax.SignalName(res.Status.Signal()))
 	case res.ExitCode != 0:
 		status, msg = ledger.Failed, fmt.Sprintf("exited with status %d", res.ExitCode)
 	}

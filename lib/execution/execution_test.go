@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore"
@@ -74,7 +74,7 @@ func TestRunHostileCommandNames(t *testing.T) {
 	for _, name := range []string{strings.Repeat("é", 3000), "\xff\xfe-not-utf8"} {
 		st, id, _ := started(t)
 		tl, errb := tool()
-		if code := Run(tl, st, id, Options{Argv: []string{name}}).Code; code != spec.ExitNotFound {
+		if code := Run(tl, st, id, Options{Argv: []string{name}}).Code; code != exit.NotFound {
 			t.Errorf("code %d, want 127 (stderr %q)", code, errb)
 		}
 		if strings.Contains(errb.String(), "could not record") {
@@ -102,8 +102,8 @@ func TestRunStoreVanished(t *testing.T) {
 	payload := `while ! grep -aq '"child":{' "$0"/jobs/*/_log; do sleep 0.01; done; rm -rf "$0"`
 	code := Run(tl, st, id, Options{Argv: []string{"sh", "-c", payload, dir, id}}).Code
 	// The payload's 0 is not on record: 3, as for a lost write.
-	if code != spec.ExitSystem {
-		t.Errorf("code %d, want %d (the result could not be recorded)", code, spec.ExitSystem)
+	if code != exit.System {
+		t.Errorf("code %d, want %d (the result could not be recorded)", code, exit.System)
 	}
 	got := strings.TrimSpace(errb.String())
 	if strings.Count(got, "\n") != 0 || !strings.Contains(got, "the ledger store "+dir+" is gone") {

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/handoff"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore"
 	"github.com/tether-sh/tether/lib/proc"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // openStore returns an empty file store.
@@ -61,7 +61,7 @@ func TestRunJob(t *testing.T) {
 	}{
 		{name: "completed", claim: Claim{Job: "job", Source: "cron"}, code: 0, ran: true, status: ledger.Completed},
 		{name: "failed", claim: Claim{Job: "job"}, exit: 7, code: 7, ran: true, status: ledger.Failed},
-		{name: "not found", claim: Claim{Job: "job"}, argv: []string{"/nonexistent/payload"}, code: spec.ExitNotFound, status: ledger.Failed, stderrIs: "/nonexistent/payload"},
+		{name: "not found", claim: Claim{Job: "job"}, argv: []string{"/nonexistent/payload"}, code: exit.NotFound, status: ledger.Failed, stderrIs: "/nonexistent/payload"},
 		{
 			name: "exclusive busy",
 			before: func(t *testing.T, st ledger.Ledger) {
@@ -73,7 +73,7 @@ func TestRunJob(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			claim: Claim{Job: "job", Exclusive: true}, code: spec.ExitNotRun, refused: true,
+			claim: Claim{Job: "job", Exclusive: true}, code: exit.NotRun, refused: true,
 		},
 		{
 			name: "instant taken",
@@ -82,9 +82,9 @@ func TestRunJob(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			claim: Claim{Job: "job", Instant: instant}, code: spec.ExitNotRun, refused: true,
+			claim: Claim{Job: "job", Instant: instant}, code: exit.NotRun, refused: true,
 		},
-		{name: "bad input", claim: Claim{Job: "job", Every: -time.Second}, code: spec.ExitUsage, stderrIs: "negative period"},
+		{name: "bad input", claim: Claim{Job: "job", Every: -time.Second}, code: exit.Usage, stderrIs: "negative period"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,10 +167,10 @@ func TestAdopt(t *testing.T) {
 	}{
 		{name: "completed with ack", fence: true, ack: func(d string) string { return filepath.Join(d, "ack") }, code: 0, ran: true, status: ledger.Completed, ackWrote: true},
 		{name: "failed without ack", fence: true, exit: 3, code: 3, ran: true, status: ledger.Failed},
-		{name: "not fenced", fence: false, code: spec.ExitNotRun, status: ledger.Claimed, errIs: "cannot adopt"},
+		{name: "not fenced", fence: false, code: exit.NotRun, status: ledger.Claimed, errIs: "cannot adopt"},
 		{
 			name: "ack not writable", fence: true, ack: func(d string) string { return filepath.Join(d, "missing", "ack") },
-			code: spec.ExitNotRun, status: ledger.Failed, errIs: "cannot write ack file: ",
+			code: exit.NotRun, status: ledger.Failed, errIs: "cannot write ack file: ",
 		},
 	}
 	for _, tt := range tests {

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/handoff"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // The dispatcher's side of ledger spawn: a job is claimed, the execution
@@ -40,8 +40,8 @@ const (
 
 // Exit codes of WaitSpawned for records that did not complete or fail.
 const (
-	ExitAbandoned = spec.ExitNotRun // the payload never started
-	ExitUnknown   = 255             // it started; whether it finished is unknown
+	ExitAbandoned = exit.NotRun // the payload never started
+	ExitUnknown   = 255         // it started; whether it finished is unknown
 )
 
 // SpawnOptions says how to hand an execution off.
@@ -76,12 +76,12 @@ type Spawned struct {
 // is what must stay alive until the worker owns it) and hands it off as
 // Spawn does. A refusal (wrapping ledger.ErrRefused, worded "not spawning
 // JOB: ...") is returned in refused, unsaid, with nothing recorded; every
-// other error is a *spec.ExitError ready to return (125 when the payload
+// other error is a *exit.Error ready to return (125 when the payload
 // did not run, 2 for bad input).
 func SpawnJob(warn func(format string, args ...any), st ledger.Ledger, o SpawnJobOptions) (sp *Spawned, refused, err error) {
 	owner, err := ledger.LocalOwner(proc.Self())
 	if err != nil {
-		return nil, nil, &spec.ExitError{Code: notRunCode(err), Err: err}
+		return nil, nil, &exit.Error{Code: notRunCode(err), Err: err}
 	}
 	job := o.Claim.Job
 	rec, err := st.Claim(job, ledger.ClaimOptions{Owner: owner, Source: o.Claim.Source, Instant: o.Claim.Instant,
@@ -90,7 +90,7 @@ func SpawnJob(warn func(format string, args ...any), st ledger.Ledger, o SpawnJo
 		return nil, fmt.Errorf("not spawning %s: %w", job, err), nil
 	}
 	if err != nil {
-		return nil, nil, &spec.ExitError{Code: notRunCode(err), Err: err}
+		return nil, nil, &exit.Error{Code: notRunCode(err), Err: err}
 	}
 	sp, err = Spawn(warn, st, rec.ID, o.SpawnOptions)
 	return sp, nil, err
@@ -98,7 +98,7 @@ func SpawnJob(warn func(format string, args ...any), st ledger.Ledger, o SpawnJo
 
 // Spawn fences the claimed execution id and hands it to a detached adopt
 // worker, returning once the worker owns it. Every error is a
-// *spec.ExitError ready to return (125 when the payload did not run);
+// *exit.Error ready to return (125 when the payload did not run);
 // an execution that never reached a worker is recorded as failed.
 func Spawn(warn func(format string, args ...any), st ledger.Ledger, id string, o SpawnOptions) (*Spawned, error) {
 	scope, err := scopeWorks(warn, st, id, o.Scope)
@@ -184,7 +184,7 @@ func giveUp(warn func(format string, args ...any), st ledger.Ledger, id, why str
 	if _, err := st.AbortHandoff(id, why); err != nil {
 		warn("could not record %s as failed: %v", id, err)
 	}
-	return &spec.ExitError{Code: spec.ExitNotRun, Err: fmt.Errorf("%s: %s", id, why)}
+	return &exit.Error{Code: exit.NotRun, Err: fmt.Errorf("%s: %s", id, why)}
 }
 
 // dispatch is one Spawn in progress.
@@ -245,11 +245,11 @@ func (d dispatch) noAck(id string, w *handoff.Worker, why error) (*Spawned, erro
 	if ferr == nil {
 		// The worker can no longer adopt; make sure it is not left waiting.
 		w.Stop(time.Second)
-		return nil, &spec.ExitError{Code: spec.ExitNotRun, Err: fmt.Errorf("%s: %s", id, msg)}
+		return nil, &exit.Error{Code: exit.NotRun, Err: fmt.Errorf("%s: %s", id, msg)}
 	}
 	r, gerr := d.st.Get(id)
 	if gerr != nil {
-		return nil, &spec.ExitError{Code: spec.ExitSystem, Err: fmt.Errorf("%s: %s, and its record cannot be read: %w", id, msg, gerr)}
+		return nil, &exit.Error{Code: exit.System, Err: fmt.Errorf("%s: %s, and its record cannot be read: %w", id, msg, gerr)}
 	}
 	ranPayload := r.Status == ledger.Running || (r.Status.Terminal() && r.Child.PID != 0)
 	if r.Owner.PID == w.PID() && ranPayload {
@@ -265,7 +265,7 @@ func (d dispatch) noAck(id string, w *handoff.Worker, why error) (*Spawned, erro
 	if r.Error != "" && r.Status.Terminal() {
 		state += ": " + r.Error
 	}
-	return nil, &spec.ExitError{Code: spec.ExitNotRun, Err: fmt.Errorf("%s: %s; the execution is %s", id, msg, state)}
+	return nil, &exit.Error{Code: exit.NotRun, Err: fmt.Errorf("%s: %s; the execution is %s", id, msg, state)}
 }
 
 // sweepHandoff removes handoff files nobody will read any more, left by a
@@ -331,16 +331,16 @@ func WaitSpawned(st ledger.Ledger, id string, w *handoff.Worker) (int, error) {
 	}
 	switch r.Status {
 	case ledger.Completed:
-		return spec.ExitOK, nil
+		return exit.OK, nil
 	case ledger.Failed:
 		if r.ExitCode != nil && *r.ExitCode != 0 {
 			return *r.ExitCode, nil
 		}
-		return 0, &spec.ExitError{Code: spec.ExitRefused, Err: fmt.Errorf("%s failed: %s", id, r.Error)}
+		return 0, &exit.Error{Code: exit.Refused, Err: fmt.Errorf("%s failed: %s", id, r.Error)}
 	case ledger.Abandoned:
-		return 0, &spec.ExitError{Code: ExitAbandoned, Err: fmt.Errorf("%s ended abandoned: the payload never started", id)}
+		return 0, &exit.Error{Code: ExitAbandoned, Err: fmt.Errorf("%s ended abandoned: the payload never started", id)}
 	case ledger.Unknown:
-		return 0, &spec.ExitError{Code: ExitUnknown, Err: fmt.Errorf("%s ended unknown: %s", id, r.Error)}
+		return 0, &exit.Error{Code: ExitUnknown, Err: fmt.Errorf("%s ended unknown: %s", id, r.Error)}
 	}
-	return 0, &spec.ExitError{Code: ExitUnknown, Err: fmt.Errorf("%s is still %s", id, r.State())}
+	return 0, &exit.Error{Code: ExitUnknown, Err: fmt.Errorf("%s is still %s", id, r.State())}
 }

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // TestSpawnJobClaims: SpawnJob claims the job as this process, words a
@@ -31,8 +31,8 @@ func TestSpawnJobClaims(t *testing.T) {
 		status  ledger.Status // of the new record; "": none made
 	}{
 		{name: "instant taken", claim: Claim{Job: "job", Instant: instant}, refused: true, errIs: "not spawning job: "},
-		{name: "bad input", claim: Claim{Job: "job", Every: -time.Second}, code: spec.ExitUsage, errIs: "negative period"},
-		{name: "no worker", claim: Claim{Job: "job", Source: "cron"}, code: spec.ExitNotRun, errIs: "cannot start worker", status: ledger.Failed},
+		{name: "bad input", claim: Claim{Job: "job", Every: -time.Second}, code: exit.Usage, errIs: "negative period"},
+		{name: "no worker", claim: Claim{Job: "job", Source: "cron"}, code: exit.NotRun, errIs: "cannot start worker", status: ledger.Failed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,8 +54,8 @@ func TestSpawnJobClaims(t *testing.T) {
 				if err != nil || !errors.Is(refused, ledger.ErrRefused) {
 					t.Errorf("SpawnJob() = refused %v, err %v; want a refusal wrapping ErrRefused", refused, err)
 				}
-			} else if refused != nil || spec.Code(err, -1) != tt.code {
-				t.Errorf("SpawnJob() = refused %v, err %v (code %d); want err with code %d", refused, err, spec.Code(err, -1), tt.code)
+			} else if refused != nil || exit.Code(err, -1) != tt.code {
+				t.Errorf("SpawnJob() = refused %v, err %v (code %d); want err with code %d", refused, err, exit.Code(err, -1), tt.code)
 			}
 			if got == nil || !strings.Contains(got.Error(), tt.errIs) {
 				t.Errorf("SpawnJob() error = %v; want %q in it", got, tt.errIs)

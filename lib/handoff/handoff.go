@@ -26,12 +26,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/internal/gate"
 	"github.com/tether-sh/tether/lib/internal/reexec"
 	"github.com/tether-sh/tether/lib/internal/sigstate"
 	"github.com/tether-sh/tether/lib/proc"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // Sentinel errors.
@@ -266,7 +266,7 @@ func (w *Worker) Exited() <-chan struct{} { return w.exited }
 
 // ExitCode is the worker's exit status once Exited is closed: its exit
 // status, or 128+N when it died of signal N.
-func (w *Worker) ExitCode() int { return spec.StateStatus(w.cmd.ProcessState) }
+func (w *Worker) ExitCode() int { return exit.ForState(w.cmd.ProcessState) }
 
 // Stop stops a worker that is still running: TERM, at most grace, then
 // KILL, and waits until it has exited. The worker is this process's child

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/syntax"
 )
 
 func FuzzParseInstant(f *testing.F) {
@@ -40,7 +40,7 @@ func FuzzParseDuration(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := spec.ParseDuration(s)
+		d, err := syntax.ParseDuration(s)
 		if err != nil {
 			return
 		}

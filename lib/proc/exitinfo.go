@@ -6,7 +6,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
+	"github.com/tether-sh/tether/lib/syntax"
 )
 
 // ErrExitUnknown is wrapped by ExitInfo when the kernel cannot say how a
@@ -41,10 +42,10 @@ func exitInfoFromWaitStatus(ws uint32, reaped bool) ExitInfo {
 }
 
 // Status is the exit status a shell reports for the process: Code, or
-// spec.SignalExit of the signal that killed it.
+// exit.ForSignal of the signal that killed it.
 func (e ExitInfo) Status() int {
 	if e.Signal != 0 {
-		return spec.SignalExit(e.Signal)
+		return exit.ForSignal(e.Signal)
 	}
 	return e.Code
 }
@@ -55,7 +56,7 @@ func (e ExitInfo) String() string {
 	if e.Signal == 0 {
 		return fmt.Sprintf("exited %d", e.Code)
 	}
-	s := "was killed by " + spec.SignalName(e.Signal)
+	s := "was killed by " + syntax.SignalName(e.Signal)
 	if e.CoreDumped {
 		s += " (core dumped)"
 	}
@@ -78,7 +79,7 @@ func (i ExitInfo) JSON() ExitJSON {
 	status, reaped := i.Status(), i.Reaped
 	j := ExitJSON{Status: &status, Reaped: &reaped}
 	if i.Signal != 0 {
-		name := spec.SignalName(i.Signal)
+		name := syntax.SignalName(i.Signal)
 		j.Signal = &name
 	} else {
 		code := i.Code

@@ -14,7 +14,7 @@
 //		OnStart:  func(child proc.ID) error { return record(child) },
 //	})
 //	if err != nil { // the command never ran: 125, 126 or 127
-//		return tool.Fail(err, spec.ExitNotRun)
+//		return tool.Fail(err, exit.NotRun)
 //	}
 //	res.Report(tool.Warnf)
 //	return res.Code()

@@ -49,7 +49,8 @@ import (
 
 	"github.com/tether-sh/tether/lib/proc"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
+	"github.com/tether-sh/tether/lib/syntax"
 
 	"github.com/tether-sh/tether/lib/internal/gate"
 	"github.com/tether-sh/tether/lib/internal/reexec"
@@ -71,13 +72,13 @@ type gated struct {
 func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 	relR, relW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: %w", spec.EscapeControlChars(o.Argv[0]), err)
+		return nil, nil, exit.Errorf(exit.NotRun, "cannot start %s: %w", syntax.EscapeControlChars(o.Argv[0]), err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		relR.Close()
 		relW.Close()
-		return nil, nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: %w", spec.EscapeControlChars(o.Argv[0]), err)
+		return nil, nil, exit.Errorf(exit.NotRun, "cannot start %s: %w", syntax.EscapeControlChars(o.Argv[0]), err)
 	}
 	mode := "-"
 	if o.PIDNamespace {
@@ -102,7 +103,7 @@ func (g *gated) open() error {
 	_, err := g.release.Write([]byte{gate.Release})
 	g.release.Close()
 	if err != nil {
-		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate is gone: %w", spec.EscapeControlChars(g.name), err)
+		return exit.Errorf(exit.NotRun, "cannot start %s: the gate is gone: %w", syntax.EscapeControlChars(g.name), err)
 	}
 	var msg [5]byte
 	n, _ := io.ReadFull(g.errors, msg[:])
@@ -110,11 +111,11 @@ func (g *gated) open() error {
 		return nil
 	}
 	if n < len(msg) {
-		return spec.Errorf(spec.ExitNotRun, "cannot start %s: the gate failed", spec.EscapeControlChars(g.name))
+		return exit.Errorf(exit.NotRun, "cannot start %s: the gate failed", syntax.EscapeControlChars(g.name))
 	}
 	errno := syscall.Errno(binary.LittleEndian.Uint32(msg[1:]))
 	if msg[0] == gate.MountFailed {
-		return spec.Errorf(spec.ExitNotRun, "cannot mount /proc for %s in its PID namespace: %w", spec.EscapeControlChars(g.name), errno)
+		return exit.Errorf(exit.NotRun, "cannot mount /proc for %s in its PID namespace: %w", syntax.EscapeControlChars(g.name), errno)
 	}
 	return StartError(g.name, &os.PathError{Op: "exec", Path: g.path, Err: errno})
 }
@@ -159,7 +160,7 @@ func (g *gated) letRun(r *run, onStart func(proc.ID) error, reap func()) error {
 			g.shut()
 			// Our unreaped child: its PID cannot be a recycled one.
 			unix.Kill(r.pid, unix.SIGKILL)
-			err = &spec.ExitError{Code: spec.Code(err, spec.ExitNotRun), Err: err}
+			err = &exit.Error{Code: exit.Code(err, exit.NotRun), Err: err}
 		}
 	}
 	if err == nil {
@@ -248,7 +249,7 @@ func startCommand(o Options, tty *terminal) (int, holder, error) {
 	if err != nil {
 		g.shut()
 		if o.PIDNamespace && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
-			return 0, nil, spec.Errorf(spec.ExitNotRun, "cannot create a PID namespace for %s: %w", spec.EscapeControlChars(o.Argv[0]), proc.UnwrapPath(err))
+			return 0, nil, exit.Errorf(exit.NotRun, "cannot create a PID namespace for %s: %w", syntax.EscapeControlChars(o.Argv[0]), proc.UnwrapPath(err))
 		}
 		return 0, nil, StartError(o.Argv[0], err)
 	}
@@ -316,7 +317,7 @@ func startTraced(cmd *exec.Cmd) (*traced, error) {
 			// Killed before its exec completed (someone signalled its
 			// group); it is reaped and never ran.
 			runtime.UnlockOSThread()
-			return nil, spec.Errorf(spec.ExitNotRun, "cannot start %s: killed before it ran (%s)", t.name, describe(ws))
+			return nil, exit.Errorf(exit.NotRun, "cannot start %s: killed before it ran (%s)", t.name, describe(ws))
 		}
 	}
 }
@@ -337,7 +338,7 @@ func (t *traced) open(child proc.ID, onStart func(proc.ID) error) error {
 	if onStart != nil {
 		if err := onStart(child); err != nil {
 			t.shut()
-			return &spec.ExitError{Code: spec.Code(err, spec.ExitNotRun), Err: err}
+			return &exit.Error{Code: exit.Code(err, exit.NotRun), Err: err}
 		}
 	}
 	// The exec's SIGTRAP is dropped, any other stop signal delivered. It
@@ -364,7 +365,7 @@ func (t *traced) shut() {
 // describe words a wait status that is not an exit for a message.
 func describe(ws unix.WaitStatus) string {
 	if ws.Signaled() {
-		return "signal " + spec.SignalName(ws.Signal())
+		return "signal " + syntax.SignalName(ws.Signal())
 	}
 	return "exit status " + strconv.Itoa(ws.ExitStatus())
 }

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
 
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
@@ -79,8 +79,8 @@ func TestRunOnStartErrorRunsNothing(t *testing.T) {
 				Argv:    sh(`echo ran > ` + marker),
 				OnStart: func(proc.ID) error { return why },
 			})
-			if !errors.Is(err, why) || spec.Code(err, -1) != spec.ExitNotRun {
-				t.Errorf("Run(OnStart fails) = %v (code %d); want %v with 125", err, spec.Code(err, -1), why)
+			if !errors.Is(err, why) || exit.Code(err, -1) != exit.NotRun {
+				t.Errorf("Run(OnStart fails) = %v (code %d); want %v with 125", err, exit.Code(err, -1), why)
 			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Errorf("Run(OnStart fails): the command ran")
@@ -121,8 +121,8 @@ func TestRunStopWhileRecording(t *testing.T) {
 					return nil
 				},
 			})
-			if !errors.Is(err, runner.ErrStoppedHeld) || spec.Code(err, -1) != 128+15 {
-				t.Errorf("Run(TERM while recording) = %v (code %d); want ErrStoppedHeld with 143", err, spec.Code(err, -1))
+			if !errors.Is(err, runner.ErrStoppedHeld) || exit.Code(err, -1) != 128+15 {
+				t.Errorf("Run(TERM while recording) = %v (code %d); want ErrStoppedHeld with 143", err, exit.Code(err, -1))
 			}
 			if !committed.Load() {
 				t.Errorf("Run(TERM while recording) returned before OnStart answered")
@@ -153,8 +153,8 @@ func TestRunStopReadyWithCommit(t *testing.T) {
 				return nil
 			},
 		})
-		if !errors.Is(err, runner.ErrStoppedHeld) || spec.Code(err, -1) != 128+15 {
-			t.Fatalf("round %d: Run(TERM ready with the commit) = %v (code %d); want ErrStoppedHeld with 143", i, err, spec.Code(err, -1))
+		if !errors.Is(err, runner.ErrStoppedHeld) || exit.Code(err, -1) != 128+15 {
+			t.Fatalf("round %d: Run(TERM ready with the commit) = %v (code %d); want ErrStoppedHeld with 143", i, err, exit.Code(err, -1))
 		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Fatalf("round %d: Run(TERM ready with the commit): the command ran", i)
@@ -178,9 +178,9 @@ func TestRunGateExecErrors(t *testing.T) {
 		code     int
 		recorded map[string]bool // by hold
 	}{
-		{"missing path", []string{filepath.Join(dir, "missing")}, spec.ExitNotFound, map[string]bool{"traced": true, "gate": true}}, // not stat-able: held at the gate
-		{"not executable", []string{plain}, spec.ExitNoExec, map[string]bool{"gate": true}},
-		{"not on PATH", []string{"tether-no-such-command"}, spec.ExitNotFound, nil},
+		{"missing path", []string{filepath.Join(dir, "missing")}, exit.NotFound, map[string]bool{"traced": true, "gate": true}}, // not stat-able: held at the gate
+		{"not executable", []string{plain}, exit.NoExec, map[string]bool{"gate": true}},
+		{"not on PATH", []string{"tether-no-such-command"}, exit.NotFound, nil},
 	}
 	for _, hold := range runner.Holds {
 		restore := hold.Set()
@@ -191,7 +191,7 @@ func TestRunGateExecErrors(t *testing.T) {
 					Argv:    tt.argv,
 					OnStart: func(proc.ID) error { recorded = true; return nil },
 				})
-				if got := spec.Code(err, -1); got != tt.code || recorded != tt.recorded[hold.Name] {
+				if got := exit.Code(err, -1); got != tt.code || recorded != tt.recorded[hold.Name] {
 					t.Errorf("Run(%v) = %v (code %d), recorded %v; want code %d, recorded %v", tt.argv, err, got, recorded, tt.code, tt.recorded[hold.Name])
 				}
 				noChildren(t)

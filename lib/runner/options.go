@@ -13,7 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
+	"github.com/tether-sh/tether/lib/syntax"
 
 	"golang.org/x/sys/unix"
 
@@ -91,7 +92,7 @@ type Options struct {
 	// run. The command runs only once OnStart returns nil (ledger run and
 	// adopt record it durably there); an error keeps it from ever running,
 	// and Run returns that error with code 125 (or the error's own
-	// *spec.ExitError code).
+	// *exit.Error code).
 	OnStart func(child proc.ID) error
 
 	// HeldStop, when set, is closed by Run when a stop signal (TERM, INT,
@@ -149,40 +150,40 @@ type Result struct {
 // could not be judged gone (the message must say so), else ExitCode.
 func (r Result) Code() int {
 	if len(r.Survivors) > 0 || r.Unjudged != nil {
-		return spec.ExitNotRun
+		return exit.NotRun
 	}
 	return r.ExitCode
 }
 
 // StartError turns an error from starting command name into a one-line
-// *spec.ExitError in a shell's words, carrying 127 (not found), 126 (not
+// *exit.Error in a shell's words, carrying 127 (not found), 126 (not
 // executable) or 125. The name is the user's word, its control characters
 // escaped: a newline in it must not split the diagnostic into lines that
 // each read as one. Invalid UTF-8 is left for a ledger record to keep as
 // U+FFFD and for the diagnostic to escape when it prints.
 func StartError(name string, err error) error {
-	code := spec.StartStatus(err)
-	quoted := spec.EscapeControlChars(name)
+	code := exit.ForStart(err)
+	quoted := syntax.EscapeControlChars(name)
 	var ee *exec.Error
 	var pe *fs.PathError
 	switch {
-	case code == spec.ExitNotFound && errors.As(err, &ee) && foundInPath(name):
+	case code == exit.NotFound && errors.As(err, &ee) && foundInPath(name):
 		// As execvp does: a name found in PATH only as a directory or a
 		// file without execute permission cannot be executed.
-		return spec.Errorf(spec.ExitNoExec, "%s: cannot execute: %w", quoted, fs.ErrPermission)
-	case code == spec.ExitNotFound && errors.As(err, &pe) && errors.Is(err, syscall.ENOENT):
+		return exit.Errorf(exit.NoExec, "%s: cannot execute: %w", quoted, fs.ErrPermission)
+	case code == exit.NotFound && errors.As(err, &pe) && errors.Is(err, syscall.ENOENT):
 		if why := missingPart(pe.Path); why != "" {
-			return spec.Errorf(code, "%s: %s", quoted, why)
+			return exit.Errorf(code, "%s: %s", quoted, why)
 		}
-		return spec.Errorf(code, "%s: command not found", quoted)
-	case code == spec.ExitNotFound:
-		return spec.Errorf(code, "%s: command not found", quoted)
+		return exit.Errorf(code, "%s: command not found", quoted)
+	case code == exit.NotFound:
+		return exit.Errorf(code, "%s: command not found", quoted)
 	case errors.As(err, &ee) && errors.Is(err, exec.ErrDot):
-		return spec.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", quoted, err)
-	case code == spec.ExitNoExec:
-		return spec.Errorf(code, "%s: cannot execute: %w", quoted, proc.UnwrapPath(err))
+		return exit.Errorf(code, "%s: refusing to run a command found in the current directory through PATH: %w", quoted, err)
+	case code == exit.NoExec:
+		return exit.Errorf(code, "%s: cannot execute: %w", quoted, proc.UnwrapPath(err))
 	}
-	return spec.Errorf(code, "%s: cannot start: %w", quoted, proc.UnwrapPath(err))
+	return exit.Errorf(code, "%s: cannot start: %w", quoted, proc.UnwrapPath(err))
 }
 
 // foundInPath reports whether name, which PATH lookup did not find as an

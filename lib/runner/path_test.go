@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // setPath sets PATH for the test, or unsets it when unset; the cleanup
@@ -44,11 +44,11 @@ func TestRunSearchPath(t *testing.T) {
 	}{
 		{"unset", "", true, []string{"true"}, 0},
 		{"unset status", "", true, []string{"sh", "-c", "exit 3"}, 3},
-		{"unset not found", "", true, []string{"tether-no-such-command"}, spec.ExitNotFound},
-		{"unset not in cwd", "", true, []string{"tether-here"}, spec.ExitNotFound},
-		{"empty", "", false, []string{"true"}, spec.ExitNotFound},
-		{"empty cwd", "", false, []string{"tether-here"}, spec.ExitNoExec},
-		{"set", "/nonexistent", false, []string{"true"}, spec.ExitNotFound},
+		{"unset not found", "", true, []string{"tether-no-such-command"}, exit.NotFound},
+		{"unset not in cwd", "", true, []string{"tether-here"}, exit.NotFound},
+		{"empty", "", false, []string{"true"}, exit.NotFound},
+		{"empty cwd", "", false, []string{"tether-here"}, exit.NoExec},
+		{"set", "/nonexistent", false, []string{"true"}, exit.NotFound},
 	}
 	for _, hold := range append([]string{"unheld"}, holdNames()...) {
 		for _, tt := range tests {
@@ -100,7 +100,7 @@ func TestRunPathUnsetEnviron(t *testing.T) {
 
 func codeOf(res runner.Result, err error) int {
 	if err != nil {
-		return spec.Code(err, -1)
+		return exit.Code(err, -1)
 	}
 	return res.Code()
 }

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/syntax"
 
 	"github.com/tether-sh/tether/lib/proc"
 )
@@ -24,7 +24,7 @@ func (r Result) Report(warn func(format string, args ...any)) {
 			plural(n, "itself", "themselves"), ListPIDs(r.Killed))
 	} else if n > 0 && len(r.Schedule) > 0 {
 		warn("%d leftover %s ignored %s; killed (%s)", n, plural(n, "process", "processes"),
-			spec.SignalName(r.Schedule[0].Signal), ListPIDs(r.Killed))
+			syntax.SignalName(r.Schedule[0].Signal), ListPIDs(r.Killed))
 	}
 	if n := len(r.Survivors); n > 0 {
 		warn("%d %s survived even KILL (%s); giving up", n, plural(n, "process", "processes"), ListPIDs(r.Survivors))

@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/proc"
-	"github.com/tether-sh/tether/lib/spec"
 	"github.com/tether-sh/tether/lib/stop"
 )
 
@@ -19,7 +19,7 @@ var running atomic.Bool
 
 // Run runs o.Argv to completion as described in the package comment.
 //
-// An error means the command did not run: it is a *spec.ExitError with
+// An error means the command did not run: it is a *exit.Error with
 // code 127 (not found), 126 (not executable) or 125 (anything else, e.g.
 // a bad Dir or ErrBusy). Once the command has started, Run always returns
 // a Result and a nil error. ctx being done stops the command like a
@@ -29,14 +29,14 @@ var running atomic.Bool
 // the runner must not die with its leftovers unreaped.
 func Run(ctx context.Context, o Options) (Result, error) {
 	if len(o.Argv) == 0 {
-		return Result{}, spec.Errorf(spec.ExitNotRun, "no command given")
+		return Result{}, exit.Errorf(exit.NotRun, "no command given")
 	}
 	if o.Argv[0] == "" {
 		// A command named by an empty word: a shell finds none (127).
-		return Result{}, spec.Errorf(spec.ExitNotFound, `"": command not found`)
+		return Result{}, exit.Errorf(exit.NotFound, `"": command not found`)
 	}
 	if !running.CompareAndSwap(false, true) {
-		return Result{}, spec.Errorf(spec.ExitNotRun, "%w", ErrBusy)
+		return Result{}, exit.Errorf(exit.NotRun, "%w", ErrBusy)
 	}
 	defer running.Store(false)
 	r, err := start(o)
@@ -169,9 +169,9 @@ func (r *run) finish(ws syscall.WaitStatus, exited bool) Result {
 	res := r.res
 	if !exited {
 		// The command outlived KILL: nothing more can be done for it.
-		res.ExitCode = spec.ExitNotRun
+		res.ExitCode = exit.NotRun
 		if res.DeadlineHit {
-			res.ExitCode = spec.ExitDeadline
+			res.ExitCode = exit.Deadline
 		}
 		res.Survivors = append(res.Survivors, res.Child)
 		tr := stop.NewDescendants("", &r.reap.hold)
@@ -186,9 +186,9 @@ func (r *run) finish(ws syscall.WaitStatus, exited bool) Result {
 	}
 	res.Status = ws
 	res.Signaled = ws.Signaled()
-	res.ExitCode = spec.ExitStatus(ws)
+	res.ExitCode = exit.ForWait(ws)
 	if res.DeadlineHit {
-		res.ExitCode = spec.ExitDeadline
+		res.ExitCode = exit.Deadline
 	}
 	exitedAt := time.Now()
 	cleanup(r.reap, r.sched, r.stoppedWith, &res)

@@ -6,7 +6,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
+	"github.com/tether-sh/tether/lib/syntax"
 )
 
 // Run needs Linux: a child subreaper, pidfds, a command held before its
@@ -15,7 +16,7 @@ import (
 func Run(ctx context.Context, o Options) (Result, error) {
 	name := "a command"
 	if len(o.Argv) > 0 {
-		name = spec.EscapeControlChars(o.Argv[0])
+		name = syntax.EscapeControlChars(o.Argv[0])
 	}
-	return Result{}, spec.Errorf(spec.ExitNotRun, "cannot run %s: %w (tether's runners need Linux)", name, errors.ErrUnsupported)
+	return Result{}, exit.Errorf(exit.NotRun, "cannot run %s: %w (tether's runners need Linux)", name, errors.ErrUnsupported)
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
 
 	"golang.org/x/sys/unix"
 
@@ -85,17 +85,17 @@ func TestRunStartErrors(t *testing.T) {
 		o    runner.Options
 		code int
 	}{
-		{"not found", runner.Options{Argv: []string{"tether-no-such-command"}}, spec.ExitNotFound},
-		{"missing path", runner.Options{Argv: []string{"/nonexistent/x"}}, spec.ExitNotFound},
-		{"not executable", runner.Options{Argv: []string{"/etc/passwd"}}, spec.ExitNoExec},
-		{"directory", runner.Options{Argv: []string{"/"}}, spec.ExitNoExec},
-		{"empty", runner.Options{}, spec.ExitNotRun},
-		{"bad dir", runner.Options{Argv: []string{"true"}, Dir: "/nonexistent"}, spec.ExitNotRun},
+		{"not found", runner.Options{Argv: []string{"tether-no-such-command"}}, exit.NotFound},
+		{"missing path", runner.Options{Argv: []string{"/nonexistent/x"}}, exit.NotFound},
+		{"not executable", runner.Options{Argv: []string{"/etc/passwd"}}, exit.NoExec},
+		{"directory", runner.Options{Argv: []string{"/"}}, exit.NoExec},
+		{"empty", runner.Options{}, exit.NotRun},
+		{"bad dir", runner.Options{Argv: []string{"true"}, Dir: "/nonexistent"}, exit.NotRun},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := runner.Run(context.Background(), tt.o)
-			if got := spec.Code(err, -1); got != tt.code {
+			if got := exit.Code(err, -1); got != tt.code {
 				t.Errorf("Run(%q) = %v (code %d); want code %d", tt.o.Argv, err, got, tt.code)
 			}
 		})
@@ -228,7 +228,7 @@ func TestRunDeadline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Code() != spec.ExitDeadline || !res.DeadlineHit {
+			if res.Code() != exit.Deadline || !res.DeadlineHit {
 				t.Errorf("Run(deadline) = code %d hit %v; want 124 true", res.Code(), res.DeadlineHit)
 			}
 			if d := time.Since(start); d > 5*time.Second {
@@ -314,7 +314,7 @@ func TestRunBusy(t *testing.T) {
 	}()
 	<-started
 	_, err := runner.Run(context.Background(), runner.Options{Argv: sh("exit 0")})
-	if spec.Code(err, -1) != spec.ExitNotRun {
+	if exit.Code(err, -1) != exit.NotRun {
 		t.Errorf("second Run = %v; want ErrBusy with code 125", err)
 	}
 	<-done

@@ -10,9 +10,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/proc"
-	"github.com/tether-sh/tether/lib/spec"
 	"github.com/tether-sh/tether/lib/stop"
+	"github.com/tether-sh/tether/lib/syntax"
 )
 
 // start makes the runner a subreaper that catches the forwarded signals,
@@ -91,7 +92,7 @@ func (r *run) stoppable(onStart func(proc.ID) error) func(proc.ID) error {
 				close(r.o.HeldStop)
 			}
 			<-done
-			return spec.Errorf(spec.SignalExit(sig), "%s: %w: signal %s arrived while it waited to be recorded", spec.EscapeControlChars(r.o.Argv[0]), ErrStoppedHeld, spec.SignalName(sig))
+			return exit.Errorf(exit.ForSignal(sig), "%s: %w: signal %s arrived while it waited to be recorded", syntax.EscapeControlChars(r.o.Argv[0]), ErrStoppedHeld, syntax.SignalName(sig))
 		}
 		for {
 			select {
@@ -154,7 +155,7 @@ func checkDir(dir string) error {
 		err = fmt.Errorf("not a directory")
 	}
 	if err != nil {
-		return spec.Errorf(spec.ExitNotRun, "working directory %s: %w", dir, proc.UnwrapPath(err))
+		return exit.Errorf(exit.NotRun, "working directory %s: %w", dir, proc.UnwrapPath(err))
 	}
 	return nil
 }
@@ -166,7 +167,7 @@ func (r *run) becomeSubreaper() error {
 	var was int32
 	unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&was)), 0, 0, 0)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return spec.Errorf(spec.ExitNotRun, "become child subreaper: %w", err)
+		return exit.Errorf(exit.NotRun, "become child subreaper: %w", err)
 	}
 	if was == 0 {
 		r.undo = append(r.undo, func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })

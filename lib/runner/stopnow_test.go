@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/proc"
 	"github.com/tether-sh/tether/lib/runner"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // TestRunStop: Options.Stop stops the command's group boundedly the moment
@@ -128,7 +128,7 @@ func TestRunStopOnce(t *testing.T) {
 	if res.Stopped && res.Code() != 9 {
 		t.Errorf("Run stopped = code %d; want 9 (the trap's)", res.Code())
 	}
-	if res.DeadlineHit && res.Code() != spec.ExitDeadline {
+	if res.DeadlineHit && res.Code() != exit.Deadline {
 		t.Errorf("Run deadline = code %d; want 124", res.Code())
 	}
 	noChildren(t)

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/syntax"
 
 	"golang.org/x/sys/unix"
 
@@ -38,7 +38,7 @@ type sigList []unix.Signal
 
 func (s *sigList) String() string { return fmt.Sprint(*s) }
 func (s *sigList) Set(v string) error {
-	sig, err := spec.ParseSignal(v)
+	sig, err := syntax.ParseSignal(v)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/internal/durable"
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/syntax"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
@@ -182,7 +182,7 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: signal SIG TARGET")
 	}
-	sig, err := spec.ParseSignal(args[0])
+	sig, err := syntax.ParseSignal(args[0])
 	ts.Check(err)
 	id := resolveID(ts, args[1])
 	if id.PID <= 1 {

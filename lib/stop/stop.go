@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/syntax"
 
 	"golang.org/x/sys/unix"
 
@@ -55,7 +55,7 @@ func Default(sig unix.Signal, grace time.Duration) Schedule {
 func ParseSchedule(s string) (Schedule, error) {
 	parts := strings.Split(s, "/")
 	if len(parts) == 1 {
-		d, err := spec.ParseDuration(parts[0])
+		d, err := syntax.ParseDuration(parts[0])
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: want SIG/WAIT[/SIG/WAIT...]", ErrBadSchedule, s)
 		}
@@ -66,11 +66,11 @@ func ParseSchedule(s string) (Schedule, error) {
 	}
 	var sched Schedule
 	for i := 0; i < len(parts); i += 2 {
-		sig, err := spec.ParseStopSignal(parts[i])
+		sig, err := syntax.ParseStopSignal(parts[i])
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: %v", ErrBadSchedule, s, err)
 		}
-		d, err := spec.ParseDuration(parts[i+1])
+		d, err := syntax.ParseDuration(parts[i+1])
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: %v", ErrBadSchedule, s, err)
 		}
@@ -86,7 +86,7 @@ func (s Schedule) String() string {
 		if i > 0 {
 			b.WriteByte('/')
 		}
-		fmt.Fprintf(&b, "%s/%g", spec.SignalName(st.Signal), st.Wait.Seconds())
+		fmt.Fprintf(&b, "%s/%g", syntax.SignalName(st.Signal), st.Wait.Seconds())
 	}
 	return b.String()
 }

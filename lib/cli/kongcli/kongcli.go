@@ -28,8 +28,8 @@ import (
 	"github.com/willabides/kongplete"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/internal/manual"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // Tool is a cli.Tool whose command line kong parses.
@@ -43,7 +43,7 @@ type Tool struct {
 
 	// RunsCommand reports whether a command line asks the tool to run a
 	// command: a runner (ledger run, ledger spawn, adopt, reap, watchpid
-	// … CMD). A runner's usage error exits 125 (spec.ExitNotRun), as
+	// … CMD). A runner's usage error exits 125 (exit.NotRun), as
 	// timeout's, env's and nice's do, so that a caller can tell it from
 	// the command's own exit 2; every other usage error is 2. ctx is what
 	// kong parsed before it failed (nil before any word), args the whole
@@ -60,9 +60,9 @@ func New(name string, describe func() string) *Tool {
 // 125 when it asked to run a command (see RunsCommand), else 2.
 func (t *Tool) UsageCode(ctx *kong.Context, args []string) int {
 	if t.RunsCommand != nil && t.RunsCommand(ctx, args) {
-		return spec.ExitNotRun
+		return exit.NotRun
 	}
-	return spec.ExitUsage
+	return exit.Usage
 }
 
 // exitPanic carries kong's requested exit out of Parse without exiting the
@@ -136,7 +136,7 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 	if err != nil {
 		// A grammar error is a programming error, but never a panic for the user.
 		t.Warnf("internal error: %v", err)
-		return nil, spec.ExitSystem, true
+		return nil, exit.System, true
 	}
 	if cli.Completing() {
 		if t.completeCommand(parser) {
@@ -158,9 +158,9 @@ func (t *Tool) Parse(grammar any, args []string, options ...kong.Option) (ctx *k
 		}
 		t.Warnf("%v", missingValue(unknownValue(unknownCommand(parser, partial, err))))
 		if errors.Is(err, cli.ErrOutput) {
-			return nil, spec.ExitSystem, true // --help could not be written
+			return nil, exit.System, true // --help could not be written
 		}
-		var ee *spec.ExitError
+		var ee *exit.Error
 		if errors.As(err, &ee) {
 			return nil, ee.Code, true
 		}

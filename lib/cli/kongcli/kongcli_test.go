@@ -12,7 +12,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
 )
 
 func TestParseExitCodes(t *testing.T) {
@@ -27,9 +27,9 @@ func TestParseExitCodes(t *testing.T) {
 	}{
 		{[]string{"--version"}, 0, true},
 		{[]string{"--help"}, 0, true},
-		{[]string{"--bogus"}, spec.ExitUsage, true},
-		{[]string{"notanumber"}, spec.ExitUsage, true},
-		{[]string{}, spec.ExitUsage, true},
+		{[]string{"--bogus"}, exit.Usage, true},
+		{[]string{"notanumber"}, exit.Usage, true},
+		{[]string{}, exit.Usage, true},
 		{[]string{"3"}, 0, false},
 	}
 	for _, tt := range tests {
@@ -40,7 +40,7 @@ func TestParseExitCodes(t *testing.T) {
 		if code != tt.code || done != tt.done {
 			t.Errorf("Parse(%q) = %d, %v; want %d, %v (stderr %q)", tt.args, code, done, tt.code, tt.done, errOut.String())
 		}
-		if tt.code == spec.ExitUsage && len(errOut.String()) < 4 || tt.code == spec.ExitUsage && errOut.String()[:3] != "t: " {
+		if tt.code == exit.Usage && len(errOut.String()) < 4 || tt.code == exit.Usage && errOut.String()[:3] != "t: " {
 			t.Errorf("Parse(%q) stderr = %q; want a line starting \"t: \"", tt.args, errOut.String())
 		}
 	}
@@ -74,11 +74,11 @@ func TestRunnerUsage(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"run", "--gace", "1s", "--", "true"}, spec.ExitNotRun, `t: unknown flag --gace, did you mean "--grace"?`},
-		{[]string{"--ledger", "run", "list", "--bogus"}, spec.ExitUsage, "t: unknown flag --bogus"},
-		{[]string{"--ledgr", "x", "run", "--bogus"}, spec.ExitNotRun, "t: unknown flag --ledgr"},
-		{[]string{"--json", "list", "x"}, spec.ExitUsage, `t: unexpected argument x`},
-		{[]string{"frobnicate"}, spec.ExitUsage, `t: unknown command "frobnicate"; the commands are run, list`},
+		{[]string{"run", "--gace", "1s", "--", "true"}, exit.NotRun, `t: unknown flag --gace, did you mean "--grace"?`},
+		{[]string{"--ledger", "run", "list", "--bogus"}, exit.Usage, "t: unknown flag --bogus"},
+		{[]string{"--ledgr", "x", "run", "--bogus"}, exit.NotRun, "t: unknown flag --ledgr"},
+		{[]string{"--json", "list", "x"}, exit.Usage, `t: unexpected argument x`},
+		{[]string{"frobnicate"}, exit.Usage, `t: unknown command "frobnicate"; the commands are run, list`},
 	}
 	for _, tt := range tests {
 		tl, errOut := tool()
@@ -168,7 +168,7 @@ func TestParseHelpLost(t *testing.T) {
 		var stderr bytes.Buffer
 		tool := &Tool{Tool: &cli.Tool{Name: "t", Stdout: cli.NewOutput(fullStdout{}), Stderr: &stderr}}
 		_, code, done := tool.Parse(&g, args)
-		if !done || code != spec.ExitSystem || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "cannot write output") {
+		if !done || code != exit.System || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "cannot write output") {
 			t.Errorf("Parse(%v) to a full stdout = %d, %v, stderr %q; want 3, one line", args, code, done, stderr.String())
 		}
 	}

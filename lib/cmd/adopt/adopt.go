@@ -11,8 +11,8 @@ import (
 
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/cmd/internal/store"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cli/kongcli"
@@ -42,7 +42,7 @@ func Main(args []string) int {
 	// CUR PREV"): that is no command line handed back.
 	if !cli.Completing() && sibling.HandedBack(args, "ledger", "adopt") {
 		// Started as tether-pg, which this is not: never hand on again.
-		return t.Fail(sibling.ErrHandedBack, spec.ExitNotRun)
+		return t.Fail(sibling.ErrHandedBack, exit.NotRun)
 	}
 	// adopt always runs a command: its usage errors are 125, as timeout's.
 	t.RunsCommand = func(*kong.Context, []string) bool { return true }
@@ -58,17 +58,17 @@ func Main(args []string) int {
 	// opened, the program that serves the store runs this command line.
 	dir, err := location.ResolveHandedOff(string(g.Ledger))
 	if err != nil {
-		return t.Fail(err, spec.ExitNotRun)
+		return t.Fail(err, exit.NotRun)
 	}
 	if err := store.Route("adopt", dir, args); err != nil {
-		return t.Fail(err, spec.ExitNotRun)
+		return t.Fail(err, exit.NotRun)
 	}
 	argv := cli.CommandArgv(args, g.Cmd)
 	if len(argv) == 0 {
-		return t.Fail(errors.New("no command: want adopt ID [--] CMD [ARGS...]"), spec.ExitNotRun)
+		return t.Fail(errors.New("no command: want adopt ID [--] CMD [ARGS...]"), exit.NotRun)
 	}
 	if err := ledger.ValidID(g.ID); err != nil {
-		return t.Fail(err, spec.ExitNotRun)
+		return t.Fail(err, exit.NotRun)
 	}
 	return run(t.Tool, &g, dir, argv)
 }
@@ -80,18 +80,18 @@ func run(t *cli.Tool, g *grammar, dir string, argv []string) int {
 	// worker (or for recover) rather than adopted and unacknowledged.
 	if g.AckFile != "" {
 		if err := checkAckDir(g.AckFile); err != nil {
-			return t.Fail(err, spec.ExitNotRun)
+			return t.Fail(err, exit.NotRun)
 		}
 	}
 	if err := location.Check(dir, true); err != nil {
-		return t.Fail(err, spec.ExitUsage)
+		return t.Fail(err, exit.Usage)
 	}
 	if err := location.CheckLeaseAt(dir, g.Lease.D(), g.Grace.D()); err != nil {
-		return t.Fail(errors.New(strings.TrimPrefix(err.Error(), ledger.ErrBadInput.Error()+": ")), spec.ExitUsage)
+		return t.Fail(errors.New(strings.TrimPrefix(err.Error(), ledger.ErrBadInput.Error()+": ")), exit.Usage)
 	}
 	// An execution to adopt lives in an existing store: never create one.
 	if err := location.Exists(dir); err != nil {
-		return t.Fail(fmt.Errorf("ledger store %s: %w", location.Redact(dir), proc.UnwrapPath(err)), spec.ExitNotRun)
+		return t.Fail(fmt.Errorf("ledger store %s: %w", location.Redact(dir), proc.UnwrapPath(err)), exit.NotRun)
 	}
 	st, err := store.Open(t, dir, location.Options{Lease: g.Lease.D(), LockTimeout: g.LockTimeout.D(), LockTimeoutGiven: g.LockTimeout.Given})
 	if err != nil {
@@ -100,7 +100,7 @@ func run(t *cli.Tool, g *grammar, dir string, argv []string) int {
 	defer st.Close()
 	if g.Keep < 0 {
 		// A runner's usage error: 125, as the others.
-		return t.Fail(fmt.Errorf("--keep %d: want 0 (keep every execution) or more", g.Keep), spec.ExitNotRun)
+		return t.Fail(fmt.Errorf("--keep %d: want 0 (keep every execution) or more", g.Keep), exit.NotRun)
 	}
 	out := execution.Adopt(t.Warnf, st, execution.AdoptOptions{ID: g.ID, AckFile: g.AckFile, Options: execution.Options{
 		Argv: argv, Grace: g.Grace.D(), PIDNamespace: g.PIDNS, KeepOutput: g.KeepOutput.N(), Keep: g.Keep,

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // The states of a monitoring plugin (Nagios, Icinga, Sensu, Zabbix), in
@@ -177,7 +177,7 @@ func checkReport(w io.Writer, state checkState, text, perf string) error {
 		line += " | " + perf
 	}
 	if _, err := fmt.Fprintln(w, line); err != nil {
-		return spec.Errorf(int(checkUnknown), "%w", err)
+		return exit.Errorf(int(checkUnknown), "%w", err)
 	}
 	return exitStatus(state)
 }

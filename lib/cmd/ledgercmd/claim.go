@@ -6,9 +6,9 @@ import (
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/execution"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // jobClaim is what every subcommand that claims takes: claim, run, spawn.
@@ -90,7 +90,7 @@ func withdraw(st ledger.Ledger, r ledger.Record, printErr error) error {
 // be printed (printErr): the job, the id, why, and what becomes of it.
 // A caller told of a failure must still be able to find what it made.
 func idLost(job, id string, printErr error, fate string) error {
-	return spec.Errorf(spec.ExitSystem, "cannot print the id of %s (%s): %s; %s", job, id, lostWhy(printErr), fate)
+	return exit.Errorf(exit.System, "cannot print the id of %s (%s): %s; %s", job, id, lostWhy(printErr), fate)
 }
 
 // lostWhy is a lost write's cause, without cli.ErrOutput's words.

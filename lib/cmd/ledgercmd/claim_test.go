@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // finishOnly is a store of which withdraw may call Finish alone (any other
@@ -39,8 +39,8 @@ func TestWithdraw(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("withdraw = %v\nwant %s", err, tc.want)
 		}
-		if got := spec.Code(err, -1); got != spec.ExitSystem {
-			t.Errorf("exit code %d, want %d", got, spec.ExitSystem)
+		if got := exit.Code(err, -1); got != exit.System {
+			t.Errorf("exit code %d, want %d", got, exit.System)
 		}
 		if st.id != "i1" || st.status != ledger.Failed || st.msg != "claim withdrawn: its id could not be printed: write /dev/stdout: no space left on device" {
 			t.Errorf("Finish(%q, %q, %q)", st.id, st.status, st.msg)

@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/internal/argv"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // What ledger says about its own command line, without kong: --help and a
@@ -27,7 +27,7 @@ func complete(t *cli.Tool) int {
 	if !cli.CompleteCommand(t.Stdout, RunsCommand) {
 		cli.Complete(t.Stdout, completeTables, Completers())
 	}
-	return t.Done(spec.ExitOK)
+	return t.Done(exit.OK)
 }
 
 // Completers are the predictors the grammar's predictor tags name: job
@@ -110,7 +110,7 @@ func help(t *cli.Tool, args []string) (code int, done bool) {
 		return 0, false
 	}
 	if _, err := fmt.Fprint(t.Stdout, text); err != nil {
-		return t.Fail(err, spec.ExitSystem), true
+		return t.Fail(err, exit.System), true
 	}
-	return t.Done(spec.ExitOK), true
+	return t.Done(exit.OK), true
 }

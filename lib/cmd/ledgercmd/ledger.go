@@ -9,9 +9,9 @@ import (
 
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/cmd/internal/store"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/internal/argv"
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/spec"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/ledger"
@@ -197,7 +197,7 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 	var g grammar
 	cmd, code, done := explain(t, &g, args)
 	if done {
-		if code == spec.ExitUsage && checkUsage(args) {
+		if code == exit.Usage && checkUsage(args) {
 			return checkUsageUnknown(t)
 		}
 		return code
@@ -226,7 +226,7 @@ func route(t *cli.Tool, g *grammar, args []string) (code int, done bool) {
 			return result(t, checkReport(t.Stdout, checkUnknown, "cannot read the store: "+oneLine(err.Error()), "")), true
 		}
 		if RunsCommand(args) {
-			return t.Fail(err, spec.ExitNotRun), true
+			return t.Fail(err, exit.NotRun), true
 		}
 		return t.Fail(err, store.ExitCode(err)), true
 	}
@@ -243,9 +243,9 @@ func explainElsewhere(t *cli.Tool, args []string) int {
 	case checkUsage(args):
 		return checkUsageUnknown(t)
 	case RunsCommand(args):
-		return spec.ExitNotRun
+		return exit.NotRun
 	}
-	return spec.ExitUsage
+	return exit.Usage
 }
 
 // handedBack refuses a command line handed to tether-pg (see
@@ -261,13 +261,13 @@ func handedBack(t *cli.Tool, args []string) int {
 	_, parses := argv.Parse(argvGrammar(), &g, rest)
 	switch {
 	case RunsCommand(rest):
-		return spec.ExitNotRun
+		return exit.NotRun
 	case parses:
-		return spec.ExitSystem
+		return exit.System
 	case checkUsage(rest):
 		return checkUsageUnknown(t)
 	}
-	return spec.ExitUsage
+	return exit.Usage
 }
 
 // say prints kong's reply r to args (answer) and returns the exit code.
@@ -275,16 +275,16 @@ func say(t *cli.Tool, r reply, args []string) int {
 	switch {
 	case r.version:
 		fmt.Fprintln(t.Stdout, cli.VersionText(t.Name))
-		return t.Done(spec.ExitOK)
+		return t.Done(exit.OK)
 	case r.asked:
 		text, ok := helpText(strings.Join(r.help, " "))
 		if !ok {
 			return explainElsewhere(t, args)
 		}
 		if _, err := fmt.Fprint(t.Stdout, text); err != nil {
-			return t.Fail(err, spec.ExitSystem)
+			return t.Fail(err, exit.System)
 		}
-		return t.Done(spec.ExitOK)
+		return t.Done(exit.OK)
 	}
 	t.Warnf("%s", r.usage)
 	return usageCode(t, args)
@@ -297,9 +297,9 @@ func usageCode(t *cli.Tool, args []string) int {
 	case checkUsage(args):
 		return checkUsageUnknown(t)
 	case RunsCommand(args):
-		return spec.ExitNotRun
+		return exit.NotRun
 	}
-	return spec.ExitUsage
+	return exit.Usage
 }
 
 // checkUsageUnknown is a monitoring plugin's usage error: UNKNOWN, on
@@ -330,7 +330,7 @@ func result(t *cli.Tool, err error) int {
 		}
 		return t.Fail(err, exitCode(err))
 	}
-	return spec.ExitOK
+	return exit.OK
 }
 
 // exitCode maps lib/ledger's sentinels to the exit codes of CONTRACT.md §2.

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 type metricsCmd struct {
@@ -51,7 +51,7 @@ func replaceable(path string) error {
 	if err != nil || fi.Mode().IsRegular() {
 		return nil
 	}
-	return spec.Errorf(spec.ExitUsage, "--output %s: not a regular file (%s); metrics replace FILE whole, renaming a new one over it", path, fileKind(fi.Mode()))
+	return exit.Errorf(exit.Usage, "--output %s: not a regular file (%s); metrics replace FILE whole, renaming a new one over it", path, fileKind(fi.Mode()))
 }
 
 // fileKind names the kind of file m is, for a refusal.

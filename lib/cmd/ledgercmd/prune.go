@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 type pruneCmd struct {
@@ -21,9 +21,9 @@ func (c *pruneCmd) Run(inv *invocation) error {
 	// execution, so prune's (keep none) is not what it reads as.
 	switch {
 	case c.All && (c.Keep > 0 || c.OlderThan > 0):
-		return spec.Errorf(spec.ExitUsage, "prune: --all drops every terminal record: give it alone, or --keep N / --older-than D instead")
+		return exit.Errorf(exit.Usage, "prune: --all drops every terminal record: give it alone, or --keep N / --older-than D instead")
 	case !c.All && c.Keep == 0 && c.OlderThan == 0:
-		return spec.Errorf(spec.ExitUsage, "prune: say which records go: --keep N, --older-than D, or --all")
+		return exit.Errorf(exit.Usage, "prune: say which records go: --keep N, --older-than D, or --all")
 	}
 	open := inv.open
 	if c.DryRun {

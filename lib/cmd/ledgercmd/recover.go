@@ -5,9 +5,9 @@ import (
 	"os"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 type recoverCmd struct {
@@ -39,7 +39,7 @@ func (c *recoverCmd) Run(inv *invocation) error {
 // recoverHost is recover --host NAME.
 func (c *recoverCmd) recoverHost(inv *invocation) error {
 	if me, _ := os.Hostname(); c.Host == me {
-		return spec.Errorf(spec.ExitUsage, "--host %s is this host: recover judges its executions by their processes", c.Host)
+		return exit.Errorf(exit.Usage, "--host %s is this host: recover judges its executions by their processes", c.Host)
 	}
 	st, err := inv.open()
 	if err != nil {
@@ -47,7 +47,7 @@ func (c *recoverCmd) recoverHost(inv *invocation) error {
 	}
 	recs, err := st.RecoverHost(c.Host)
 	if errors.Is(err, ledger.ErrOneHost) {
-		return spec.Errorf(spec.ExitUsage, "--host: the file store %s holds only this host's executions", st.Location())
+		return exit.Errorf(exit.Usage, "--host: the file store %s holds only this host's executions", st.Location())
 	}
 	return inv.printAffected(recs, err)
 }

@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/cmd/internal/store"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/syntax"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/execution"
@@ -49,7 +50,7 @@ func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)
 func commandArgv(args, cmd []string) ([]string, error) {
 	cmd = cli.CommandArgv(args, cmd)
 	if len(cmd) == 0 {
-		return nil, spec.Errorf(spec.ExitUsage, "no command: want -- CMD [ARGS...]")
+		return nil, exit.Errorf(exit.Usage, "no command: want -- CMD [ARGS...]")
 	}
 	return cmd, nil
 }
@@ -68,13 +69,13 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	}
 	if inv.g.JSON {
 		// CMD's output is run's: a record printed there would mix with it.
-		return spec.Errorf(spec.ExitUsage, "--json: ledger run prints no record (the output is CMD's); read it with ledger latest %s --json", c.Job)
+		return exit.Errorf(exit.Usage, "--json: ledger run prints no record (the output is CMD's); read it with ledger latest %s --json", c.Job)
 	}
 	if err := c.check(); err != nil {
 		return err
 	}
 	if c.Wait.D() < 0 || c.Wait.D() > 0 && !c.Exclusive {
-		return spec.Errorf(spec.ExitUsage, "--wait waits for the live run of an --exclusive run: give --exclusive too")
+		return exit.Errorf(exit.Usage, "--wait waits for the live run of an --exclusive run: give --exclusive too")
 	}
 	// The store is opened before any signal is caught: a TERM while it
 	// opens (a database connecting, a store migrated under its lock)
@@ -116,7 +117,7 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 				continue
 			case w == execution.Interrupted:
 				s, _ := sig.(syscall.Signal)
-				return spec.Errorf(spec.SignalExit(s), "not running %s: %s while waiting for its live run", c.Job, spec.SignalName(s))
+				return exit.Errorf(exit.ForSignal(s), "not running %s: %s while waiting for its live run", c.Job, syntax.SignalName(s))
 			case w == execution.TimeUp:
 				out.Refused = fmt.Errorf("%w (still so after waiting %v)", out.Refused, c.Wait.D())
 			}
@@ -140,7 +141,7 @@ const defaultKeep = 1000
 // check validates the flags together.
 func (r runOutput) check() error {
 	if r.Keep < 0 {
-		return spec.Errorf(spec.ExitUsage, "--keep %d: want 0 (keep every execution) or more", r.Keep)
+		return exit.Errorf(exit.Usage, "--keep %d: want 0 (keep every execution) or more", r.Keep)
 	}
 	return nil
 }
@@ -157,7 +158,7 @@ func (r runOutput) refused(inv *invocation, err error) error {
 	if !r.Quiet {
 		inv.tool.Warnf("%v", err)
 	}
-	if code == spec.ExitOK {
+	if code == exit.OK {
 		return nil
 	}
 	return exitStatus(code)
@@ -177,7 +178,7 @@ func (c *conflictExit) UnmarshalText(b []byte) error {
 		return fmt.Errorf("invalid exit status %q: want 0-255", b)
 	}
 	switch n {
-	case spec.ExitUsage, spec.ExitSystem, spec.ExitDeadline, spec.ExitNotRun, spec.ExitNoExec, spec.ExitNotFound:
+	case exit.Usage, exit.System, exit.Deadline, exit.NotRun, exit.NoExec, exit.NotFound:
 		return fmt.Errorf("%d is an exit status of ledger's own (2 usage, 3 system error, 124 deadline, 125 fault, 126 and 127 CMD not runnable): choose another", n)
 	}
 	c.n, c.given = n, true
@@ -187,7 +188,7 @@ func (c *conflictExit) UnmarshalText(b []byte) error {
 // code is the status of an expected refusal.
 func (c conflictExit) code() int {
 	if !c.given {
-		return spec.ExitNotRun
+		return exit.NotRun
 	}
 	return c.n
 }
@@ -197,7 +198,7 @@ func (c conflictExit) code() int {
 // reached or a missing tether-pg too: CMD did not run — or 2 for bad
 // input.
 func notRun(err error) error {
-	return &spec.ExitError{Code: store.NotRun(err), Err: err}
+	return &exit.Error{Code: store.NotRun(err), Err: err}
 }
 
 // checkLease refuses, on a PostgreSQL store (the only one that keeps
@@ -209,7 +210,7 @@ func (inv *invocation) checkLease(lease, grace time.Duration) error {
 		return nil
 	}
 	if err := location.CheckLeaseAt(loc, lease, grace); err != nil {
-		return spec.Errorf(spec.ExitUsage, "%s", strings.TrimPrefix(err.Error(), ledger.ErrBadInput.Error()+": "))
+		return exit.Errorf(exit.Usage, "%s", strings.TrimPrefix(err.Error(), ledger.ErrBadInput.Error()+": "))
 	}
 	return nil
 }
@@ -219,8 +220,8 @@ func (inv *invocation) checkLease(lease, grace time.Duration) error {
 // so that a cron line can tell it from the command's own 2.
 func asRunner(err error) error {
 	var status exitStatus
-	if err == nil || errors.As(err, &status) || exitCode(err) != spec.ExitUsage {
+	if err == nil || errors.As(err, &status) || exitCode(err) != exit.Usage {
 		return err
 	}
-	return &spec.ExitError{Code: spec.ExitNotRun, Err: err}
+	return &exit.Error{Code: exit.NotRun, Err: err}
 }

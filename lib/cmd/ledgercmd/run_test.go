@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tether-sh/tether/lib/cli"
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
 )
 
 // parseOnly parses args as run does when the fast path declines (kong)
@@ -47,7 +47,7 @@ func TestRunSpawnArgs(t *testing.T) {
 	}
 	for _, tc := range refused {
 		_, ok, code, stderr := parseOnly(tc.args)
-		if ok || code != spec.ExitNotRun || stderr != "ledger: "+tc.msg+"\n" {
+		if ok || code != exit.NotRun || stderr != "ledger: "+tc.msg+"\n" {
 			t.Errorf("parse(%q) = %v, %d, %q; want a runner's usage error 125 %q", tc.args, ok, code, stderr, tc.msg)
 		}
 	}

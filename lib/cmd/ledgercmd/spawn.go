@@ -9,9 +9,9 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/execution"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/handoff"
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/spec"
 	"github.com/tether-sh/tether/lib/stop"
 )
 
@@ -39,14 +39,14 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 		return err
 	}
 	if c.AckTimeout.D() <= 0 {
-		return spec.Errorf(spec.ExitUsage, "--ack-timeout must be positive, not %v", c.AckTimeout.D())
+		return exit.Errorf(exit.Usage, "--ack-timeout must be positive, not %v", c.AckTimeout.D())
 	}
 	// The worker (adopt) stops its payload with the default grace.
 	if err := inv.checkLease(c.Lease.D(), stop.DefaultGrace); err != nil {
 		return err
 	}
 	if c.Keep < 0 {
-		return spec.Errorf(spec.ExitUsage, "--keep %d: want 0 (keep every execution) or more", c.Keep)
+		return exit.Errorf(exit.Usage, "--keep %d: want 0 (keep every execution) or more", c.Keep)
 	}
 	if err := appendable(c.Log); err != nil {
 		return err
@@ -103,16 +103,16 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	}
 	code, err := execution.WaitSpawned(st, id, sp.Worker)
 	if err != nil {
-		if lost && spec.Code(err, spec.ExitSystem) <= spec.ExitSystem {
+		if lost && exit.Code(err, exit.System) <= exit.System {
 			inv.tool.Warnf("%v", err)
-			return exitStatus(spec.ExitSystem)
+			return exitStatus(exit.System)
 		}
 		return err
 	}
-	if lost && code <= spec.ExitSystem {
-		code = spec.ExitSystem
+	if lost && code <= exit.System {
+		code = exit.System
 	}
-	if code != spec.ExitOK {
+	if code != exit.OK {
 		return exitStatus(code)
 	}
 	return nil
@@ -132,7 +132,7 @@ func appendable(path string) error {
 	if err != nil || fi.Mode().IsRegular() {
 		return nil
 	}
-	return spec.Errorf(spec.ExitUsage, "--log %s: not a regular file (%s); the worker appends to it itself, following no link", path, fileKind(fi.Mode()))
+	return exit.Errorf(exit.Usage, "--log %s: not a regular file (%s); the worker appends to it itself, following no link", path, fileKind(fi.Mode()))
 }
 
 // print writes "ID WORKER_PID" (or a JSON object).

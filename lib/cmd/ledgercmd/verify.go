@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"fmt"
 
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 type verifyCmd struct {
@@ -50,7 +50,7 @@ func (c *verifyCmd) Run(inv *invocation) error {
 		return err
 	}
 	if rep.Problems > 0 && (!c.Repair || rep.Repaired < rep.Problems) {
-		return exitStatus(spec.ExitRefused)
+		return exitStatus(exit.Refused)
 	}
 	return nil
 }

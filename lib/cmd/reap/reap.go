@@ -5,7 +5,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cli/kongcli"
@@ -41,12 +41,12 @@ func Main(args []string) int {
 	g.Cmd = cli.CommandArgv(args, g.Cmd)
 	if len(g.Cmd) == 0 {
 		t.Warnf("no command given: usage: reap [--grace D] [--deadline D] [--signal SIG] [--] CMD [ARGS...]")
-		return spec.ExitNotRun
+		return exit.NotRun
 	}
 	// Leftovers are found and stopped through /proc: through a foreign
 	// one, reap would take other processes for CMD's.
 	if err := proc.CheckProcNS(); err != nil {
-		return t.Fail(err, spec.ExitNotRun)
+		return t.Fail(err, exit.NotRun)
 	}
 	o := runner.Options{
 		Argv:         g.Cmd,
@@ -62,7 +62,7 @@ func Main(args []string) int {
 	}
 	res, err := runner.Run(context.Background(), o)
 	if err != nil {
-		return t.Fail(err, spec.ExitNotRun)
+		return t.Fail(err, exit.NotRun)
 	}
 	if res.DeadlineHit {
 		t.Warnf("deadline of %v passed; stopped %s", g.Deadline.D(), g.Cmd[0])

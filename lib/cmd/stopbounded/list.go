@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/proc"
-	"github.com/tether-sh/tether/lib/spec"
 	"github.com/tether-sh/tether/lib/stop"
 )
 
@@ -32,11 +32,11 @@ func list(t *cli.Tool, g *grammar, args []string) int {
 	for _, a := range args {
 		id, err := proc.ParseID(a)
 		if err != nil {
-			return t.Fail(err, spec.ExitUsage)
+			return t.Fail(err, exit.Usage)
 		}
 		tr, err := stop.NewTree(id, g.Name)
 		if err != nil {
-			return t.Fail(err, spec.ExitUsage)
+			return t.Fail(err, exit.Usage)
 		}
 		trees = append(trees, tr)
 	}
@@ -44,7 +44,7 @@ func list(t *cli.Tool, g *grammar, args []string) int {
 	for _, tr := range trees {
 		stats, err := tr.List()
 		if err != nil {
-			return t.Fail(fmt.Errorf("cannot walk %s: %w", tr.Label(), err), spec.ExitSystem)
+			return t.Fail(fmt.Errorf("cannot walk %s: %w", tr.Label(), err), exit.System)
 		}
 		for _, st := range stats {
 			if g.JSON {
@@ -55,5 +55,5 @@ func list(t *cli.Tool, g *grammar, args []string) int {
 			fmt.Fprintln(t.Stdout, id.String()+" "+cli.EscapeControl(st.Comm))
 		}
 	}
-	return spec.ExitOK
+	return exit.OK
 }

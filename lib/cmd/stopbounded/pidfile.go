@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
 
 	"golang.org/x/sys/unix"
 
@@ -31,9 +31,9 @@ var errUnsafePidfile = errors.New("refusing a pidfile another user can write")
 // or one that is not a regular file, is bad input (2).
 func pidfileExit(err error) int {
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EIO) || errors.Is(err, errUnsafePidfile) {
-		return spec.ExitSystem
+		return exit.System
 	}
-	return spec.ExitUsage
+	return exit.Usage
 }
 
 // readPidfile returns the single PID[@START] token in file f. The file

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
 )
 
 func TestPidfileExit(t *testing.T) {
@@ -47,18 +47,18 @@ func TestPidfileExit(t *testing.T) {
 		want     int
 		msg      string
 	}{
-		{"missing", filepath.Join(dir, "none.pid"), false, spec.ExitUsage, "no such file"},
-		{"empty", write("empty.pid", "\n", 0o644), false, spec.ExitUsage, "is empty"},
-		{"two words", write("two.pid", "12 34\n", 0o644), false, spec.ExitUsage, "holds 2 words"},
-		{"not a pid", write("bad.pid", "-1\n", 0o644), false, spec.ExitUsage, "invalid process id"},
-		{"too big", write("big.pid", strings.Repeat(" ", pidfileMax)+"42\n", 0o644), false, spec.ExitUsage, "larger than"},
-		{"a directory", dir, false, spec.ExitUsage, "not a regular file (a directory)"},
-		{"a FIFO", fifo, false, spec.ExitUsage, "not a regular file (a FIFO)"},
-		{"/dev/zero", "/dev/zero", false, spec.ExitUsage, "not a regular file (a character device)"},
-		{"a symlink", link, false, spec.ExitUsage, "symbolic link"},
-		{"owned by nobody", nobody, true, spec.ExitSystem, "owned by uid 65534"},
-		{"group-writable", write("group.pid", "42\n", 0o664), true, spec.ExitSystem, "writable by its group or others"},
-		{"world-writable", write("world.pid", "42\n", 0o646), true, spec.ExitSystem, "writable by its group or others"},
+		{"missing", filepath.Join(dir, "none.pid"), false, exit.Usage, "no such file"},
+		{"empty", write("empty.pid", "\n", 0o644), false, exit.Usage, "is empty"},
+		{"two words", write("two.pid", "12 34\n", 0o644), false, exit.Usage, "holds 2 words"},
+		{"not a pid", write("bad.pid", "-1\n", 0o644), false, exit.Usage, "invalid process id"},
+		{"too big", write("big.pid", strings.Repeat(" ", pidfileMax)+"42\n", 0o644), false, exit.Usage, "larger than"},
+		{"a directory", dir, false, exit.Usage, "not a regular file (a directory)"},
+		{"a FIFO", fifo, false, exit.Usage, "not a regular file (a FIFO)"},
+		{"/dev/zero", "/dev/zero", false, exit.Usage, "not a regular file (a character device)"},
+		{"a symlink", link, false, exit.Usage, "symbolic link"},
+		{"owned by nobody", nobody, true, exit.System, "owned by uid 65534"},
+		{"group-writable", write("group.pid", "42\n", 0o664), true, exit.System, "writable by its group or others"},
+		{"world-writable", write("world.pid", "42\n", 0o646), true, exit.System, "writable by its group or others"},
 	} {
 		if tc.rootOnly && !root {
 			continue
@@ -74,8 +74,8 @@ func TestPidfileExit(t *testing.T) {
 	}
 	// Root reads any file, so these are made the way readPidfile wraps them.
 	for _, err := range []error{fmt.Errorf("pidfile p: %w", syscall.EACCES), fmt.Errorf("pidfile p: %w", syscall.EIO)} {
-		if got := pidfileExit(err); got != spec.ExitSystem {
-			t.Errorf("pidfileExit(%v) = %d; want %d", err, got, spec.ExitSystem)
+		if got := pidfileExit(err); got != exit.System {
+			t.Errorf("pidfileExit(%v) = %d; want %d", err, got, exit.System)
 		}
 	}
 	if got, err := readPidfile(good); got != "42@7" || err != nil {

@@ -14,7 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
+	"github.com/tether-sh/tether/lib/syntax"
 
 	"golang.org/x/sys/unix"
 
@@ -71,7 +72,7 @@ func main(t *kongcli.Tool, args []string) int {
 		}
 		if negativeArg(a) && (i == 0 || !valueFlags[args[i-1]]) {
 			t.Warnf("refusing target %s: negative PIDs name process groups or every process; use --group with a positive id", a)
-			return spec.ExitUsage
+			return exit.Usage
 		}
 	}
 	var g grammar
@@ -116,15 +117,15 @@ func run(t *cli.Tool, g *grammar) int {
 	}
 	root, err := within(g)
 	if err != nil {
-		return t.Fail(err, spec.ExitUsage)
+		return t.Fail(err, exit.Usage)
 	}
 	// Targets are identified through /proc: a foreign one would name
 	// other processes (and --tree would freeze them).
 	if err := proc.CheckProcNS(); err != nil {
-		return t.Fail(err, spec.ExitSystem)
+		return t.Fail(err, exit.System)
 	}
 	if root, err = pin(root); err != nil {
-		return t.Fail(err, spec.ExitSystem)
+		return t.Fail(err, exit.System)
 	}
 	var guard *stop.ThawGuard
 	if g.Tree && !g.List {
@@ -133,7 +134,7 @@ func run(t *cli.Tool, g *grammar) int {
 		// stopbounded exits (see below); a guardian continues it if
 		// stopbounded is killed. It starts while the targets are checked.
 		if guard, err = stop.StartThawGuard(); err != nil {
-			return t.Fail(fmt.Errorf("cannot stop a tree safely: %w", err), spec.ExitSystem)
+			return t.Fail(fmt.Errorf("cannot stop a tree safely: %w", err), exit.System)
 		}
 		defer guard.Done()
 	}
@@ -154,7 +155,7 @@ func run(t *cli.Tool, g *grammar) int {
 		}
 	}()
 	if err != nil {
-		return t.Fail(err, spec.ExitUsage)
+		return t.Fail(err, exit.Usage)
 	}
 	engineTargets := make([]stop.Target, len(targets))
 	var trees []*stop.Tree
@@ -198,8 +199,8 @@ func run(t *cli.Tool, g *grammar) int {
 			tr.Thaw()
 		}
 		s := sig.(unix.Signal)
-		t.Warnf("interrupted by %s before every target was gone; no member is left stopped", spec.SignalName(s))
-		return spec.SignalExit(s)
+		t.Warnf("interrupted by %s before every target was gone; no member is left stopped", syntax.SignalName(s))
+		return exit.ForSignal(s)
 	}
 	return report(t, g, targets, outcomes)
 }
@@ -256,7 +257,7 @@ func targetArgs(g *grammar) (args []string, code int, err error) {
 		args = append(args, a)
 	}
 	if len(args) == 0 {
-		return nil, spec.ExitUsage, errors.New("no target given (want PID, PID@START or --pidfile F)")
+		return nil, exit.Usage, errors.New("no target given (want PID, PID@START or --pidfile F)")
 	}
 	return args, 0, nil
 }
@@ -340,7 +341,7 @@ func (r *result) setExit(tg stop.Target) {
 }
 
 func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) int {
-	code := spec.ExitOK
+	code := exit.OK
 	enc := json.NewEncoder(t.Stdout)
 	for i, o := range outcomes {
 		label := o.Target.Label()
@@ -350,16 +351,16 @@ func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) 
 			// Re-parented out of ROOT's tree between the check and the
 			// first signal: refused, and never signalled.
 			t.Warnf("%v", o.Err)
-			code = max(code, spec.ExitUsage)
+			code = max(code, exit.Usage)
 		case o.Err != nil && errors.Is(o.Err, proc.ErrPermission):
 			t.Warnf("cannot signal %s: permission denied", label)
-			code = max(code, spec.ExitSystem)
+			code = max(code, exit.System)
 		case o.Err != nil:
 			t.Warnf("cannot signal %s: %v", label, o.Err)
-			code = max(code, spec.ExitSystem)
+			code = max(code, exit.System)
 		case !o.Gone:
 			t.Warnf("%s survived %s", label, sentList(o))
-			code = max(code, spec.ExitRefused)
+			code = max(code, exit.Refused)
 			if tr, ok := o.Target.(*stop.Tree); ok {
 				// Not seen is not gone: name what /proc could not show.
 				if ids, why := tr.Unjudged(); why != nil && len(ids) == 0 {
@@ -372,13 +373,13 @@ func report(t *cli.Tool, g *grammar, targets []target, outcomes []stop.Outcome) 
 		case killed && !g.Quiet && last == 0:
 			t.Warnf("%s did not end by itself; killed", label)
 		case killed && !g.Quiet:
-			t.Warnf("%s ignored %s; killed", label, spec.SignalName(last))
+			t.Warnf("%s ignored %s; killed", label, syntax.SignalName(last))
 		}
 		if g.JSON {
 			r := result{Target: targets[i].arg, Label: label, Gone: o.Gone, Killed: killed,
 				Signals: []string{}, ElapsedMS: float64(o.Elapsed.Microseconds()) / 1000}
 			for _, s := range o.Sent {
-				r.Signals = append(r.Signals, spec.SignalName(s))
+				r.Signals = append(r.Signals, syntax.SignalName(s))
 			}
 			if o.Err != nil {
 				msg := o.Err.Error()
@@ -422,7 +423,7 @@ func sentList(o stop.Outcome) string {
 	}
 	names := make([]string, len(o.Sent))
 	for i, s := range o.Sent {
-		names[i] = spec.SignalName(s)
+		names[i] = syntax.SignalName(s)
 	}
 	return strings.Join(names, ", ") + " (" + strconv.Itoa(len(o.Sent)) + " signals in " + o.Elapsed.Round(time.Millisecond).String() + ")"
 }

@@ -21,9 +21,9 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/adopt"
 	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger/location"
 	_ "github.com/tether-sh/tether/lib/ledger/pgstore" // registers the PostgreSQL store
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // Main runs the tool args[0] names (ledger or adopt) with the rest of
@@ -43,7 +43,7 @@ func Main(args []string) int {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "%s: usage: %s ledger|adopt [ARGS...]\n", location.PostgresBinary, location.PostgresBinary)
-	return spec.ExitUsage
+	return exit.Usage
 }
 
 const help = `Usage: tether-pg ledger|adopt [ARGS...]
@@ -65,7 +65,7 @@ See ledger(1) and adopt(1).
 func printed(_ int, err error) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: cannot write output: %v\n", location.PostgresBinary, err)
-		return spec.ExitSystem
+		return exit.System
 	}
-	return spec.ExitOK
+	return exit.OK
 }

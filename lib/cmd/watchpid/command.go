@@ -9,8 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/runner"
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/syntax"
 )
 
 // forwarded are the signals with which watchpid stops CMD's group,
@@ -34,7 +35,7 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 		if !g.Quiet {
 			t.Warnf("%s is gone; did not start %s", targets[first].label(), name)
 		}
-		return spec.ExitOK
+		return exit.OK
 	}
 
 	sigs := runner.Catch(forwarded...)
@@ -54,14 +55,14 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 	cancel()
 	r := <-why
 	if err != nil {
-		return t.Fail(err, spec.ExitNotRun)
+		return t.Fail(err, exit.NotRun)
 	}
 	code := reportStop(t, g, name, res)
 	if !res.Stopped {
 		// CMD ended first; what it left behind went with it.
 		return res.ExitCode
 	}
-	if code != spec.ExitOK {
+	if code != exit.OK {
 		return code
 	}
 	switch {
@@ -69,14 +70,14 @@ func runCommand(t *cli.Tool, g *grammar, targets []watched, argv []string, timeo
 		if !g.Quiet {
 			t.Warnf("timed out after %v; stopped %s", timeout, name)
 		}
-		return spec.ExitDeadline
+		return exit.Deadline
 	case r.sig != 0:
-		return spec.SignalExit(r.sig)
+		return exit.ForSignal(r.sig)
 	}
 	if !g.Quiet {
 		t.Warnf("%s is gone; stopped %s", targets[r.target].label(), name)
 	}
-	return spec.ExitOK
+	return exit.OK
 }
 
 // reason is why watch asked the runner to stop CMD: --timeout passed, a
@@ -147,14 +148,14 @@ func reportStop(t *cli.Tool, g *grammar, name string, res runner.Result) int {
 	if !g.Quiet {
 		switch {
 		case res.StopIgnored != 0:
-			t.Warnf("%s ignored %s; killed", name, spec.SignalName(res.StopIgnored))
+			t.Warnf("%s ignored %s; killed", name, syntax.SignalName(res.StopIgnored))
 		case len(res.Killed) > 0:
-			t.Warnf("%s ignored %s; killed", name, spec.SignalName(res.Schedule[0].Signal))
+			t.Warnf("%s ignored %s; killed", name, syntax.SignalName(res.Schedule[0].Signal))
 		}
 	}
 	if len(res.Survivors) > 0 {
 		t.Warnf("could not stop %s (process group %d survived KILL)", name, res.Child.PID)
-		return spec.ExitNotRun
+		return exit.NotRun
 	}
-	return spec.ExitOK
+	return exit.OK
 }

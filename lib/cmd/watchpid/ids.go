@@ -6,28 +6,28 @@ import (
 	"fmt"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/proc"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // printIDs is the --id mode: each PID as PID@START, the identity that
 // names that process alone.
 func printIDs(t *cli.Tool, g *grammar) int {
 	if len(g.Targets) == 0 {
-		return t.Fail(errors.New("--id needs at least one PID"), spec.ExitUsage)
+		return t.Fail(errors.New("--id needs at least one PID"), exit.Usage)
 	}
 	ids := make([]proc.ID, len(g.Targets))
 	for i, a := range g.Targets {
 		id, err := proc.ParseID(a)
 		if err != nil {
-			return t.Fail(err, spec.ExitUsage)
+			return t.Fail(err, exit.Usage)
 		}
 		ids[i] = id
 	}
 	if err := proc.CheckProcNS(); err != nil {
-		return t.Fail(err, spec.ExitSystem)
+		return t.Fail(err, exit.System)
 	}
-	code := spec.ExitOK
+	code := exit.OK
 	enc := json.NewEncoder(t.Stdout)
 	// With --json every PID asked for gets its object, every key present:
 	// start and id are null for one that does not exist.
@@ -53,13 +53,13 @@ func printIDs(t *cli.Tool, g *grammar) int {
 				default:
 					t.Warnf("pid %d does not exist", want.PID)
 				}
-				code = spec.ExitRefused
+				code = exit.Refused
 				if g.JSON {
 					enc.Encode(idJSON{PID: want.PID})
 				}
 				continue
 			}
-			return t.Fail(err, spec.ExitSystem)
+			return t.Fail(err, exit.System)
 		}
 		if g.JSON {
 			token := id.String()

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/internal/sigdefault"
 	"github.com/tether-sh/tether/lib/proc"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // goneEvents reports, on the returned channel, the index of each target as
@@ -44,7 +44,7 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 		// catching costs a millisecond.
 		sigdefault.AsC(sigdefault.Signals...)
 	}
-	code := spec.ExitOK
+	code := exit.OK
 	var hs []*proc.Handle
 	var idx []int
 	for i, w := range targets {
@@ -65,7 +65,7 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 		return g.Any
 	})
 	if err != nil {
-		return t.Fail(err, spec.ExitSystem)
+		return t.Fail(err, exit.System)
 	}
 	r.running(targets)
 	if done {
@@ -80,7 +80,7 @@ func wait(t *cli.Tool, g *grammar, targets []watched, timeout time.Duration) int
 	if !g.Quiet {
 		t.Warnf("timed out after %v; still running: %s", timeout, strings.Join(running, ", "))
 	}
-	return spec.ExitDeadline
+	return exit.Deadline
 }
 
 // reporter says what became of each target: a line on stderr and, with
@@ -117,7 +117,7 @@ func (r *reporter) gone(i int, w watched) int {
 		if !r.g.Quiet {
 			r.t.Warnf("%s is gone", w.label())
 		}
-		return spec.ExitOK
+		return exit.OK
 	}
 	info, err := exitInfo(w)
 	if r.g.JSON {
@@ -133,7 +133,7 @@ func (r *reporter) gone(i int, w watched) int {
 		if !r.g.Quiet {
 			r.t.Warnf("%s is gone", w.label())
 		}
-		return spec.ExitOK
+		return exit.OK
 	case err != nil:
 		// Not a success, so said even with --quiet: the 193 needs its why.
 		r.t.Warnf("%v", err)

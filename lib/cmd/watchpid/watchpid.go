@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tether-sh/tether/lib/spec"
+	"github.com/tether-sh/tether/lib/exit"
+	"github.com/tether-sh/tether/lib/syntax"
 
 	"github.com/alecthomas/kong"
 
@@ -91,14 +92,14 @@ func main(t *kongcli.Tool, args []string) int {
 	if len(g.Cmd) > 0 && len(g.Targets) == 0 && !g.Parent && !slices.Contains(args, "--") {
 		// watchpid abc: a mistyped target, not a command without one.
 		_, err := proc.ParseID(g.Cmd[0])
-		return t.Fail(err, spec.ExitUsage)
+		return t.Fail(err, exit.Usage)
 	}
 	hasCmd := len(g.Cmd) > 0
 	cmd := cli.CommandArgv(args, g.Cmd)
 	// From here on, a usage error with CMD is a runner's: 125.
-	usage := spec.ExitUsage
+	usage := exit.Usage
 	if hasCmd {
-		usage = spec.ExitNotRun
+		usage = exit.NotRun
 	}
 	if hasCmd && len(cmd) == 0 {
 		return t.Fail(errors.New("no command after --"), usage)
@@ -122,7 +123,7 @@ func main(t *kongcli.Tool, args []string) int {
 	}
 	var timeout time.Duration = -1
 	if g.Timeout != "" {
-		d, err := spec.ParseDuration(g.Timeout)
+		d, err := syntax.ParseDuration(g.Timeout)
 		if err != nil {
 			return t.Fail(fmt.Errorf("--timeout: %w", err), usage)
 		}
@@ -132,9 +133,9 @@ func main(t *kongcli.Tool, args []string) int {
 	// other processes. With CMD, that is a failure before CMD started.
 	if err := proc.CheckProcNS(); err != nil {
 		if hasCmd {
-			return t.Fail(err, spec.ExitNotRun)
+			return t.Fail(err, exit.NotRun)
 		}
-		return t.Fail(err, spec.ExitSystem)
+		return t.Fail(err, exit.System)
 	}
 	// Where the status is wanted, a zombie target is held too: it is
 	// gone, but its status is still there to read.

@@ -18,9 +18,9 @@ import (
 
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/spec"
 )
 
 // Route hands the whole command line args of tool (ledger or adopt) to
@@ -48,19 +48,19 @@ func Open(t *cli.Tool, loc string, o location.Options) (ledger.Ledger, error) {
 }
 
 // ExitCode maps an error to the exit codes of CONTRACT.md §2: its own
-// (*spec.ExitError), 2 for bad input, 1 for a refusal or nothing found,
+// (*exit.Error), 2 for bad input, 1 for a refusal or nothing found,
 // else 3 (a corrupt or unsafe store, one that cannot be reached).
 func ExitCode(err error) int {
-	var ee *spec.ExitError
+	var ee *exit.Error
 	switch {
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.Is(err, ledger.ErrBadID), errors.Is(err, ledger.ErrBadInput):
-		return spec.ExitUsage
+		return exit.Usage
 	case errors.Is(err, ledger.ErrRefused), errors.Is(err, ledger.ErrNotFound):
-		return spec.ExitRefused
+		return exit.Refused
 	}
-	return spec.ExitSystem
+	return exit.System
 }
 
 // NotRun is the exit code of a runner (ledger run, spawn, adopt) whose
@@ -68,8 +68,8 @@ func ExitCode(err error) int {
 // that names none), else 125 — whatever the store, and a database that
 // cannot be reached or a missing tether-pg too: CMD did not run.
 func NotRun(err error) int {
-	if ExitCode(err) == spec.ExitUsage {
-		return spec.ExitUsage
+	if ExitCode(err) == exit.Usage {
+		return exit.Usage
 	}
-	return spec.ExitNotRun
+	return exit.NotRun
 }

@@ -1,4 +1,4 @@
-package spec
+package syntax
 
 import (
 	"errors"
@@ -155,18 +155,5 @@ func TestParseDuration(t *testing.T) {
 		if (err != nil) != tt.err || got != tt.want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v, err=%v", tt.in, got, err, tt.want, tt.err)
 		}
-	}
-}
-
-func TestCode(t *testing.T) {
-	if got := Code(nil, 3); got != 0 {
-		t.Errorf("Code(nil) = %d; want 0", got)
-	}
-	if got := Code(errors.New("x"), 3); got != 3 {
-		t.Errorf("Code(plain) = %d; want fallback 3", got)
-	}
-	wrapped := Errorf(125, "outer: %w", Errorf(2, "inner"))
-	if got := Code(wrapped, 3); got != 125 {
-		t.Errorf("Code(wrapped) = %d; want 125", got)
 	}
 }
