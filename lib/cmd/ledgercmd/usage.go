@@ -70,9 +70,7 @@ func answer(args []string) (r reply, ok bool) {
 		case !ended && strings.HasPrefix(a, "--"):
 			name, value, hasValue := strings.Cut(a, "=")
 			if !hasValue && (name == "--help" || name == "--version") {
-				if !hook.asked && !hook.version {
-					hook = reply{asked: name == "--help", version: name == "--version"}
-				}
+				hook.meet(name == "--help", name == "--version")
 				continue
 			}
 			f, known := findFlag(path, strings.TrimPrefix(name, "--"), 0)
@@ -100,9 +98,7 @@ func answer(args []string) (r reply, ok bool) {
 				return reply{}, false
 			}
 			if a == "-h" {
-				if !hook.asked && !hook.version {
-					hook = reply{asked: true}
-				}
+				hook.meet(true, false)
 				continue
 			}
 			f, known := findFlag(path, "", c)
@@ -127,25 +123,13 @@ func answer(args []string) (r reply, ok bool) {
 			if p.Passthrough {
 				w.given[&p.Value] = a
 				return w.end(hook, path, names, cmdPath)
-			}
-			if !p.Set(&w.g, a) {
+			} else if !w.positional(p, args, &i, ended) {
 				return reply{}, false
-			}
-			w.given[&p.Value] = a
-			for p.Slice && i+1 < len(args) && (ended || args[i+1] == "-" || !strings.HasPrefix(args[i+1], "-")) {
-				if i++; !p.Set(&w.g, args[i]) {
-					return reply{}, false
-				}
 			}
 		case ended && len(node.Children) > 0:
 			return reply{}, false // a command after "--": kong's
 		default:
-			var next *argv.Node[grammar, *invocation]
-			for _, c := range node.Children {
-				if c.Name == a || slicesHas(c.Aliases, a) {
-					next = c
-				}
-			}
+			next := childNamed(node, a)
 			if next == nil {
 				return reply{usage: unexpected(node, names, a)}, true
 			}
@@ -159,6 +143,41 @@ func answer(args []string) (r reply, ok bool) {
 		}
 	}
 	return w.end(hook, path, names, cmdPath)
+}
+
+// meet notes a --help (asked) or --version met on the line: the first
+// one met is the hook kong runs.
+func (h *reply) meet(asked, version bool) {
+	if !h.asked && !h.version {
+		*h = reply{asked: asked, version: version}
+	}
+}
+
+// positional sets p from args[*i] and, for a slice, from the values that
+// follow it (*i moves past them), as kong's walk takes them; false when
+// the tables cannot tell what kong makes of one.
+func (w *walk) positional(p *argv.Positional[grammar], args []string, i *int, ended bool) bool {
+	if !p.Set(&w.g, args[*i]) {
+		return false
+	}
+	w.given[&p.Value] = args[*i]
+	for p.Slice && *i+1 < len(args) && (ended || args[*i+1] == "-" || !strings.HasPrefix(args[*i+1], "-")) {
+		if *i++; !p.Set(&w.g, args[*i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// childNamed is node's command named (or aliased) a, or nil.
+func childNamed(node *argv.Node[grammar, *invocation], a string) *argv.Node[grammar, *invocation] {
+	var next *argv.Node[grammar, *invocation]
+	for _, c := range node.Children {
+		if c.Name == a || slicesHas(c.Aliases, a) {
+			next = c
+		}
+	}
+	return next
 }
 
 // end is kong's reply to a line whose walk took every argument, on the
