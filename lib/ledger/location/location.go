@@ -258,16 +258,11 @@ func (e badName) Unwrap() error { return ledger.ErrBadInput }
 // tether-pg binary and the lib command map. ledger and adopt do not link it
 // (it would cost every start its TLS, x509 and net initialisation): given a
 // PostgreSQL location, they hand the whole command to tether-pg before
-// opening anything (lib/cmd/internal/sibling), having asked
-// PostgresLinked.
+// opening anything (lib/cmd/internal/store.Route, which asks ServedBy).
 var openPostgres func(loc string, o Options) (ledger.Ledger, error)
 
 // RegisterPostgres is called by lib/ledger/pgstore's init.
 func RegisterPostgres(open func(loc string, o Options) (ledger.Ledger, error)) { openPostgres = open }
-
-// PostgresLinked reports whether this binary can open PostgreSQL stores
-// itself; one that cannot hands such a command to tether-pg.
-func PostgresLinked() bool { return openPostgres != nil }
 
 // ErrNoPostgres is Open's error for a PostgreSQL location in a binary
 // without the driver: the caller should have handed the command to
