@@ -145,7 +145,18 @@ func interactive(t *testing.T, bin, completions string) {
 	tmux("-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "40", "-s", "c",
 		"env", "-i", "HOME="+home, "TERM=xterm", "PATH="+bin+":/usr/bin:/bin", "PS1=$ ", "bash", "--norc", "--noprofile", "-i")
 	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
-	tmux("send-keys", "-t", "c", "for f in "+completions+"/*; do source $f; done; clear", "Enter")
+	// Typed only once bash has sourced every file and cleared the
+	// screen: a TAB before that gets bash's default completion.
+	ready := filepath.Join(t.TempDir(), "ready")
+	tmux("send-keys", "-t", "c", "for f in "+completions+"/*; do source $f; done; clear; : >"+ready, "Enter")
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil && strings.TrimSpace(tmux("capture-pane", "-p", "-t", "c")) == "$" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bash did not source the completion files within 60s: %s", tmux("capture-pane", "-p", "-t", "c"))
+		}
+	}
 	for _, c := range []struct{ typed, want string }{
 		{"ledger ru", "$ ledger run "},
 		{"ledger run --ever", "$ ledger run --every "},
