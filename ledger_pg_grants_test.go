@@ -66,6 +66,7 @@ func TestLedgerPostgresGrants(t *testing.T) {
 			{"status"},
 			{"check", "--max-age", "1h", "r"},
 			{"metrics"},
+			{"verify"},
 		}
 		for _, args := range steps {
 			if out, code := ledger(dsn, args...); code != 0 {
