@@ -59,7 +59,11 @@ func missingLog(jd dirh, notExist error) error {
 // how far the caller may read: the valid end for a writer, the size for
 // a reader.
 func checkHeld(jd dirh, l *jobLog, job string) error {
-	if gen, end, ok := cacheEnd(jd); ok && gen == l.Gen && end > l.First {
+	// A reader takes no lock: a writer may have appended (and cached or
+	// indexed what it appended) since the reader saw the log's end.
+	// What lies past that end is judged by the log's size now.
+	appended := func(off int64) bool { return off >= l.End && off < l.size() }
+	if gen, end, ok := cacheEnd(jd); ok && gen == l.Gen && end > l.First && !appended(end-1) {
 		if end > l.End {
 			return damagef("%s ends at offset %d, before its summary's count of frames up to offset %d (cut short? run ledger verify)", l.Path, l.End, end)
 		}
@@ -82,6 +86,9 @@ func checkHeld(jd dirh, l *jobLog, job string) error {
 		return nil
 	}
 	off := int64(binary.LittleEndian.Uint64(ent[8:]))
+	if appended(off) {
+		return nil
+	}
 	if off >= l.End {
 		return damagef("%s ends at offset %d, before the frame at offset %d its index names (cut short? run ledger verify)", l.Path, l.End, off)
 	}
