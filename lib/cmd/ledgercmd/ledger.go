@@ -239,13 +239,7 @@ func route(t *cli.Tool, g *grammar, args []string) (code int, done bool) {
 func explainElsewhere(t *cli.Tool, args []string) int {
 	err := sibling.Exec(location.PostgresBinary, "ledger", args, "this command line is parsed by kong's model, in")
 	t.Warnf("%v", err)
-	switch {
-	case checkUsage(args):
-		return checkUsageUnknown(t)
-	case RunsCommand(args):
-		return exit.NotRun
-	}
-	return exit.Usage
+	return usageCode(t, args)
 }
 
 // handedBack refuses a command line handed to tether-pg (see
@@ -274,6 +268,7 @@ func handedBack(t *cli.Tool, args []string) int {
 func say(t *cli.Tool, r reply, args []string) int {
 	switch {
 	case r.version:
+		// A lost write is t.Stdout's to report: t.Done makes it 3.
 		fmt.Fprintln(t.Stdout, cli.VersionText(t.Name))
 		return t.Done(exit.OK)
 	case r.asked:

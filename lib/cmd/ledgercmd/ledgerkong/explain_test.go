@@ -389,3 +389,28 @@ func TestLedgerExplainsItself(t *testing.T) {
 		t.Errorf("tether-pg was called with: %s", b)
 	}
 }
+
+// TestLedgerAnswerLost: --help and --version that the ledger binary
+// answers itself, anywhere on a line, exit 3 with one line when the
+// answer cannot be written (CONTRACT.md §1.2), as every other output.
+func TestLedgerAnswerLost(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	for _, args := range [][]string{{"list", "--version"}, {"list", "--help"}, {"--help"}} {
+		cmd := exec.Command(ledgerBin(t)[0], args...)
+		cmd.Stdout = full
+		var errs strings.Builder
+		cmd.Stderr = &errs
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != 3 || strings.Count(errs.String(), "\n") != 1 || !strings.HasPrefix(errs.String(), "ledger: ") {
+			t.Errorf("ledger %q >/dev/full = exit %d, stderr %q; want 3 and one line", args, code, errs.String())
+		}
+	}
+}
