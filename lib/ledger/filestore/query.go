@@ -451,6 +451,7 @@ func (l *jobLog) fromBytes(ref execRef, read func(claim, delta []byte, id string
 func (s *Store) eachActive(f ledger.Filter, fn func(ledger.Record) error) error {
 	var errs []error
 	var fnErr error
+	live := map[string][]ledger.Record{}
 	err := s.scanActive(func(id, job string) error {
 		if f.Job != "" && job != f.Job {
 			return nil
@@ -460,16 +461,41 @@ func (s *Store) eachActive(f ledger.Filter, fn func(ledger.Record) error) error 
 		case errors.Is(err, ledger.ErrNotFound):
 		case err != nil:
 			errs = append(errs, err)
-		case r.Job == job && r.Status == f.Status:
-			fnErr = fn(r)
-			return fnErr
+		case r.Job == job && !r.Status.Terminal():
+			live[job] = append(live[job], r)
+			if r.Status == f.Status {
+				fnErr = fn(r)
+				return fnErr
+			}
 		}
 		return nil
 	})
 	if fnErr != nil {
 		return fnErr
 	}
-	return errors.Join(append(errs, err)...)
+	return errors.Join(append(errs, err, s.unlinkedIn(f.Job, live))...)
+}
+
+// unlinkedIn reports, as status does (Store.summary), a live execution
+// that job's log (every job's when job is "") holds without a link in
+// active/, where live are the linked ones by job: active/ alone would
+// list it as not there.
+func (s *Store) unlinkedIn(job string, live map[string][]ledger.Record) error {
+	jobs := []string{job}
+	if job == "" {
+		var err error
+		if jobs, err = s.jobNames(); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	var lend joblog.Lender // one log at a time: one set of buffers
+	for _, j := range jobs {
+		if _, err := s.summary(j, live[j], &lend, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // closeDir closes a directory the caller opened.
