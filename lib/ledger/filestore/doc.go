@@ -102,11 +102,12 @@
 // active/ and its own job's index only, not the other jobs' (claim.go,
 // freshID);
 // latest walks its job's log back from the end to the last claim;
-// claim --instant reads one slot; claim --exclusive, claim --every, recover
-// and list of claimed or running executions read active/, which holds only
-// executions not yet finished (and the logs too, while a new boot's links
-// are not yet whole: see "Crash safety"); status, check and metrics read
-// each job's cached summary, the frames after it and active/. Only list
+// claim --instant reads one slot; claim --exclusive, claim --every and
+// recover read active/, which holds only executions not yet finished (and
+// the logs too, while a new boot's links are not yet whole: see "Crash
+// safety"); status, check, metrics and list of claimed or running
+// executions read active/ and each job's cached summary and the frames
+// after it (so that a live execution whose link was removed is named). Only list
 // of other statuses and prune, whose output is proportional anyway, walk
 // whole logs; prune of one job walks that job's log only. They walk each
 // log twice (where each execution's claim and newest version are, then those
