@@ -33,13 +33,7 @@ func TestPostgresExecSibling(t *testing.T) {
 		cmd := exec.Command(filepath.Join(bin, "ledger"), append([]string{"--ledger", url}, args...)...)
 		cmd.Env = append(os.Environ(), "TETHER_LEDGER=")
 		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), code
+		return string(out), testutil.ExitCode(t, err)
 	}
 
 	if out, code := ledger("run", "hop", "--", "sh", "-c", `echo "id=$TETHER_EXECUTION"`); code != 0 || !strings.HasPrefix(out, "id=") {

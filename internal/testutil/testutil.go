@@ -20,6 +20,7 @@ package testutil
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -131,4 +132,20 @@ func waitFor(t testing.TB, path string, limit time.Duration, ready func() bool) 
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// ExitCode is the exit code of a command that ended with err (from Run,
+// Output or CombinedOutput): 0 for nil, the status of an *exec.ExitError;
+// any other error (it could not be started) fails t.
+func ExitCode(t testing.TB, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	t.Fatal(err)
+	return -1
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cmd/ledgercmd/ledgerkong"
 	"github.com/tether-sh/tether/lib/ledger"
@@ -67,12 +68,7 @@ func stdout(t *testing.T, bin, args []string) (string, int) {
 	var errs strings.Builder
 	cmd.Stderr = &errs
 	out, err := cmd.Output()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code := testutil.ExitCode(t, err)
 	if code == 0 && errs.Len() > 0 {
 		t.Errorf("%s %q: stderr %q", bin, args, errs.String())
 	}
@@ -331,13 +327,7 @@ func both(t *testing.T, bin, args []string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin[0], append(bin[1:], args...)...)
 	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return string(out), code
+	return string(out), testutil.ExitCode(t, err)
 }
 
 // TestLedgerExplainsItself: the ledger binary never execs tether-pg to
@@ -404,11 +394,7 @@ func TestLedgerAnswerLost(t *testing.T) {
 		cmd.Stdout = full
 		var errs strings.Builder
 		cmd.Stderr = &errs
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
+		code := testutil.ExitCode(t, cmd.Run())
 		if code != 3 || strings.Count(errs.String(), "\n") != 1 || !strings.HasPrefix(errs.String(), "ledger: ") {
 			t.Errorf("ledger %q >/dev/full = exit %d, stderr %q; want 3 and one line", args, code, errs.String())
 		}
