@@ -16,8 +16,9 @@ var (
 	ErrBadID = errors.New("malformed id")
 	// ErrBadInput: a malformed job name, instant, status, field or option.
 	ErrBadInput = errors.New("bad input")
-	// ErrCorrupt: a record or index file cannot be parsed or is not a legal state.
-	ErrCorrupt = errors.New("corrupt record")
+	// ErrCorrupt: the store is damaged: a record, log, index, link or slot
+	// cannot be parsed, is not a legal state, or disagrees with the others.
+	ErrCorrupt = errors.New("corrupt store")
 	// ErrUnsafeStore: the store is writable by others, owned by someone
 	// else, not a ledger store, or on a file system where flock is unreliable.
 	ErrUnsafeStore = errors.New("unsafe store")
