@@ -74,12 +74,20 @@ func problemLine(p ledger.Problem, repaired bool) string {
 
 // verifySummary is verify's last line.
 func verifySummary(loc string, rep ledger.VerifyReport, repair bool) string {
-	s := fmt.Sprintf("verify: %s: %d jobs, %d executions; checked %s: ", loc, rep.Jobs, rep.Executions, rep.Checks)
+	s := fmt.Sprintf("verify: %s: %s, %s; checked %s: ", loc, counted(rep.Jobs, "job"), counted(rep.Executions, "execution"), rep.Checks)
 	switch {
 	case rep.Problems == 0:
 		return s + "clean"
 	case repair:
-		return s + fmt.Sprintf("%d problems, %d repaired", rep.Problems, rep.Repaired)
+		return s + fmt.Sprintf("%s, %d repaired", counted(rep.Problems, "problem"), rep.Repaired)
 	}
-	return s + fmt.Sprintf("%d problems", rep.Problems)
+	return s + counted(rep.Problems, "problem")
+}
+
+// counted is "1 job", "2 jobs".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

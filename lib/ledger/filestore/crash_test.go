@@ -605,7 +605,7 @@ func checkLive(t *testing.T, s *Store) []ledger.Record {
 // cutPower does to the store at dir what a power cut may do to it: every
 // link and index entry not flushed is lost. They are flushed only when a
 // boot's first writer makes them whole (linked.go), so take the worst:
-// every link in active/ and exec/ gone, every job's index left with no
+// every link in active/ gone, every job's index left with no
 // entry (its header naming the log's generation still, so that only the
 // note tells it from a whole one: emptyIds), and the note naming another
 // boot.
@@ -618,7 +618,7 @@ func cutPower(t *testing.T, dir string) {
 	for _, j := range jobs {
 		emptyIds(t, filepath.Join(dir, jobsDir, j.Name(), jobindex.Name))
 	}
-	for _, sub := range []string{activeDir, execDir} {
+	for _, sub := range []string{activeDir} {
 		ents, err := os.ReadDir(filepath.Join(dir, sub))
 		if err != nil {
 			t.Fatal(err)
@@ -714,7 +714,7 @@ func TestPowerCut(t *testing.T) {
 			if _, err := s.Get("0000000000000-absent"); !errors.Is(err, ledger.ErrNotFound) {
 				t.Errorf("after the cut, Get(absent) = %v; want ErrNotFound", err)
 			}
-			for _, sub := range []string{activeDir, execDir} {
+			for _, sub := range []string{activeDir} {
 				if ents, _ := os.ReadDir(filepath.Join(dir, sub)); len(ents) > 0 {
 					t.Errorf("readers wrote %d links in %s/; want none", len(ents), sub)
 				}

@@ -148,9 +148,6 @@ func (s *Store) relinkLive(job string) error {
 		if err != unix.ENOENT {
 			continue
 		}
-		if _, err := unix.Readlinkat(s.exec.FD, id, buf); err != unix.ENOENT {
-			continue
-		}
 		if err := setLink(s.active, id, hintOf(l.Gen, off, job)); err != nil {
 			return err
 		}

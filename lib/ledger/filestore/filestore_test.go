@@ -110,7 +110,7 @@ func TestUnsafeStore(t *testing.T) {
 	if _, err := Open(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{dir, filepath.Join(dir, execDir), filepath.Join(dir, lockName)} {
+	for _, p := range []string{dir, filepath.Join(dir, jobsDir), filepath.Join(dir, lockName)} {
 		fi, _ := os.Lstat(p)
 		want := os.FileMode(0o600)
 		if fi.IsDir() {
@@ -153,13 +153,13 @@ func TestUnsafeStore(t *testing.T) {
 }
 
 // TestNoScan checks that the single-record operations never list the
-// store's directories that grow with the number of executions (exec/, the
-// job's directory) nor walk a job's log from its start. (Not parallel: it sets a package hook.)
+// store's directories that grow with the number of executions (the job's
+// directory) nor walk a job's log from its start. (Not parallel: it sets a package hook.)
 func TestNoScan(t *testing.T) {
 	s := newStore(t)
 	first := mustClaim(t, s, "j", ledger.ClaimOptions{})
 	must(t)(s.Finish(first.ID, ledger.Failed, nil, "never ran"))
-	big := map[string]bool{s.path(execDir): true, s.path(jobsDir, "j"): true, s.path(jobsDir, "j", joblog.Name): true}
+	big := map[string]bool{s.path(jobsDir, "j"): true, s.path(jobsDir, "j", joblog.Name): true}
 	var listed []string
 	readNamesHook = func(dir string) {
 		if big[filepath.Clean(dir)] {
@@ -177,7 +177,7 @@ func TestNoScan(t *testing.T) {
 		t.Fatalf("Latest = %v, %v", l.ID, err)
 	}
 	if len(listed) != 0 {
-		t.Errorf("single-record operations listed or walked %v; want none of exec/, jobs/j or its log", listed)
+		t.Errorf("single-record operations listed or walked %v; want none of jobs/j or its log", listed)
 	}
 	// The hook does see walks: List must walk the job's log.
 	if _, err := ledger.List(s, ledger.Filter{Job: "j"}); err != nil {
@@ -332,9 +332,6 @@ func TestPruneMarkers(t *testing.T) {
 	}
 	if names, _ := readNames(s.jobDirForTest(t, "j")); !slices.Equal(names, []string{jobindex.Name, joblog.Name, summaryName}) {
 		t.Fatalf("jobs/j after prune = %v; want only its index, log and summary", names)
-	}
-	if names, _ := readNames(s.exec); len(names) != 0 {
-		t.Fatalf("exec/ after prune = %v; want nothing", names)
 	}
 }
 

@@ -43,9 +43,8 @@ const (
 
 // linkedNote is what the note holds once the links and the indexes are
 // whole during this boot. Its second line names the indexes' format
-// (ids.go): the version before indexes wrote the boot alone, the one
-// before sorted indexes "ids 1", so each version takes another's note for
-// another boot's and makes the store whole its own way.
+// (ids.go, package jobindex). A note that says anything else is taken
+// for another boot's: the first writer makes the store whole.
 func linkedNote() string {
 	b := ledger.BootID()
 	if b == "" {
@@ -95,12 +94,11 @@ func (s *Store) mendLinks() {
 }
 
 // relinkAll makes every job's index (ids.go) and the link of every live
-// execution whole from the logs, flushes what it changed, and then
-// removes the links exec/ holds (the version before indexes linked each
-// finished execution there). Only live executions without a link are
-// read: after a clean shutdown, every link and index is whole and nothing
-// is written. A damaged log's executions up to its damage are linked and
-// indexed, and its index keeps the entries it had past the damage.
+// execution whole from the logs, and flushes what it changed. Only live
+// executions without a link are read: after a clean shutdown, every link
+// and index is whole and nothing is written. A damaged log's executions
+// up to its damage are linked and indexed, and its index keeps the
+// entries it had past the damage.
 func (s *Store) relinkAll() error {
 	names, err := readNames(s.active)
 	if err != nil {
@@ -110,68 +108,23 @@ func (s *Store) relinkAll() error {
 	for _, n := range names {
 		linked[n] = true
 	}
-	legacy, err := s.execHints()
-	if err != nil {
-		return err
-	}
 	jobs, err := s.jobNames()
 	if err != nil {
 		return err
 	}
 	for _, job := range jobs {
-		if err := s.relinkJob(job, linked, legacy[job]); err != nil && !errors.Is(err, ledger.ErrCorrupt) {
+		if err := s.relinkJob(job, linked); err != nil && !errors.Is(err, ledger.ErrCorrupt) {
 			return err
 		}
 	}
-	if err := s.active.Sync(); err != nil {
-		return err
-	}
-	for _, hs := range legacy {
-		for _, h := range hs {
-			unix.Unlinkat(s.exec.FD, h.id, 0)
-		}
-	}
-	return nil
-}
-
-// execHint is a link in exec/, of the version before indexes: where
-// execution id became terminal in its job's log.
-type execHint struct {
-	id       string
-	gen, off int64
-}
-
-// execHints reads the links in exec/, by job, in the order of their
-// offsets. A name that is not a link (a record of the format before job
-// logs) is left out, and so left alone.
-func (s *Store) execHints() (map[string][]execHint, error) {
-	names, err := readNames(s.exec)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]execHint{}
-	buf := make([]byte, 256)
-	for _, n := range names {
-		k, err := unix.Readlinkat(s.exec.FD, n, buf)
-		if err != nil || ledger.ValidID(n) != nil {
-			continue
-		}
-		// One that is not a hint is still removed: the log says the rest.
-		gen, off, job, _ := parseHint(string(buf[:k]))
-		out[job] = append(out[job], execHint{n, gen, off})
-	}
-	for _, hs := range out {
-		sort.Slice(hs, func(i, j int) bool { return hs[i].off < hs[j].off })
-	}
-	return out, nil
+	return s.active.Sync()
 }
 
 // relinkJob writes job's index from its log where the one in place
 // differs, links each live execution whose id is not in linked, and
 // removes the link of each terminal one that is (after a crash, a link
-// that never left active/). legacy holds the job's links in exec/, kept
-// in the index past any damage.
-func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint) error {
+// that never left active/).
+func (s *Store) relinkJob(job string, linked map[string]bool) error {
 	jd, l, ok, err := s.openJob(job)
 	if err != nil || !ok {
 		return err
@@ -206,7 +159,7 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 		return nil
 	})
 	if walkErr != nil {
-		ents = keepPast(ents, end, jd, l, legacy)
+		ents = keepPast(ents, end, jd, l)
 	}
 	slices.SortFunc(ents, jobindex.Cmp)
 	if !sameIds(jd, l, ents) {
@@ -229,20 +182,14 @@ func (s *Store) relinkJob(job string, linked map[string]bool, legacy []execHint)
 }
 
 // keepPast adds to ents, the index of a log walked up to its damage at
-// end, the entries past it that the index in jd (of l) or exec/'s links
-// (legacy) held: the records finished
-// after the damage stay readable, as they were.
-func keepPast(ents []jobindex.Ent, end int64, jd dirh, l *jobLog, legacy []execHint) []jobindex.Ent {
+// end, the entries past it that the index in jd (of l) held: the records
+// finished after the damage stay readable, as they were.
+func keepPast(ents []jobindex.Ent, end int64, jd dirh, l *jobLog) []jobindex.Ent {
 	if f, ok := readIds(jd); ok && f.Of(l.Gen, l.Ino) {
 		for _, e := range jobindex.Ents(f.Entries) {
 			if e.Off > end {
 				ents = append(ents, e)
 			}
-		}
-	}
-	for _, h := range legacy {
-		if h.gen == l.Gen && h.off > end {
-			ents = append(ents, jobindex.EntOf(h.id, h.off))
 		}
 	}
 	return ents

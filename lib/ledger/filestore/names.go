@@ -27,9 +27,6 @@ func Names(dir string, activeOnly bool) (jobs, ids []string) {
 	if activeOnly {
 		return jobs, ids
 	}
-	// exec/ID: a finished execution of a store of the version before
-	// indexes (ids.go), not yet made whole by a writer.
-	ids = append(ids, listNames(filepath.Join(dir, "exec"), keep)...)
 	if s, err := OpenExisting(dir); err == nil {
 		ids = append(ids, s.loggedIDs(jobs)...)
 		s.Close()

@@ -75,7 +75,6 @@ func (s *Store) Prune(o ledger.PruneOptions, fn func(ledger.Record) error) (int,
 	if !o.DryRun && o.Job == "" {
 		s.pruneOutputs(nil, true)
 		s.pruneLeftovers(s.active)
-		s.pruneLeftovers(s.exec)
 	}
 	return p.count, errors.Join(errs...)
 }
@@ -224,9 +223,7 @@ func (s *Store) compact(jd dirh, l *jobLog, job string, refs []execRef, fates []
 	}
 	// 3. The index, links, outputs, slots and the cache: none needs to be
 	// durable (a stale link makes a reader walk the log, and finds nothing
-	// there; a missing index, the same). exec/ holds no link: the lock's
-	// mending removed those of the version before indexes, or, where it
-	// could not, left them as stale hints.
+	// there; a missing index, the same).
 	var ents []jobindex.Ent
 	for _, k := range keep {
 		if k.terminal {

@@ -19,13 +19,12 @@ import (
 // A live execution is found by its link, a symbolic link named by its id
 // whose target ("GEN:OFF:JOB", hintOf) says which job's log holds it and
 // where its newest version was: active/ID while it may still be claimed or
-// running; a finished one by its job's index (ids.go), or exec/ID in a
-// store of the version before indexes. Nothing ever follows a link: it is
-// read (readlinkat) and its target parsed. A link is a hint, verified
-// against the log: a frame at OFF of another generation or execution makes
-// the reader walk the whole log, a newer version after OFF is found by
-// reading on to the end (terminal versions are final, so a terminal
-// record's link is exact).
+// running; a finished one by its job's index (ids.go). Nothing ever
+// follows a link: it is read (readlinkat) and its target parsed. A link
+// is a hint, verified against the log: a frame at OFF of another
+// generation or execution makes the reader walk the whole log, a newer
+// version after OFF is found by reading on to the end (terminal versions
+// are final, so a terminal record's link is exact).
 
 // located is an execution as found in its job's log.
 type located struct {
@@ -55,27 +54,24 @@ func (l *located) close() {
 // ErrNotFound.
 func (s *Store) readLink(id string) (target string, active bool, err error) {
 	buf := make([]byte, 256)
-	for _, d := range []dirh{s.active, s.exec} {
-		n, err := unix.Readlinkat(d.FD, id, buf)
-		switch err {
-		case nil:
-			if n == len(buf) {
-				return "", false, fmt.Errorf("%w: %s: link too long", ledger.ErrCorrupt, d.Show(id))
-			}
-			return string(buf[:n]), d.FD == s.active.FD, nil
-		case unix.ENOENT:
-			// A link leaves active/ only once its execution is in its
-			// job's index (or, in the version before indexes, linked in
-			// exec/): looked for in that order, one that finishes
-			// meanwhile is found.
-			continue
-		case unix.EINVAL:
-			return "", false, fmt.Errorf("%w: %s is not a symbolic link", ledger.ErrCorrupt, d.Show(id))
-		default:
-			return "", false, &os.PathError{Op: "readlink", Path: d.Show(id), Err: err}
+	d := s.active
+	n, err := unix.Readlinkat(d.FD, id, buf)
+	switch err {
+	case nil:
+		if n == len(buf) {
+			return "", false, fmt.Errorf("%w: %s: link too long", ledger.ErrCorrupt, d.Show(id))
 		}
+		return string(buf[:n]), true, nil
+	case unix.ENOENT:
+		// A link leaves active/ only once its execution is in its job's
+		// index: looked for after the link, one that finishes meanwhile
+		// is found.
+		return "", false, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+	case unix.EINVAL:
+		return "", false, fmt.Errorf("%w: %s is not a symbolic link", ledger.ErrCorrupt, d.Show(id))
+	default:
+		return "", false, &os.PathError{Op: "readlink", Path: d.Show(id), Err: err}
 	}
-	return "", false, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
 }
 
 // parseHint reads a link's target.
@@ -138,16 +134,9 @@ func (s *Store) locate(id string, write bool) (*located, error) {
 	}
 	gen, off, job, ok := parseHint(target)
 	if !ok {
-		d := s.exec
-		if active {
-			d = s.active
-		}
-		return nil, fmt.Errorf("%w: %s: bad link %q", ledger.ErrCorrupt, d.Show(id), target)
+		return nil, fmt.Errorf("%w: %s: bad link %q", ledger.ErrCorrupt, s.active.Show(id), target)
 	}
-	link := s.exec.Show(id)
-	if active {
-		link = s.active.Show(id)
-	}
+	link := s.active.Show(id)
 	jd, err := openSubdir(s.jobs, job)
 	if errors.Is(err, os.ErrNotExist) {
 		// A claim makes its job's folder and log before its link, and
@@ -261,8 +250,8 @@ func (loc *located) take(e joblog.Entry) error {
 }
 
 // writeVersion appends next, the new version of loc's execution, to its
-// job's log and points its link at it (moved to exec/ when next is
-// terminal). Called with the lock held, loc located for writing.
+// job's log and points its link at it (indexed, its link removed, when
+// next is terminal). Called with the lock held, loc located for writing.
 func (s *Store) writeVersion(loc *located, next ledger.Record) error {
 	if err := next.Validate(); err != nil {
 		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
@@ -329,14 +318,12 @@ func (s *Store) storedIn(id, job string) (bool, error) {
 // storedBy reports whether execution id has a link, or else whether find
 // finds it finished.
 func (s *Store) storedBy(id string, find func() (*located, error)) (bool, error) {
-	for _, d := range []dirh{s.active, s.exec} {
-		var st unix.Stat_t
-		switch err := unix.Fstatat(d.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW); {
-		case err == nil:
-			return true, nil
-		case !errors.Is(err, unix.ENOENT):
-			return false, &os.PathError{Op: "stat", Path: d.Show(id), Err: err}
-		}
+	var st unix.Stat_t
+	switch err := unix.Fstatat(s.active.FD, id, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == nil:
+		return true, nil
+	case !errors.Is(err, unix.ENOENT):
+		return false, &os.PathError{Op: "stat", Path: s.active.Show(id), Err: err}
 	}
 	loc, err := find()
 	if errors.Is(err, ledger.ErrNotFound) {

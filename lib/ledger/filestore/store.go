@@ -18,8 +18,10 @@ import (
 
 // Names inside the store.
 const (
-	lockName   = "lock"
-	execDir    = "exec"
+	lockName = "lock"
+	// oldExecDir is the empty folder the first format 3 builds made and
+	// nothing reads: tolerated where it is, never made.
+	oldExecDir = "exec"
 	jobsDir    = "jobs"
 	activeDir  = "active"
 	handoffDir = "handoff"
@@ -27,7 +29,7 @@ const (
 )
 
 // Store is an open ledger directory. It holds the store's directory and
-// its three subdirectories open (Close releases them): every file of the
+// its two subdirectories open (Close releases them): every file of the
 // store is reached relative to those descriptors, never through a path
 // again, so a parent folder renamed or a symbolic link swapped in after
 // Open cannot redirect it. A Store is safe for concurrent use by
@@ -35,9 +37,9 @@ const (
 // on its own descriptor.
 type Store struct {
 	dir string
-	// root is the store's directory; exec, jobs and active its
+	// root is the store's directory; jobs and active its
 	// subdirectories, opened once by Open.
-	root, exec, jobs, active dirh
+	root, jobs, active dirh
 	// now is the clock; tests replace it.
 	now func() time.Time
 
@@ -122,7 +124,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	closed := dirh{FD: -1}
 	s := &Store{dir: filepath.Clean(dir), now: time.Now, lockWait: DefaultLockTimeout,
-		root: closed, exec: closed, jobs: closed, active: closed}
+		root: closed, jobs: closed, active: closed}
 	for _, o := range opts {
 		o(s)
 	}
@@ -208,7 +210,7 @@ func (s *Store) check() error {
 	for _, sub := range []struct {
 		name string
 		h    *dirh
-	}{{execDir, &s.exec}, {jobsDir, &s.jobs}, {activeDir, &s.active}} {
+	}{{jobsDir, &s.jobs}, {activeDir, &s.active}} {
 		h, err := openSubdir(s.root, sub.name)
 		if errors.Is(err, os.ErrNotExist) {
 			return ledger.Kindf(ledger.ErrCorrupt, "store %s is damaged: it has a lock file but no %s/ directory", s.dir, sub.name)
@@ -223,7 +225,7 @@ func (s *Store) check() error {
 
 // Close releases the store's directory. The Store must not be used after.
 func (s *Store) Close() error {
-	for _, h := range []*dirh{&s.exec, &s.jobs, &s.active, &s.root} {
+	for _, h := range []*dirh{&s.jobs, &s.active, &s.root} {
 		if h.FD >= 0 {
 			unix.Close(h.FD)
 			h.FD = -1
@@ -266,7 +268,7 @@ func openSubdir(d dirh, name string) (dirh, error) {
 // marks a complete store. Concurrent initialisers are harmless: every step
 // tolerates "already exists".
 func (s *Store) init() error {
-	for _, d := range []string{execDir, jobsDir, activeDir} {
+	for _, d := range []string{jobsDir, activeDir} {
 		if err := mkdirPrivate(s.root, d); err != nil {
 			return fmt.Errorf("creating store %s: %w", s.dir, err)
 		}
@@ -305,7 +307,7 @@ func dirEmptyOrOurs(d dirh) (bool, error) {
 	}
 	for _, n := range names {
 		// lock too: a concurrent initialiser may have just finished.
-		if n != execDir && n != jobsDir && n != activeDir && n != lockName && n != logsMark {
+		if n != oldExecDir && n != jobsDir && n != activeDir && n != lockName && n != logsMark {
 			return false, nil
 		}
 	}

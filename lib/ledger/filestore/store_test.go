@@ -82,7 +82,7 @@ func TestStoreNotRedirected(t *testing.T) {
 	must(t)(v.Finish(vr.ID, ledger.Failed, nil, ""))
 	v.Close()
 	for _, name := range []string{done.ID, open.ID, "0000000000000-000000"} {
-		os.WriteFile(filepath.Join(victim, "exec", name), []byte("precious\n"), 0o600)
+		os.WriteFile(filepath.Join(victim, "active", name), []byte("precious\n"), 0o600)
 	}
 	before := snapshot(t, victim)
 

@@ -22,7 +22,7 @@ import (
 func TestOldFormatRefused(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "ledger")
-	for _, d := range []string{"", execDir, jobsDir, activeDir, "jobs/a"} {
+	for _, d := range []string{"", oldExecDir, jobsDir, activeDir, "jobs/a"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
 			t.Fatal(err)
 		}

@@ -198,7 +198,7 @@ func (v *verifier) strays() error {
 	}
 	for _, n := range names {
 		switch {
-		case n == lockName || n == linkedName || n == logsMark || n == execDir || n == jobsDir || n == activeDir || n == handoffDir || n == outputDir:
+		case n == lockName || n == linkedName || n == logsMark || n == oldExecDir || n == jobsDir || n == activeDir || n == handoffDir || n == outputDir:
 		case strings.HasPrefix(n, tmpPrefix), strings.HasPrefix(n, "boot."):
 		default:
 			if err := v.problem("", "stray file "+n+" in the store's folder (not the store's)", "move it away by hand", nil); err != nil {

@@ -26,7 +26,8 @@
 //	  ▲
 //	lib/ledger/filestore
 //
-// pgstore keeps a record in columns and never calls this package.
+// pgstore keeps a record in columns and never calls this package (it
+// links it only through lib/ledger/location, which opens either store).
 //
 // # Synopsis
 //
