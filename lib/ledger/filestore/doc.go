@@ -57,10 +57,8 @@
 //	  active/ID                symbolic link to "GEN:OFF:JOB": execution ID may
 //	                           still be claimed or running; its newest version
 //	                           was at offset OFF of generation GEN of JOB's log
-//	  exec/                    empty: the version before indexes linked each
-//	                           finished execution there (exec/ID, as active/),
-//	                           which the first writer of a boot indexes and
-//	                           removes
+//	  exec/                    empty, if there: made by the first format 3
+//	                           builds, never read
 //	  output/                  0700, made by the first OpenOutput
 //	    ID                     "tether-output 1 LIMIT\n" and the execution's
 //	                           output, of which the last LIMIT bytes count
@@ -248,8 +246,8 @@
 // place (sshd's StrictModes rule). Open walks that chain folder by folder,
 // each opened relative to the one before (O_NOFOLLOW; a symbolic link in a
 // checked folder is followed by walking its target the same way), and
-// opens the store's folder once (O_DIRECTORY|O_NOFOLLOW) with exec/, jobs/
-// and active/: every later open, link, rename, exchange, unlink, listing
+// opens the store's folder once (O_DIRECTORY|O_NOFOLLOW) with jobs/ and
+// active/: every later open, link, rename, exchange, unlink, listing
 // and the flock are relative to those descriptors (the *at calls), so
 // swapping the store's path for a symbolic link after Open redirects
 // nothing. A store removed since Open stays removed for its Store (Gone).
