@@ -26,7 +26,7 @@ func TestUsageErrorLeavesToKong(t *testing.T) {
 		{[]string{"run", "j", "--every", "x", "--bogus"}, `--every: invalid duration "x"`},                                                               // the first error
 		{[]string{"run", "j", "--every", "--bogus"}, `--every: expected a duration value but got "--bogus" (long flag); perhaps try --every="--bogus"?`}, // a flag for a value comes first
 		{[]string{"recover", "--grace", "-5s", "--bogus"}, `--grace: invalid duration "-5s": must not be negative`},                                      // kongcli takes a negative duration
-		{[]string{"metrics", "-o", "-x"}, ""},                                                                                                            // a path's: left to kong
+		{[]string{"metrics", "-o", "-x"}, `--output: expected a file value but got "-x" (short flag); perhaps try --output="-x"?`},                       // a path's "file" value
 		{[]string{"finish", "x"}, "missing flags: --status=STRING"},
 		{[]string{"finish", "--status", "bad"}, `unknown status "bad" (want completed or failed)`}, // before the missing <id>
 		{[]string{"spawn", "j", "--scope=no", "--", "true"}, `unknown scope "no" (want auto, require or never)`},
@@ -40,8 +40,8 @@ func TestUsageErrorLeavesToKong(t *testing.T) {
 		{[]string{"--ledger"}, "--ledger: missing its value"},
 		{[]string{"metrics", "-o"}, "--output: missing its value"},
 		{[]string{"list", "--json", "--field"}, "--field: missing its value"},
-		{[]string{"run", "j", "true", "--bogus"}, ""},           // CMD's
-		{[]string{"list", "--", "x"}, "unexpected argument x"},  // after --
+		{[]string{"run", "j", "true", "--bogus"}, ""},          // CMD's
+		{[]string{"list", "--", "x"}, "unexpected argument x"}, // after --
 		{[]string{"--", "list"}, ""},                            // a command after --
 		{[]string{"--help", "--bogus"}, "unknown flag --bogus"}, // the walk's error before kong's hooks
 		{[]string{"--version", "--bogus"}, "unknown flag --bogus"},
