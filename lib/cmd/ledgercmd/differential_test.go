@@ -160,6 +160,11 @@ var explainCorpus = [][]string{
 	{"--", "--json"},
 	{"--", "show", "x"},
 	{"--", "--"},
+	{"--", "--help"},
+	{"list", "--", "--help"},
+	{"-h", "--"},
+	{"run", "j", "-h", "--", "-h"},
+	{"--", "prune", "-n"},
 	{"list", "--", "x"},
 	// kong's own flags given a value.
 	{"--help=false"},
