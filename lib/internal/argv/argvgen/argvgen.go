@@ -368,5 +368,8 @@ func (w *argvWriter) positional(p *kong.Positional) (string, bool) {
 	if p.Enum != "" {
 		w.leave("<%s>: kong words a value outside its enum", p.Name)
 	}
+	if t := p.Target.Type(); t.Kind() != reflect.String && !(t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String) {
+		w.leave("<%s>: kong words a value its type refuses", p.Name)
+	}
 	return fmt.Sprintf("{Slice: %v, Passthrough: %v, Value: %s},\n", slice, p.Passthrough, w.value(p, set)), true
 }

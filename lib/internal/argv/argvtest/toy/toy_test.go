@@ -144,3 +144,35 @@ func FuzzToyArgv(f *testing.F) {
 		checkArgv(t, strings.Split(s, "\n"))
 	})
 }
+
+// TestToyLeftToKong: argvgen.LeftToKong names what toy's tables leave to
+// kong: each flag the generator cannot read, a list, a command with a
+// hook or a validator.
+func TestToyLeftToKong(t *testing.T) {
+	k, err := Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaps, err := argvgen.LeftToKong(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(gaps, "\n")
+	for _, want := range []string{
+		"toy --at: left out of the tables",     // kong's own mapper
+		"toy --hooked: left out of the tables", // a hook
+		"toy --counter: left out of the tables",
+		"--tag: a list, whose empty value kong reads",
+		"--tag: kong words a flag where its value was wanted",
+		"group sub --a: left out of the tables", // an xor group
+		"slow: every command line that reaches it is kong's",
+		"validated: every command line that reaches it is kong's",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("LeftToKong(toy) = %q; want %q in it", gaps, want)
+		}
+	}
+	if strings.Contains(got, "--dir") || strings.Contains(got, "--level") || strings.Contains(got, "run") {
+		t.Errorf("LeftToKong(toy) = %q; want no flag or command the tables read", gaps)
+	}
+}
