@@ -479,13 +479,16 @@ Flags:
       --exclusive            Refused while JOB has a claimed or running
                              execution whose owner is alive (dead owners are
                              recovered first).
-      --every=D              Refused while JOB has an execution that completed
-                             less than D ago (a duration, or days: 1d),
-                             or a live one (dead owners are recovered first):
-                             an hourly cron line with --every 1d runs once a day
-                             and catches up after downtime, as anacron. Decided
-                             under the store's lock (on PostgreSQL a lock on
-                             JOB), so that one run wins a period across hosts.
+      --every=D              Refused while JOB's last success started less than
+                             D ago (a duration, or days: 1d; less a slack of
+                             D/10, at most 30s, so that a tick a little early
+                             is due), or while it has a live execution (dead
+                             owners are recovered first): an hourly cron line
+                             with --every 1d runs once a day, never drifting,
+                             and catches up after downtime, as anacron; the run
+                             records @every D as its schedule. Decided under
+                             the store's lock (on PostgreSQL a lock on JOB),
+                             so that one run wins a period across hosts.
       --owner=PID[@START]    Owning process (default: the caller's parent;
                              in a script use --owner $$).
       --lease=D              PostgreSQL store: give the owner a lease of D,
@@ -856,13 +859,16 @@ Flags:
       --exclusive           Refused while JOB has a claimed or running execution
                             whose owner is alive (dead owners are recovered
                             first).
-      --every=D             Refused while JOB has an execution that completed
-                            less than D ago (a duration, or days: 1d),
-                            or a live one (dead owners are recovered first):
-                            an hourly cron line with --every 1d runs once a
-                            day and catches up after downtime, as anacron.
-                            Decided under the store's lock (on PostgreSQL a lock
-                            on JOB), so that one run wins a period across hosts.
+      --every=D             Refused while JOB's last success started less than D
+                            ago (a duration, or days: 1d; less a slack of D/10,
+                            at most 30s, so that a tick a little early is due),
+                            or while it has a live execution (dead owners are
+                            recovered first): an hourly cron line with --every
+                            1d runs once a day, never drifting, and catches up
+                            after downtime, as anacron; the run records @every D
+                            as its schedule. Decided under the store's lock (on
+                            PostgreSQL a lock on JOB), so that one run wins a
+                            period across hosts.
       --schedule=EXPR       Cron expression (5 fields, or @daily, @hourly...)
                             the job runs on: the run stands for its slot at or
                             just before now (or at most 10s after, so that a
@@ -1023,13 +1029,16 @@ Flags:
       --exclusive           Refused while JOB has a claimed or running execution
                             whose owner is alive (dead owners are recovered
                             first).
-      --every=D             Refused while JOB has an execution that completed
-                            less than D ago (a duration, or days: 1d),
-                            or a live one (dead owners are recovered first):
-                            an hourly cron line with --every 1d runs once a
-                            day and catches up after downtime, as anacron.
-                            Decided under the store's lock (on PostgreSQL a lock
-                            on JOB), so that one run wins a period across hosts.
+      --every=D             Refused while JOB's last success started less than D
+                            ago (a duration, or days: 1d; less a slack of D/10,
+                            at most 30s, so that a tick a little early is due),
+                            or while it has a live execution (dead owners are
+                            recovered first): an hourly cron line with --every
+                            1d runs once a day, never drifting, and catches up
+                            after downtime, as anacron; the run records @every D
+                            as its schedule. Decided under the store's lock (on
+                            PostgreSQL a lock on JOB), so that one run wins a
+                            period across hosts.
       --schedule=EXPR       Cron expression (5 fields, or @daily, @hourly...)
                             the job runs on: the run stands for its slot at or
                             just before now (or at most 10s after, so that a
