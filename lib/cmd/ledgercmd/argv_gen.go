@@ -613,7 +613,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"schedule"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Run.scheduled.Schedule = v
+						g.commands.Run.scheduled.Schedule = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Run.scheduled.Schedule = argvZero.commands.Run.scheduled.Schedule },
@@ -622,7 +622,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"tz"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Run.scheduled.TZ = v
+						g.commands.Run.scheduled.TZ = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Run.scheduled.TZ = argvZero.commands.Run.scheduled.TZ },
@@ -844,7 +844,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"schedule"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Spawn.scheduled.Schedule = v
+						g.commands.Spawn.scheduled.Schedule = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Spawn.scheduled.Schedule = argvZero.commands.Spawn.scheduled.Schedule },
@@ -853,7 +853,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"tz"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Spawn.scheduled.TZ = v
+						g.commands.Spawn.scheduled.TZ = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Spawn.scheduled.TZ = argvZero.commands.Spawn.scheduled.TZ },
