@@ -143,3 +143,49 @@ func TestEachFewLogsOpen(t *testing.T) {
 		t.Errorf("Each with b and c pruned meanwhile = %v, %v; want %v and one line for both", got, err, wantA)
 	}
 }
+
+// TestEachNewest: Each of a job's newest n, read backwards from the log's
+// end, passes what the whole walk's last n are, versions and all, with an
+// older execution updated among the newer ones, an open one, and a torn
+// tail (an append under way) that sends it to the forward scan.
+func TestEachNewest(t *testing.T) {
+	s := newStore(t)
+	defer s.Close()
+	code := 3
+	long := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	must(t)(s.Start(long.ID, nil))
+	for range 4 {
+		cycle(t, s, "j")
+	}
+	must(t)(s.Finish(long.ID, ledger.Failed, &code, ""))
+	cycle(t, s, "other")
+	open := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	note := "half"
+	must(t)(s.Beat(open.ID, ledger.BeatOptions{Note: &note}))
+	all, err := ledger.List(s, ledger.Filter{Job: "j"})
+	if err != nil || len(all) != 6 {
+		t.Fatalf("List(j) = %d records, %v; want 6", len(all), err)
+	}
+	check := func(when string) {
+		t.Helper()
+		for n := 1; n <= len(all)+1; n++ {
+			got, err := ledger.List(s, ledger.Filter{Job: "j", Newest: n})
+			want := all[max(len(all)-n, 0):]
+			js := func(rs []ledger.Record) string {
+				b, _ := json.Marshal(rs)
+				return string(b)
+			}
+			if err != nil || js(got) != js(want) {
+				t.Errorf("%s: List(j, newest %d) = %s, %v; want %s", when, n, js(got), err, js(want))
+			}
+		}
+	}
+	check("whole log")
+	f, err := os.OpenFile(s.dir+"/jobs/j/_log", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("torn frame"))
+	f.Close()
+	check("torn tail")
+}
