@@ -357,26 +357,15 @@ func (l *jobLog) refs(refs []execRef) ([]execRef, error) {
 }
 
 // newestRefs is where the newest n executions of l are, in claim order.
-// It reads the log backwards from its end, frame by frame (each frame
-// ends with its length), until it has passed the nth claim from the end:
-// the frames of the newest n and of what else ran meanwhile, however many
-// the job holds. A frame that does not read backwards (an append under
-// way, a torn tail, damage) sends it to the forward scan, which reports
-// what it must.
+// It reads the log backwards from its end (joblog.Log.Backward) until it
+// has passed the nth claim from the end: the frames of the newest n and
+// of what else ran meanwhile, however many the job holds. A frame that
+// does not read backwards (an append under way, a torn tail, damage)
+// sends it to the forward scan, which reports what it must.
 func (l *jobLog) newestRefs(n int) ([]execRef, error) {
-	end := l.End              // the size when opened
 	var refs []execRef        // newest first
 	last := map[int64]int64{} // claim offset → its newest frame's, of the frames passed
-	// A window read ahead of each frame would be read again for the one
-	// before it: a frame's own read each, backwards.
-	defer func(ahead int) { l.Ahead = ahead }(l.Ahead)
-	l.Ahead = 0
-	for len(refs) < n && end > l.First {
-		e, err := l.LastBefore(end)
-		if err != nil {
-			all, err := l.refs(nil)
-			return all[max(len(all)-n, 0):], err
-		}
+	err := l.Backward(l.End, func(e joblog.Entry) bool {
 		switch e.Kind {
 		case joblog.KindClaim:
 			ref := execRef{claimOff: e.Off, lastOff: e.Off}
@@ -390,7 +379,11 @@ func (l *jobLog) newestRefs(n int) ([]execRef, error) {
 				last[e.Ref] = e.Off
 			}
 		}
-		end = e.Off
+		return len(refs) < n
+	})
+	if err != nil {
+		all, err := l.refs(nil)
+		return all[max(len(all)-n, 0):], err
 	}
 	slices.Reverse(refs)
 	return refs, nil
