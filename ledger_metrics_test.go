@@ -63,12 +63,12 @@ func TestMetricsNodeExporter(t *testing.T) {
 
 	body := scrapeNodeExporter(t, exporter, textfiles)
 	for _, want := range []string{
-		`^tether_last_success_timestamp_seconds\{job="backup"\} \d\.\d+e\+09$`,
-		`^tether_last_exit_code\{job="backup"\} 3$`,
-		`^tether_runs_total\{job="backup",status="completed"\} 1$`,
-		`^tether_runs_total\{job="backup",status="failed"\} 1$`,
-		`^tether_live_runs\{job="report"\} 1$`,
-		`^tether_last_run_success\{job="report"\} 1$`,
+		`^tether_last_success_timestamp_seconds\{tether_job="backup"\} \d\.\d+e\+09$`,
+		`^tether_last_exit_code\{tether_job="backup"\} 3$`,
+		`^tether_runs_total\{tether_job="backup",status="completed"\} 1$`,
+		`^tether_runs_total\{tether_job="backup",status="failed"\} 1$`,
+		`^tether_live_runs\{tether_job="report"\} 1$`,
+		`^tether_last_run_success\{tether_job="report"\} 1$`,
 		`^node_textfile_scrape_error 0$`,
 	} {
 		if !regexp.MustCompile(`(?m)` + want).MatchString(body) {
