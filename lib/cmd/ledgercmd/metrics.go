@@ -18,7 +18,7 @@ import (
 
 type metricsCmd struct {
 	Grace  cli.Retention `name:"grace" placeholder:"D" help:"How long past its slot a run may start before a job is late (default: a tenth of its schedule's period, 1m to 1h)."`
-	Output string `name:"output" short:"o" type:"path" placeholder:"FILE" help:"Write the metrics to FILE atomically (a temporary file in its folder, fsync, rename; mode 0644), for node_exporter's textfile collector, instead of stdout."`
+	Output string        `name:"output" short:"o" type:"path" placeholder:"FILE" help:"Write the metrics to FILE atomically (a temporary file in its folder, fsync, rename; mode 0644), for node_exporter's textfile collector, instead of stdout."`
 }
 
 func (c *metricsCmd) Run(inv *invocation) error {
