@@ -19,6 +19,26 @@ type ClaimOptions struct {
 	// so a claimer that crashed before starting does not block a retry.
 	// Any time zone; it is stored in UTC.
 	Instant time.Time
+	// Once, with Instant, makes the slot's first execution that ran its
+	// only one: the claim is also refused while JOB has a failed
+	// execution for Instant that started (a failed slot is not run again
+	// by a later tick: retries are the run's own, below). Abandoned
+	// executions, and failed ones that never started, still leave the
+	// slot free. The one exception is a retry of the same run: a claim
+	// with Attempt k > 1 is not refused by a failed execution of the slot
+	// whose Attempt is 1..k-1 (the earlier attempts of the run that
+	// retries it). Honoured under the same lock (transaction) as Instant,
+	// so that across processes and hosts on a shared store a slot runs
+	// at most once. Once without Instant is ErrBadInput.
+	Once bool
+	// Schedule, Attempt and Attempts are written into the claimed record
+	// as they are (Record.Schedule, Attempt, Attempts): the run's
+	// schedule in lib/schedule's canonical text, its attempt number
+	// (1-based) and how many attempts it allows; zero values for none.
+	// Bounded as Record.Validate says (ErrBadInput beyond).
+	Schedule string
+	Attempt  int
+	Attempts int
 	// Exclusive refuses the claim while JOB has a claimed or running
 	// execution whose owner is alive (or cannot be judged); dead owners of
 	// JOB are recovered first.

@@ -106,6 +106,7 @@ func (s *Store) claimIn(job string, jobDir dirh, newJob bool, o ledger.ClaimOpti
 	r := ledger.Record{
 		ID: id, Job: job, Source: o.Source, Instant: o.Instant,
 		Status: ledger.Claimed, Owner: o.Owner, ClaimedAt: now,
+		Schedule: o.Schedule, Attempt: o.Attempt, Attempts: o.Attempts,
 	}
 	if o.Child.PID != 0 {
 		r.Status, r.StartedAt, r.Child = ledger.Running, now, o.Child
@@ -120,7 +121,7 @@ func (s *Store) claimIn(job string, jobDir dirh, newJob bool, o ledger.ClaimOpti
 // claim of job, whose directory is jobDir. Called with the lock held.
 func (s *Store) admitClaim(job string, jobDir dirh, o ledger.ClaimOptions) error {
 	if !o.Instant.IsZero() {
-		if err := s.checkInstant(job, jobDir, o.Instant, o.Grace); err != nil {
+		if err := s.checkInstant(job, jobDir, o); err != nil {
 			return fmt.Errorf("cannot claim %s for %s: %w", job, ledger.FormatTime(o.Instant), err)
 		}
 	}

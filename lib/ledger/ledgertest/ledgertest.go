@@ -73,6 +73,8 @@ func RunConformance(t *testing.T, h Harness) {
 		{"Summaries", testSummaries},
 		{"Output", testOutput},
 		{"ClaimEvery", testClaimEvery},
+		{"ClaimSchedule", testClaimSchedule},
+		{"ClaimOnce", testClaimOnce},
 		{"PruneJob", testPruneJob},
 		{"PruneStream", testPruneStream},
 		{"KeepLease", testKeepLease},
