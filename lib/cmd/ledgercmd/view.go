@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/schedule"
 )
 
 // What status, check and metrics say of a job beyond its summary: its
@@ -131,8 +132,18 @@ func failureStreak(recent []ledger.Record) int {
 var clockNow = time.Now
 
 // recordSchedule is the schedule r was run under ("" unknown).
-func recordSchedule(r ledger.Record) string { return "" }
+func recordSchedule(r ledger.Record) string { return r.Schedule }
 
 // parseSchedule reads a recorded schedule; nil when there is none or it
-// does not read (a newer tether's): its views then say "-".
-func parseSchedule(spec string) slotter { return nil }
+// does not read (a newer tether's, a zone this host lacks): its views
+// then say "-", as for a job run without one.
+func parseSchedule(spec string) slotter {
+	if spec == "" {
+		return nil
+	}
+	s, err := schedule.Parse(spec, "")
+	if err != nil || s.IsZero() {
+		return nil
+	}
+	return s
+}
