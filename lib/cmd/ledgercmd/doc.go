@@ -71,6 +71,12 @@
 // a line with every key present (null when unknown); --field F prints one
 // field (a --json key; owner.pid, child.start... for nested ones).
 //
+// status, check and metrics judge a job by the schedule its newest run was
+// claimed under (run or spawn with --schedule or --every): the slot due
+// next, and whether the job is late (that slot passed by more than --grace
+// with no execution for it); status shows a strip of its newest 16 runs,
+// check needs no --max-age, metrics labels each sample tether_job="JOB".
+//
 // # Options
 //
 //   - -h, --help: Show context-sensitive help.
@@ -485,8 +491,7 @@
 // (green, red, yellow, cyan for live) unless NO_COLOR is set (no-color.org)
 // or TERM is dumb; in a pipe or a file it is plain ASCII, whatever the
 // locale. A job whose records were all pruned shows its run that finished
-// last, which a file store's summary keeps (in a PostgreSQL store, as
-// pruned). --json prints one object per job with every key, null when
+// last, which the store's summary keeps. --json prints one object per job with every key, null when
 // unknown: job, status, id, finished_at, duration_seconds, exit_code,
 // last_success_at, running, runs (counts by terminal status), started_at,
 // state, schedule, next_at, grace_seconds, late_seconds and recent (the

@@ -248,6 +248,12 @@ Records print as one line of text each, or with --json as one JSON object a line
 with every key present (null when unknown); --field F prints one field (a --json
 key; owner.pid, child.start... for nested ones).
 
+status, check and metrics judge a job by the schedule its newest run was claimed
+under (run or spawn with --schedule or --every): the slot due next, and whether
+the job is late (that slot passed by more than --grace with no execution for
+it); status shows a strip of its newest 16 runs, check needs no --max-age,
+metrics labels each sample tether_job="JOB".
+
 Examples:
 
     id=$(ledger claim backup --owner $$ --instant "$(date -u +%FT%TZ)") || exit 0
@@ -1100,19 +1106,19 @@ newest 16 runs, oldest left: one glyph per outcome (. completed, F failed,
 ? unknown, - abandoned, * live) and one bar per duration, scaled to the longest.
 On a terminal the strip is drawn with ✓ ✗ and ▁▂▃▄▅▆▇█ when the locale is UTF-8,
 and outcomes and states are coloured (green, red, yellow, cyan for live) unless
-NO_COLOR is set (no-color.org) or TERM is dumb; in a pipe or a file it is plain
-ASCII, whatever the locale. A job whose records were all pruned shows its run
-that finished last, which a file store's summary keeps (in a PostgreSQL store,
-as pruned). --json prints one object per job with every key, null when unknown:
-job, status, id, finished_at, duration_seconds, exit_code, last_success_at,
-running, runs (counts by terminal status), started_at, state, schedule, next_at,
-grace_seconds, late_seconds and recent (the strip's runs: id, status, exit_code,
-started_at, duration_seconds). Reads a per-job summary and each job's newest 16
-executions, never every record; creates no store (3 when there is none). Root
-may read a file store another user owns: it reads it with that user's rights;
-so may, read-only, a member of a group the owner lets read the store (every file
-but the lock: chgrp -R ops DIR; find DIR ! -path DIR/lock -exec chmod g+rX {}
-+). latest, show, list and output too.
+NO_COLOR is set (no-color.org) or TERM is dumb; in a pipe or a file it is
+plain ASCII, whatever the locale. A job whose records were all pruned shows
+its run that finished last, which the store's summary keeps. --json prints one
+object per job with every key, null when unknown: job, status, id, finished_at,
+duration_seconds, exit_code, last_success_at, running, runs (counts by terminal
+status), started_at, state, schedule, next_at, grace_seconds, late_seconds and
+recent (the strip's runs: id, status, exit_code, started_at, duration_seconds).
+Reads a per-job summary and each job's newest 16 executions, never every record;
+creates no store (3 when there is none). Root may read a file store another
+user owns: it reads it with that user's rights; so may, read-only, a member of a
+group the owner lets read the store (every file but the lock: chgrp -R ops DIR;
+find DIR ! -path DIR/lock -exec chmod g+rX {} +). latest, show, list and output
+too.
 
     ledger status
     ledger status backup report --json
