@@ -41,7 +41,7 @@ func (c *checkCmd) Run(inv *invocation) error {
 		return checkReport(inv.tool.Stdout, checkUnknown, err.Error(), "")
 	}
 	switch {
-	case c.MaxAge.D() < 0:
+	case c.MaxAge.D() <= 0 && givenFlag(inv.args, "--max-age"):
 		return checkReport(inv.tool.Stdout, checkUnknown, "--max-age must be more than 0", "")
 	case c.MaxDuration.D() < 0:
 		return checkReport(inv.tool.Stdout, checkUnknown, "--max-duration must not be negative", "")
@@ -62,6 +62,18 @@ func (c *checkCmd) Run(inv *invocation) error {
 	o := checkOptions{maxAge: c.MaxAge.D(), maxDuration: c.MaxDuration.D(), grace: c.Grace.D(), failures: int(c.Failures)}
 	state, text, perf := judgeCheck(sums[0], recent[c.Job], now, o)
 	return checkReport(inv.tool.Stdout, state, text, perf)
+}
+
+// givenFlag reports whether args, check's command line, gives flag (as
+// "--flag V" or "--flag=V"): a --max-age of 0 is refused, not taken for
+// none.
+func givenFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // checkOptions are check's thresholds (0: not given).
