@@ -263,8 +263,9 @@ func (s *Store) checkDue(job string, every, grace time.Duration) error {
 	// ledger.Summary's last success is the last in the log, whatever its
 	// time). It does not hold the period.
 	if r := sum.LastSuccess; r.ID != "" {
-		if since := s.clock().Sub(r.FinishedAt); since > -ledger.FutureSkew && since < every {
-			return ledger.NotDuef("execution %s completed %v ago (at %s), less than %v", r.ID, since.Round(time.Millisecond), ledger.FormatTime(r.FinishedAt), every)
+		from := ledger.EveryFrom(r)
+		if since := s.clock().Sub(from); since > -ledger.FutureSkew && since < every-ledger.EverySlack(every) {
+			return ledger.NotDuef("execution %s completed, started %v ago (at %s), less than %v", r.ID, since.Round(time.Millisecond), ledger.FormatTime(from), every)
 		}
 	}
 	return nil

@@ -73,6 +73,7 @@ func RunConformance(t *testing.T, h Harness) {
 		{"Summaries", testSummaries},
 		{"Output", testOutput},
 		{"ClaimEvery", testClaimEvery},
+		{"ClaimEveryDrift", testClaimEveryDrift},
 		{"ClaimSchedule", testClaimSchedule},
 		{"ClaimOnce", testClaimOnce},
 		{"PruneJob", testPruneJob},
