@@ -128,9 +128,6 @@ func failureStreak(recent []ledger.Record) int {
 	return n
 }
 
-// clockNow is the views' now. (The test binary's clock hook replaces it.)
-var clockNow = time.Now
-
 // recordSchedule is the schedule r was run under ("" unknown).
 func recordSchedule(r ledger.Record) string { return r.Schedule }
 
