@@ -113,7 +113,8 @@ func (st style) strip(runs []ledger.Record, now time.Time) (outcomes, durations 
 		op.WriteString(st.paint(g, c))
 		level := 0
 		if longest > 0 {
-			level = int(int64(len(bars)-1) * int64(lastDuration(r, now)) / int64(longest))
+			// In floating point: 7 × a duration of decades overflows.
+			level = min(max(int(float64(len(bars)-1)*float64(lastDuration(r, now))/float64(longest)), 0), len(bars)-1)
 		}
 		d.WriteString(bars[level])
 		dp.WriteString(st.paint(bars[level], c))

@@ -138,3 +138,17 @@ func TestAgoText(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusStripDecades: a duration of decades (a clock stepped a long
+// way) scales without overflowing.
+func TestStatusStripDecades(t *testing.T) {
+	now := time.Date(2090, 12, 1, 0, 0, 0, 0, time.UTC)
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	runs := []ledger.Record{
+		{ID: "a", Status: ledger.Completed, ClaimedAt: start, StartedAt: start, FinishedAt: start.Add(time.Second)},
+		{ID: "b", Status: ledger.Running, ClaimedAt: start, StartedAt: start},
+	}
+	if _, bars := (style{}).strip(runs, now); bars.text != "_#" {
+		t.Errorf("strip of a second and 64 years = %q; want %q", bars.text, "_#")
+	}
+}

@@ -36,7 +36,8 @@ type slotter interface {
 type jobView struct {
 	sum  ledger.Summary
 	last ledger.Record // latestOf(sum): ID "" when none is on record
-	// schedule is the newest record's schedule ("" unknown); next the
+	// schedule is the newest record's schedule (the newest finished
+	// one's while the newest is live and has none; "" unknown); next the
 	// slot due after the newest run's (zero when the schedule is
 	// unknown or does not read), next2 the one after it.
 	schedule    string
@@ -52,6 +53,11 @@ type jobView struct {
 func viewOf(s ledger.Summary, now time.Time, grace time.Duration) jobView {
 	v := jobView{sum: s, last: latestOf(s)}
 	v.schedule = recordSchedule(v.last)
+	if v.schedule == "" && v.last.ID != "" && !v.last.Status.Terminal() {
+		// A live run claimed by hand (ledger claim) says nothing of the
+		// job's schedule: the newest finished run's still holds.
+		v.schedule = recordSchedule(s.LastFinished)
+	}
 	if sched := parseSchedule(v.schedule); sched != nil {
 		if base := slotOf(v.last); !base.IsZero() {
 			v.next = sched.Next(base)
