@@ -66,8 +66,8 @@ func TestMetricsNodeExporter(t *testing.T) {
 	for _, want := range []string{
 		`^tether_last_success_timestamp_seconds\{tether_job="backup"\} \d\.\d+e\+09$`,
 		`^tether_last_exit_code\{tether_job="backup"\} 3$`,
-		`^tether_runs_total\{tether_job="backup",status="completed"\} 1$`,
-		`^tether_runs_total\{tether_job="backup",status="failed"\} 1$`,
+		`^tether_runs_total\{status="completed",tether_job="backup"\} 1$`,
+		`^tether_runs_total\{status="failed",tether_job="backup"\} 1$`,
 		`^tether_live_runs\{tether_job="report"\} 1$`,
 		`^tether_last_run_success\{tether_job="report"\} 1$`,
 		`^node_textfile_scrape_error 0$`,
@@ -174,16 +174,17 @@ func grepLines(s, pattern string) string {
 // TestMetricsPrometheusScrape serves `ledger metrics` to a real Prometheus
 // (Debian's prometheus, which .ci/run installs) on loopback, waits for its
 // scrape through its HTTP API, and queries the series as an alert would:
-// {tether_job="report"} selects the job's series, which carry the
-// target's own job label beside it, and the job="JOB" label ledger wrote
-// before (which a scrape renames exported_job) would select nothing.
+// {tether_job="report"} selects the job's series (its next run and
+// lateness too: it runs under a schedule), which carry the target's own
+// job label beside it, and the job="JOB" label ledger wrote before (which
+// a scrape renames exported_job) would select nothing.
 func TestMetricsPrometheusScrape(t *testing.T) {
 	t.Parallel()
 	prometheus := lookTool(t, "prometheus")
 
 	dir := t.TempDir()
 	for _, args := range [][]string{
-		{"run", "report", "--", "true"},
+		{"run", "report", "--schedule", "* * * * *", "--tz", "UTC", "--", "true"},
 		{"run", "backup", "--", "sh", "-c", "exit 3"},
 	} {
 		if out, code, err := runTool(dir, "ledger", args...); err != nil || (code != 0 && code != 3) {
@@ -241,6 +242,8 @@ scrape_configs:
 		`tether_last_exit_code{tether_job="backup"}`:                  `"value":[`,
 		`tether_runs_total{tether_job="backup",status="failed"}`:      `"1"]`,
 		`tether_last_run_success{tether_job="report"} == 1`:           `"tether_job":"report"`,
+		`tether_next_run_timestamp_seconds{tether_job="report"} > 0`:  `"tether_job":"report"`,
+		`tether_late_seconds{tether_job="report"}`:                    `"tether_job":"report"`,
 		`count(tether_live_runs{job="report"}) or vector(0)`:          `"0"]`,
 		`count(tether_live_runs{exported_job="report"}) or vector(0)`: `"0"]`,
 	} {
