@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -446,7 +447,14 @@ func (l *Log) LastBefore(end int64) (Entry, error) {
 // damage, which a forward Scan tells apart. fn's Entry is valid only
 // during the call.
 func (l *Log) Backward(end int64, fn func(Entry) bool) error {
-	var win []byte // the log's bytes from winOff to the end of the window
+	// The window, the log's bytes from winOff on, is one of a pool: a
+	// status of a hundred jobs reads a hundred logs backwards.
+	pooled := windows.Get().(*[]byte)
+	win := (*pooled)[:0]
+	defer func() {
+		*pooled = win[:0]
+		windows.Put(pooled)
+	}()
 	winOff := end
 	load := func(from, to int64) error {
 		from = max(l.First, min(from, to-ReadSize))
@@ -490,6 +498,9 @@ func (l *Log) Backward(end int64, fn func(Entry) bool) error {
 	}
 	return nil
 }
+
+// windows holds Backward's windows.
+var windows = sync.Pool{New: func() any { b := make([]byte, 0, ReadSize); return &b }}
 
 // validEnd returns where the next frame goes: the end of the last valid
 // frame. A torn tail (an append cut short by a crash) is truncated away;
