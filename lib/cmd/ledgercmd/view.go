@@ -144,9 +144,17 @@ func parseSchedule(spec string) slotter {
 	if spec == "" {
 		return nil
 	}
-	s, err := schedule.Parse(spec, "")
-	if err != nil || s.IsZero() {
-		return nil
+	if s, ok := parsedSchedules[spec]; ok {
+		return s
 	}
-	return s
+	var out slotter
+	if s, err := schedule.Parse(spec, ""); err == nil && !s.IsZero() {
+		out = s
+	}
+	parsedSchedules[spec] = out
+	return out
 }
+
+// parsedSchedules keeps what parseSchedule read, for the process (one
+// command): a hundred jobs of one schedule load its zone once.
+var parsedSchedules = map[string]slotter{}
