@@ -113,7 +113,6 @@ func judgeCheck(s ledger.Summary, recent []ledger.Record, now time.Time, o check
 		why = append(why, fmt.Sprintf(format, args...))
 	}
 	var perf []string
-	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 	v := viewOf(s, now, o.grace)
 	byAge := o.maxAge > 0
 
@@ -182,33 +181,42 @@ func judgeCheck(s ledger.Summary, recent []ledger.Record, now time.Time, o check
 		}
 	}
 	if s.Live > 0 {
-		live := max(now.Sub(s.Latest.ClaimedAt), 0)
-		bound := ""
-		if !s.Latest.Status.Terminal() {
-			live = lastDuration(s.Latest, now)
-			if s.Live > 1 {
-				bound = "at least "
-			}
-		} else {
-			bound = "at least "
-		}
-		warn, crit := "", ""
-		if o.maxDuration > 0 {
-			warn, crit = secs(o.maxDuration), secs(2*o.maxDuration)
-		}
-		perf = append(perf, fmt.Sprintf("live_age=%ss;%s;%s;0", secs(live.Round(time.Second)), warn, crit))
-		switch {
-		case o.maxDuration > 0 && live > 2*o.maxDuration:
-			raise(checkCritical, "a run has been live for %s%s, more than twice --max-duration %s", bound, shortDuration(live), o.maxDuration)
-		case o.maxDuration > 0 && live > o.maxDuration:
-			raise(checkWarning, "a run has been live for %s%s, longer than --max-duration %s", bound, shortDuration(live), o.maxDuration)
-		default:
-			why = append(why, fmt.Sprintf("%d live (for %s%s)", s.Live, bound, shortDuration(live)))
-		}
+		judgeLive(s, now, o.maxDuration, raise, &why, &perf)
 	}
 	perf = append(perf, fmt.Sprintf("running=%d;;;0", s.Live))
 	return state, strings.Join(why, "; "), strings.Join(perf, " ")
 }
+
+// judgeLive is check's verdict on s's live runs (s.Live > 0) at now: how
+// long the latest has lasted, against maxDuration.
+func judgeLive(s ledger.Summary, now time.Time, maxDuration time.Duration, raise func(checkState, string, ...any), why, perf *[]string) {
+	live := max(now.Sub(s.Latest.ClaimedAt), 0)
+	bound := ""
+	if !s.Latest.Status.Terminal() {
+		live = lastDuration(s.Latest, now)
+		if s.Live > 1 {
+			bound = "at least "
+		}
+	} else {
+		bound = "at least "
+	}
+	warn, crit := "", ""
+	if maxDuration > 0 {
+		warn, crit = secs(maxDuration), secs(2*maxDuration)
+	}
+	*perf = append(*perf, fmt.Sprintf("live_age=%ss;%s;%s;0", secs(live.Round(time.Second)), warn, crit))
+	switch {
+	case maxDuration > 0 && live > 2*maxDuration:
+		raise(checkCritical, "a run has been live for %s%s, more than twice --max-duration %s", bound, shortDuration(live), maxDuration)
+	case maxDuration > 0 && live > maxDuration:
+		raise(checkWarning, "a run has been live for %s%s, longer than --max-duration %s", bound, shortDuration(live), maxDuration)
+	default:
+		*why = append(*why, fmt.Sprintf("%d live (for %s%s)", s.Live, bound, shortDuration(live)))
+	}
+}
+
+// secs is d in seconds, as perfdata writes them.
+func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 
 // ranBefore is how many runs of s's job ended, pruned ones included.
 func ranBefore(s ledger.Summary) uint64 {
