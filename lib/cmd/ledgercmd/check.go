@@ -50,7 +50,9 @@ func (c *checkCmd) Run(inv *invocation) error {
 	}
 	runs := 0
 	if c.Failures > 0 {
-		runs = int(c.Failures)
+		// Live runs between the failures do not break the row: a few
+		// more are read, for those.
+		runs = int(c.Failures) + stripRuns
 	}
 	sums, recent, err := inv.summariesRecent(runs, c.Job)
 	if err != nil {
