@@ -151,7 +151,7 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 		{[]string{"spawn", "j", "--log", "~/x", "--bogus", "--", "true"}, 125, "", "ledger: unknown flag --bogus\n"},
 		{[]string{"--", "list", "--bogus"}, 2, "", "ledger: unexpected argument --bogus\n"},
 		{[]string{"run", "j", "--every", "x", "--", "true"}, 125, "", "ledger: --every: invalid duration \"x\"\n"},
-		{[]string{"check", "j"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: missing flags: --max-age=D\n"},
+		{[]string{"check", "j", "--failures", "many"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: --failures: invalid count \"many\"\n"},
 		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: unknown flag --dedline, did you mean \"--deadline\"?\n"},
 		{[]string{"check", "j", "--max-agee", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: unknown flag --max-agee, did you mean \"--max-age\"?\n"},
 		{[]string{"frobnicate"}, 2, "", "ledger: unknown command \"frobnicate\"; the commands are claim, fence, adopt, start, finish, beat, recover, show, latest, list, prune, run, spawn, output, status, check, metrics, verify\n"},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,12 +64,12 @@ func TestMetricsNodeExporter(t *testing.T) {
 
 	body := scrapeNodeExporter(t, exporter, textfiles)
 	for _, want := range []string{
-		`^tether_last_success_timestamp_seconds\{job="backup"\} \d\.\d+e\+09$`,
-		`^tether_last_exit_code\{job="backup"\} 3$`,
-		`^tether_runs_total\{job="backup",status="completed"\} 1$`,
-		`^tether_runs_total\{job="backup",status="failed"\} 1$`,
-		`^tether_live_runs\{job="report"\} 1$`,
-		`^tether_last_run_success\{job="report"\} 1$`,
+		`^tether_last_success_timestamp_seconds\{tether_job="backup"\} \d\.\d+e\+09$`,
+		`^tether_last_exit_code\{tether_job="backup"\} 3$`,
+		`^tether_runs_total\{status="completed",tether_job="backup"\} 1$`,
+		`^tether_runs_total\{status="failed",tether_job="backup"\} 1$`,
+		`^tether_live_runs\{tether_job="report"\} 1$`,
+		`^tether_last_run_success\{tether_job="report"\} 1$`,
 		`^node_textfile_scrape_error 0$`,
 	} {
 		if !regexp.MustCompile(`(?m)` + want).MatchString(body) {
@@ -168,4 +169,156 @@ func grepLines(s, pattern string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestMetricsPrometheusScrape serves `ledger metrics` to a real Prometheus
+// (Debian's prometheus, which .ci/run installs) on loopback, waits for its
+// scrape through its HTTP API, and queries the series as an alert would:
+// {tether_job="report"} selects the job's series (its next run and
+// lateness too: it runs under a schedule), which carry the target's own
+// job label beside it, and the job="JOB" label ledger wrote before (which
+// a scrape renames exported_job) would select nothing.
+func TestMetricsPrometheusScrape(t *testing.T) {
+	t.Parallel()
+	prometheus := lookTool(t, "prometheus")
+
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", "report", "--schedule", "* * * * *", "--tz", "UTC", "--", "true"},
+		{"run", "backup", "--", "sh", "-c", "exit 3"},
+	} {
+		if out, code, err := runTool(dir, "ledger", args...); err != nil || (code != 0 && code != 3) {
+			t.Fatalf("ledger %s = %d, %v; %s", strings.Join(args, " "), code, err, out)
+		}
+	}
+	metrics, code, err := runTool(dir, "ledger", "metrics")
+	if err != nil || code != 0 {
+		t.Fatalf("ledger metrics = %d, %v; %s", code, err, metrics)
+	}
+
+	// The target: what ledger metrics printed, as node_exporter's
+	// textfile collector would serve it.
+	target, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		io.WriteString(w, metrics)
+	})}
+	go srv.Serve(target)
+	defer srv.Close()
+
+	config := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: node
+    static_configs:
+      - targets: ['%s']
+`, target.Addr())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	query := startPrometheus(t, prometheus, config, filepath.Join(dir, "tsdb"))
+
+	// The first scrape: the series of report, under the label an alert
+	// names.
+	var got string
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got = query(`tether_live_runs{tether_job="report"}`)
+		if strings.Contains(got, `"tether_job":"report"`) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, want := range []string{`"__name__":"tether_live_runs"`, `"tether_job":"report"`, `"job":"node"`} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("Prometheus's answer to tether_live_runs{tether_job=\"report\"} = %s; want %s in it", got, want)
+		}
+	}
+	for q, want := range map[string]string{
+		`tether_last_exit_code{tether_job="backup"}`:                  `"value":[`,
+		`tether_runs_total{tether_job="backup",status="failed"}`:      `"1"]`,
+		`tether_last_run_success{tether_job="report"} == 1`:           `"tether_job":"report"`,
+		`tether_next_run_timestamp_seconds{tether_job="report"} > 0`:  `"tether_job":"report"`,
+		`tether_late_seconds{tether_job="report"}`:                    `"tether_job":"report"`,
+		`count(tether_live_runs{job="report"}) or vector(0)`:          `"0"]`,
+		`count(tether_live_runs{exported_job="report"}) or vector(0)`: `"0"]`,
+	} {
+		if got := query(q); !strings.Contains(got, want) {
+			t.Errorf("Prometheus's answer to %s = %s; want %s in it", q, got, want)
+		}
+	}
+}
+
+// startPrometheus starts prometheus with config on a free loopback port
+// (storage in tsdb), stops it when t ends, and returns a query of its
+// HTTP API: the JSON of /api/v1/query, once it answers.
+func startPrometheus(t *testing.T, prometheus, config, tsdb string) func(q string) string {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second}
+	for attempt := 0; ; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		var logs bytes.Buffer
+		cmd := exec.Command(prometheus, "--config.file="+config, "--storage.tsdb.path="+tsdb,
+			"--web.listen-address="+addr, "--log.level=warn")
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		stop := func() {
+			cmd.Process.Kill()
+			<-exited
+		}
+		query := func(q string) string {
+			resp, err := client.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+			if err != nil {
+				return err.Error()
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return string(b)
+		}
+		// Ready once it answers its readiness endpoint.
+		ready := false
+		deadline := time.After(60 * time.Second)
+	wait:
+		for {
+			if resp, err := client.Get("http://" + addr + "/-/ready"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					ready = true
+					break wait
+				}
+			}
+			select {
+			case err := <-exited:
+				exited <- err
+				break wait
+			case <-deadline:
+				break wait
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		if ready {
+			t.Cleanup(stop)
+			return query
+		}
+		stop()
+		if attempt < 3 {
+			// The port was taken between Listen and prometheus's bind.
+			t.Logf("prometheus on %s did not start: %s; again", addr, logs.String())
+			continue
+		}
+		t.Fatalf("prometheus on %s did not start; its log:\n%s", addr, logs.String())
+	}
 }

@@ -84,7 +84,7 @@ func TestLedgerPostgresMonitor(t *testing.T) {
 	}{
 		{[]string{"status", "backup"}, 0, "backup"},
 		{[]string{"check", "backup", "--max-age", "1h"}, 0, "OK: backup last succeeded"},
-		{[]string{"metrics"}, 0, `tether_runs_total{job="backup",status="completed"} 3`},
+		{[]string{"metrics"}, 0, `tether_runs_total{tether_job="backup",status="completed"} 3`},
 		{[]string{"claim", "backup"}, 3, "permission denied"},
 	} {
 		out, code := ledger(mon, c.args...)

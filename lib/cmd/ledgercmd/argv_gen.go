@@ -1041,6 +1041,20 @@ var argvTables = &argv.Node[grammar, *invocation]{
 		},
 		&argv.Node[grammar, *invocation]{
 			Name: "status",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"grace"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Status.Grace.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Status.Grace = argvZero.commands.Status.Grace },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Status.Grace.UnmarshalText([]byte(v))
+					},
+					Summary:  "--grace=D",
+					Expected: "a duration value",
+					Negative: true,
+				}},
+			},
 			Positionals: []argv.Positional[grammar]{
 				{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -1068,8 +1082,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Check.MaxAge.UnmarshalText([]byte(v)) == nil
 					},
-					Zero:     func(g *grammar) { g.commands.Check.MaxAge = argvZero.commands.Check.MaxAge },
-					Required: true,
+					Zero: func(g *grammar) { g.commands.Check.MaxAge = argvZero.commands.Check.MaxAge },
 					Why: func(g *grammar, v string) error {
 						return g.commands.Check.MaxAge.UnmarshalText([]byte(v))
 					},
@@ -1087,6 +1100,30 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					},
 					Summary:  "--max-duration=D",
 					Expected: "a duration value",
+					Negative: true,
+				}},
+				{Names: []string{"grace"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Check.Grace.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Check.Grace = argvZero.commands.Check.Grace },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Check.Grace.UnmarshalText([]byte(v))
+					},
+					Summary:  "--grace=D",
+					Expected: "a duration value",
+					Negative: true,
+				}},
+				{Names: []string{"failures"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Check.Failures.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Check.Failures = argvZero.commands.Check.Failures },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Check.Failures.UnmarshalText([]byte(v))
+					},
+					Summary:  "--failures=N",
+					Expected: "a count value",
 					Negative: true,
 				}},
 			},
@@ -1112,6 +1149,18 @@ var argvTables = &argv.Node[grammar, *invocation]{
 		&argv.Node[grammar, *invocation]{
 			Name: "metrics",
 			Flags: []argv.Flag[grammar]{
+				{Names: []string{"grace"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Metrics.Grace.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Metrics.Grace = argvZero.commands.Metrics.Grace },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Metrics.Grace.UnmarshalText([]byte(v))
+					},
+					Summary:  "--grace=D",
+					Expected: "a duration value",
+					Negative: true,
+				}},
 				{Names: []string{"output"}, Short: 'o', Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						p, ok := argv.Path(v)

@@ -97,6 +97,10 @@ var argvAccepted = [][]string{
 	{"status", "backup", "sync", "--json"},
 	{"check", "backup", "--max-age", "2d"},
 	{"check", "backup", "--max-age=26h", "--max-duration", "1h"},
+	{"check", "backup"},
+	{"check", "backup", "--failures", "3", "--grace", "10m"},
+	{"status", "--grace", "5m"},
+	{"metrics", "--grace", "1h"},
 	{"metrics"},
 	{"metrics", "-o", "/var/lib/node_exporter/tether.prom"},
 	{"metrics", "--output=rel.prom"},
@@ -157,8 +161,8 @@ var argvDeclined = [][]string{
 	{"show", argvID, "--ledger"},
 	{"show", argvID, "--ledger", ""},
 	{"start", argvID, "--lock-timeout", "soon"},
-	{"check", "backup"},
 	{"check", "backup", "--max-age", "-1h"},
+	{"check", "backup", "--failures", "-1"},
 	{"status", "a", "-x"},
 }
 

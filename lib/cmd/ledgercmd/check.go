@@ -29,48 +29,85 @@ func (s checkState) String() string {
 
 type checkCmd struct {
 	Job         string        `arg:"" predictor:"job" help:"Job name."`
-	MaxAge      cli.Retention `name:"max-age" required:"" placeholder:"D" help:"CRITICAL when JOB has not completed successfully within D (a duration, or days: 2d)."`
+	MaxAge      cli.Retention `name:"max-age" placeholder:"D" help:"CRITICAL when JOB has not completed successfully within D (a duration, or days: 2d); given, it judges JOB's age instead of its schedule (default: JOB's schedule)."`
 	MaxDuration cli.Retention `name:"max-duration" placeholder:"D" help:"WARNING when a live run of JOB has lasted longer than D, CRITICAL past twice D (default: not judged)."`
+	Grace       cli.Retention `name:"grace" placeholder:"D" help:"How long past its slot a run may start before JOB is late (default: a tenth of the schedule's period, 1m to 1h)."`
+	Failures    cli.Count     `name:"failures" placeholder:"N" help:"CRITICAL once JOB's last N finished runs all failed, WARNING for fewer (default: a failed latest run is a WARNING)."`
 }
 
 func (c *checkCmd) Run(inv *invocation) error {
-	now := time.Now()
+	now := clockNow()
 	if err := ledger.ValidJob(c.Job); err != nil {
 		return checkReport(inv.tool.Stdout, checkUnknown, err.Error(), "")
 	}
-	if c.MaxAge.D() <= 0 {
+	switch {
+	case c.MaxAge.D() <= 0 && givenFlag(inv.args, "--max-age"):
 		return checkReport(inv.tool.Stdout, checkUnknown, "--max-age must be more than 0", "")
-	}
-	if c.MaxDuration.D() < 0 {
+	case c.MaxDuration.D() < 0:
 		return checkReport(inv.tool.Stdout, checkUnknown, "--max-duration must not be negative", "")
+	case c.Grace.D() < 0:
+		return checkReport(inv.tool.Stdout, checkUnknown, "--grace must not be negative", "")
 	}
-	sums, err := inv.summaries(c.Job)
+	runs := 0
+	if c.Failures > 0 {
+		// Live runs between the failures do not break the row: a few
+		// more are read, for those.
+		runs = int(c.Failures) + stripRuns
+	}
+	sums, recent, err := inv.summariesRecent(runs, c.Job)
 	if err != nil {
 		return checkReport(inv.tool.Stdout, checkUnknown, "cannot read the store: "+oneLine(err.Error()), "")
 	}
 	if len(sums) != 1 {
 		return checkReport(inv.tool.Stdout, checkUnknown, fmt.Sprintf("the store returned %d summaries for one job", len(sums)), "")
 	}
-	state, text, perf := judgeCheck(sums[0], now, c.MaxAge.D(), c.MaxDuration.D())
+	o := checkOptions{maxAge: c.MaxAge.D(), maxDuration: c.MaxDuration.D(), grace: c.Grace.D(), failures: int(c.Failures)}
+	state, text, perf := judgeCheck(sums[0], recent[c.Job], now, o)
 	return checkReport(inv.tool.Stdout, state, text, perf)
 }
 
+// givenFlag reports whether args, check's command line, gives flag (as
+// "--flag V" or "--flag=V"): a --max-age of 0 is refused, not taken for
+// none.
+func givenFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOptions are check's thresholds (0: not given).
+type checkOptions struct {
+	maxAge, maxDuration, grace time.Duration
+	failures                   int
+}
+
 // judgeCheck is check's verdict on s at now: the state, the text after it
-// and the performance data.
+// and the performance data. recent is JOB's newest executions, oldest
+// first, as many as o.failures at least (read only when it is given).
 //
-//   - CRITICAL: JOB never ran, never succeeded, or its last success finished
-//     more than maxAge ago; or a live run has lasted more than twice
-//     maxDuration.
-//   - WARNING: a live run has lasted more than maxDuration; or the job's
-//     latest finished run did not complete (failed, unknown, abandoned)
-//     although a success within maxAge keeps it from being critical.
+//   - CRITICAL: JOB never ran; with --max-age, it never succeeded or its
+//     last success finished more than maxAge ago; without, per its
+//     schedule, it missed two slots (the slot after its newest run's and
+//     the one after that passed their grace with no execution); its last
+//     o.failures finished runs all failed; or a live run has lasted more
+//     than twice maxDuration.
+//   - WARNING: it missed one slot; a live run has lasted more than
+//     maxDuration; its latest finished run did not complete (failed,
+//     unknown, abandoned) and o.failures does not make that critical
+//     (with --max-age: while a success within maxAge keeps it from
+//     being critical, as before --failures).
+//   - UNKNOWN: no --max-age, and JOB's schedule is unknown (its newest
+//     run was not run with --schedule or --every).
 //   - OK otherwise.
 //
 // How long a live run has lasted is known exactly for the job's latest
 // execution. A live run older than the latest (Summary counts them, Live)
 // was claimed before it, so the latest's claim gives a lower bound: check
 // says "at least".
-func judgeCheck(s ledger.Summary, now time.Time, maxAge, maxDuration time.Duration) (checkState, string, string) {
+func judgeCheck(s ledger.Summary, recent []ledger.Record, now time.Time, o checkOptions) (checkState, string, string) {
 	state := checkOK
 	var why []string
 	raise := func(to checkState, format string, args ...any) {
@@ -78,32 +115,61 @@ func judgeCheck(s ledger.Summary, now time.Time, maxAge, maxDuration time.Durati
 		why = append(why, fmt.Sprintf(format, args...))
 	}
 	var perf []string
-	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+	v := viewOf(s, now, o.grace)
+	byAge := o.maxAge > 0
 
 	// The last success is judged first: a store keeps it in the summary
 	// after prune removed its record (and every other), as status shows
 	// it, and a prune must not make a healthy job alert.
 	switch succ := s.LastSuccess; {
+	case succ.ID == "" && s.Latest.ID == "" && s.LastFinished.ID == "" && ranBefore(s) == 0:
+		raise(checkCritical, "%s never ran", s.Job)
+	case !byAge && v.last.ID == "":
+		return checkUnknown, fmt.Sprintf("%s has no execution on record (its %d runs were pruned): its schedule is unknown; give --max-age", s.Job, ranBefore(s)), ""
+	case !byAge && v.next.IsZero():
+		return checkUnknown, fmt.Sprintf("%s's schedule is unknown (its newest run %s was run without --schedule or --every): give --max-age", s.Job, v.last.ID), ""
+	case !byAge:
+		// Judged by its schedule.
 	case succ.ID == "" && s.Runs[ledger.Completed] > 0:
 		raise(checkCritical, "%s has no success on record (its %d successful runs were pruned)", s.Job, s.Runs[ledger.Completed])
 	case succ.ID == "" && s.Latest.ID == "" && ranBefore(s) > 0:
 		raise(checkCritical, "%s has no execution on record (its %d runs were pruned)", s.Job, ranBefore(s))
-	case succ.ID == "" && s.Latest.ID == "" && s.LastFinished.ID == "":
-		raise(checkCritical, "%s never ran", s.Job)
 	case succ.ID == "":
 		raise(checkCritical, "%s never succeeded", s.Job)
 	default:
 		age := max(now.Sub(succ.FinishedAt), 0)
-		perf = append(perf, fmt.Sprintf("last_success_age=%ss;;%s;0", secs(age.Round(time.Second)), secs(maxAge)))
-		if age > maxAge {
-			raise(checkCritical, "%s last succeeded %s ago (%s), longer than --max-age %s", s.Job, shortDuration(age), tableTime(succ.FinishedAt), maxAge)
+		perf = append(perf, fmt.Sprintf("last_success_age=%ss;;%s;0", secs(age.Round(time.Second)), secs(o.maxAge)))
+		if age > o.maxAge {
+			raise(checkCritical, "%s last succeeded %s ago (%s), longer than --max-age %s", s.Job, shortDuration(age), tableTime(succ.FinishedAt), o.maxAge)
 		} else {
 			why = append(why, fmt.Sprintf("%s last succeeded %s ago (%s)", s.Job, shortDuration(age), tableTime(succ.FinishedAt)))
 		}
 	}
+	if !v.next.IsZero() {
+		perf = append(perf, fmt.Sprintf("late=%ss;;;0", secs(v.late.Round(time.Second))))
+	}
+	if !byAge && !v.next.IsZero() {
+		switch {
+		case s.Live > 0 || v.late == 0:
+			why = append(why, fmt.Sprintf("%s next due %s (%s)", s.Job, tableTime(v.next), v.schedule))
+		case now.After(v.next2.Add(v.grace)):
+			raise(checkCritical, "%s is late: no run for %s nor %s, due %s ago (%s, grace %s)", s.Job, tableTime(v.next), tableTime(v.next2), shortDuration(v.late), v.schedule, v.grace)
+		default:
+			raise(checkWarning, "%s is late: no run for %s, due %s ago (%s, grace %s)", s.Job, tableTime(v.next), shortDuration(v.late), v.schedule, v.grace)
+		}
+	}
 	if f := s.LastFinished; f.ID != "" {
 		perf = append(perf, fmt.Sprintf("last_duration=%ss;;;0", secs(lastDuration(f, now).Round(time.Millisecond))))
-		if f.Status != ledger.Completed && s.LastSuccess.ID != "" {
+		streak := failureStreak(recent)
+		switch {
+		case o.failures > 0:
+			perf = append(perf, fmt.Sprintf("failures=%d;1;%d;0", streak, o.failures))
+			if streak >= o.failures {
+				raise(checkCritical, "its last %d finished runs failed (--failures %d), the latest %s %s", streak, o.failures, f.ID, describeEnd(f))
+			} else if streak > 0 {
+				raise(checkWarning, "its latest finished run %s %s (%d in a row, CRITICAL at --failures %d)", f.ID, describeEnd(f), streak, o.failures)
+			}
+		case f.Status != ledger.Completed && (s.LastSuccess.ID != "" || !byAge):
 			raise(checkWarning, "its latest finished run %s %s", f.ID, describeEnd(f))
 		}
 	}
@@ -117,33 +183,42 @@ func judgeCheck(s ledger.Summary, now time.Time, maxAge, maxDuration time.Durati
 		}
 	}
 	if s.Live > 0 {
-		live := max(now.Sub(s.Latest.ClaimedAt), 0)
-		bound := ""
-		if !s.Latest.Status.Terminal() {
-			live = lastDuration(s.Latest, now)
-			if s.Live > 1 {
-				bound = "at least "
-			}
-		} else {
-			bound = "at least "
-		}
-		warn, crit := "", ""
-		if maxDuration > 0 {
-			warn, crit = secs(maxDuration), secs(2*maxDuration)
-		}
-		perf = append(perf, fmt.Sprintf("live_age=%ss;%s;%s;0", secs(live.Round(time.Second)), warn, crit))
-		switch {
-		case maxDuration > 0 && live > 2*maxDuration:
-			raise(checkCritical, "a run has been live for %s%s, more than twice --max-duration %s", bound, shortDuration(live), maxDuration)
-		case maxDuration > 0 && live > maxDuration:
-			raise(checkWarning, "a run has been live for %s%s, longer than --max-duration %s", bound, shortDuration(live), maxDuration)
-		default:
-			why = append(why, fmt.Sprintf("%d live (for %s%s)", s.Live, bound, shortDuration(live)))
-		}
+		judgeLive(s, now, o.maxDuration, raise, &why, &perf)
 	}
 	perf = append(perf, fmt.Sprintf("running=%d;;;0", s.Live))
 	return state, strings.Join(why, "; "), strings.Join(perf, " ")
 }
+
+// judgeLive is check's verdict on s's live runs (s.Live > 0) at now: how
+// long the latest has lasted, against maxDuration.
+func judgeLive(s ledger.Summary, now time.Time, maxDuration time.Duration, raise func(checkState, string, ...any), why, perf *[]string) {
+	live := max(now.Sub(s.Latest.ClaimedAt), 0)
+	bound := ""
+	if !s.Latest.Status.Terminal() {
+		live = lastDuration(s.Latest, now)
+		if s.Live > 1 {
+			bound = "at least "
+		}
+	} else {
+		bound = "at least "
+	}
+	warn, crit := "", ""
+	if maxDuration > 0 {
+		warn, crit = secs(maxDuration), secs(2*maxDuration)
+	}
+	*perf = append(*perf, fmt.Sprintf("live_age=%ss;%s;%s;0", secs(live.Round(time.Second)), warn, crit))
+	switch {
+	case maxDuration > 0 && live > 2*maxDuration:
+		raise(checkCritical, "a run has been live for %s%s, more than twice --max-duration %s", bound, shortDuration(live), maxDuration)
+	case maxDuration > 0 && live > maxDuration:
+		raise(checkWarning, "a run has been live for %s%s, longer than --max-duration %s", bound, shortDuration(live), maxDuration)
+	default:
+		*why = append(*why, fmt.Sprintf("%d live (for %s%s)", s.Live, bound, shortDuration(live)))
+	}
+}
+
+// secs is d in seconds, as perfdata writes them.
+func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 
 // ranBefore is how many runs of s's job ended, pruned ones included.
 func ranBefore(s ledger.Summary) uint64 {
@@ -197,18 +272,28 @@ func checkUsage(args []string) bool {
 func (*checkCmd) Help() string {
 	return `A monitoring plugin (Nagios, Icinga, Sensu, Zabbix): prints one line,
 "STATE: text | perfdata", and exits 0 OK, 1 WARNING, 2 CRITICAL or
-3 UNKNOWN. CRITICAL when JOB never ran, never succeeded, or last
-succeeded longer than --max-age ago, or when a live run has lasted more
-than twice --max-duration; WARNING when a live run has lasted longer than
---max-duration, or when the latest finished run failed (or was recovered)
-while a success within --max-age keeps JOB from being critical, or when
-its last run finished in the future (the clock was stepped back since:
-"last" is the store's own order, not the times); UNKNOWN
-when the store cannot be read (there is none, permission, the database is
-down) and on bad usage. A live run older than JOB's latest execution is
-judged by the latest's claim: "at least" that old. Perfdata:
-last_success_age, last_duration, live_age (with --max-duration as warn
-and twice it as crit) and running.
+3 UNKNOWN. With no --max-age, JOB is judged by its schedule, the one its
+newest run was run under (--schedule or --every): WARNING once the slot
+after its newest run's slot has passed by more than --grace (default: a
+tenth of the schedule's period, 1m to 1h) with no execution for it;
+CRITICAL once the slot after that one has too (two slots missed);
+UNKNOWN when the schedule is unknown. With --max-age, JOB is judged by
+its age instead, as before: CRITICAL when it never succeeded, or last
+succeeded longer than --max-age ago. Either way: CRITICAL when JOB never
+ran; a failed (or recovered) latest finished run is a WARNING, and with
+--failures N CRITICAL once its last N finished runs all failed (live
+runs between them do not count); CRITICAL when a live run has lasted more
+than twice --max-duration, WARNING past it; WARNING when its last run
+finished in the future (the clock was stepped back since: "last" is the
+store's own order, not the times); UNKNOWN when the store cannot be read
+(there is none, permission, the database is down) and on bad usage. A
+live run older than JOB's latest execution is judged by the latest's
+claim: "at least" that old. Perfdata: last_success_age (with
+--max-age), late (seconds since the missed slot, 0 when not late; when
+the schedule is known), last_duration, failures (with --failures),
+live_age (with --max-duration as warn and twice it as crit) and running.
 
-  ledger check backup --max-age 26h --max-duration 2h`
+  ledger check backup
+  ledger check backup --failures 3 --max-duration 2h
+  ledger check backup --max-age 26h`
 }

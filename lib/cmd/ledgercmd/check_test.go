@@ -50,12 +50,57 @@ func TestJudgeCheck(t *testing.T) {
 		if tt.name == "stale success" {
 			maxAge = 30 * time.Minute
 		}
-		got, text, perf := judgeCheck(tt.s, now, maxAge, tt.maxDuration)
+		got, text, perf := judgeCheck(tt.s, nil, now, checkOptions{maxAge: maxAge, maxDuration: tt.maxDuration})
 		if got != tt.want || !strings.Contains(text, tt.text) {
 			t.Errorf("%s: judgeCheck = %s, %q; want %s, containing %q", tt.name, got, text, tt.want, tt.text)
 		}
 		if !strings.Contains(perf, "running=") || strings.ContainsAny(perf, "|\n") {
 			t.Errorf("%s: perfdata %q; want running= and no | or newline", tt.name, perf)
+		}
+	}
+}
+
+// TestJudgeCheckFailures: --failures N makes N finished runs failed in a
+// row CRITICAL and fewer a WARNING; live runs between them do not break
+// the row, a success does.
+func TestJudgeCheckFailures(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	code, one := 0, 1
+	at := now.Add(-time.Hour)
+	rec := func(id string, st ledger.Status, exit *int) ledger.Record {
+		r := ledger.Record{ID: id, Job: "j", Status: st, ClaimedAt: at, StartedAt: at, ExitCode: exit}
+		if st.Terminal() {
+			r.FinishedAt = at.Add(time.Minute)
+		}
+		return r
+	}
+	ok, bad, lost, live := rec("ok", ledger.Completed, &code), rec("bad", ledger.Failed, &one), rec("lost", ledger.Unknown, nil), rec("live", ledger.Running, nil)
+	tests := []struct {
+		name     string
+		recent   []ledger.Record
+		failures int
+		want     checkState
+		text     string
+		perf     string
+	}{
+		{"no failure", []ledger.Record{bad, ok}, 3, checkOK, "last succeeded", "failures=0;1;3;0"},
+		{"one of three", []ledger.Record{ok, bad}, 3, checkWarning, "(1 in a row, CRITICAL at --failures 3)", "failures=1;1;3;0"},
+		{"three of three", []ledger.Record{ok, bad, lost, bad}, 3, checkCritical, "its last 3 finished runs failed (--failures 3)", "failures=3;1;3;0"},
+		{"a live run between", []ledger.Record{bad, live, bad}, 2, checkCritical, "its last 2 finished runs failed", "failures=2;1;2;0"},
+		{"fewer on record", []ledger.Record{bad}, 2, checkWarning, "1 in a row", "failures=1;1;2;0"},
+		{"one is enough", []ledger.Record{ok, bad}, 1, checkCritical, "its last 1 finished runs failed", "failures=1;1;1;0"},
+	}
+	for _, tt := range tests {
+		newest := tt.recent[len(tt.recent)-1]
+		s := ledger.Summary{Job: "j", Latest: newest, LastSuccess: ok}
+		for _, r := range tt.recent {
+			if r.Status.Terminal() {
+				s.LastFinished = r
+			}
+		}
+		got, text, perf := judgeCheck(s, tt.recent, now, checkOptions{maxAge: 24 * time.Hour, failures: tt.failures})
+		if got != tt.want || !strings.Contains(text, tt.text) || !strings.Contains(perf, tt.perf) {
+			t.Errorf("%s: judgeCheck = %s, %q | %s; want %s, containing %q, perfdata %s", tt.name, got, text, perf, tt.want, tt.text, tt.perf)
 		}
 	}
 }
@@ -108,8 +153,8 @@ func TestRunsCommand(t *testing.T) {
 
 func TestWriteMetricsEscapes(t *testing.T) {
 	var b bytes.Buffer
-	writeMetrics(&b, []ledger.Summary{{Job: "a\"b\\c\nd"}})
-	if want := `tether_live_runs{job="a\"b\\c\nd"} 0` + "\n"; !strings.Contains(b.String(), want) {
+	writeMetrics(&b, []jobView{{sum: ledger.Summary{Job: "a\"b\\c\nd"}}})
+	if want := `tether_live_runs{tether_job="a\"b\\c\nd"} 0` + "\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("writeMetrics = %s; want a line %q", b.String(), want)
 	}
 	if got := strings.Count(b.String(), "# TYPE "); got != len(metricFamilies) {

@@ -71,6 +71,12 @@
 // a line with every key present (null when unknown); --field F prints one
 // field (a --json key; owner.pid, child.start... for nested ones).
 //
+// status, check and metrics judge a job by the schedule its newest run was
+// claimed under (run or spawn with --schedule or --every): the slot due
+// next, and whether the job is late (that slot passed by more than --grace
+// with no execution for it); status shows a strip of its newest 16 runs,
+// check needs no --max-age, metrics labels each sample tether_job="JOB".
+//
 // # Options
 //
 //   - -h, --help: Show context-sensitive help.
@@ -489,23 +495,37 @@
 //
 //     ledger status [<job> ...] [flags]
 //
-// Print each job's latest status, when it finished and how long it ran, its last success and its live runs.
+// Print each job's last run, its result, its state (ok, late, failing, running, never), the next slot and a strip of its newest runs.
 //
 // One line per job (every job of the store when none is named, in name
-// order): its latest execution's status, when it finished, how long it ran
-// (so far, while it is live), its exit code, when the job last completed
-// successfully, and how many of its executions are live (claimed,
-// claimed+fenced or running). A named job that never ran shows as
-// never-ran; one whose records were all pruned, its run that finished
-// last, which a file store's summary keeps (in a PostgreSQL store, as
-// pruned). --json prints one object per job: job, status, id,
-// finished_at, duration_seconds, exit_code, last_success_at, running and
-// runs (counts by terminal status), null when unknown. Reads a per-job
-// summary, never every record; creates no store (3 when there is none).
-// Root may read a file store another user owns: it reads it with that
-// user's rights; so may, read-only, a member of a group the owner lets
-// read the store (every file but the lock: chgrp -R ops DIR; find DIR !
-// -path DIR/lock -exec chmod g+rX {} +). latest, show, list and output too.
+// order), as systemctl list-timers prints timers: LAST, when its newest
+// execution started (its claim, if it never started), and AGO, how long
+// ago; RESULT, how it ended: its status and exit code (completed:0,
+// failed:3, unknown, abandoned; claimed or running while live); STATE: the
+// first of running (an execution is live), never (none ever), late (its
+// schedule's slot after the newest run's slot passed by more than --grace
+// with no execution for it), failing (its latest finished run did not
+// complete), ok; NEXT, that slot ("-" when the schedule is unknown: the
+// newest run was run without --schedule or --every); DURATION, how long
+// the newest ran (so far, while it is live); RUNS and DURATIONS, a strip of
+// its newest 16 runs, oldest left: one glyph per outcome (. completed,
+// F failed, ? unknown, - abandoned, * live) and one bar per duration,
+// scaled to the longest. On a terminal the strip is drawn with ✓ ✗ and
+// ▁▂▃▄▅▆▇█ when the locale is UTF-8, and outcomes and states are coloured
+// (green, red, yellow, cyan for live) unless NO_COLOR is set (no-color.org)
+// or TERM is dumb; in a pipe or a file it is plain ASCII, whatever the
+// locale. A job whose records were all pruned shows its run that finished
+// last, which the store's summary keeps. --json prints one object per job with every key, null when
+// unknown: job, status, id, finished_at, duration_seconds, exit_code,
+// last_success_at, running, runs (counts by terminal status), started_at,
+// state, schedule, next_at, grace_seconds, late_seconds and recent (the
+// strip's runs: id, status, exit_code, started_at, duration_seconds).
+// Reads a per-job summary and each job's newest 16 executions, never every
+// record; creates no store (3 when there is none). Root may read a file
+// store another user owns: it reads it with that user's rights; so may,
+// read-only, a member of a group the owner lets read the store (every file
+// but the lock: chgrp -R ops DIR; find DIR ! -path DIR/lock -exec chmod
+// g+rX {} +). latest, show, list and output too.
 //
 //	ledger status
 //	ledger status backup report --json
@@ -514,26 +534,40 @@
 //
 //   - <job> ...: Jobs to show (default: every job in the store).
 //
-//     ledger check --max-age=D <job> [flags]
+// Options of status:
 //
-// Judge JOB as a monitoring plugin: OK, WARNING, CRITICAL or UNKNOWN (exit 0-3), with perfdata.
+//   - --grace=D: A job is late once the slot after its newest run's has passed by more than D with no execution for it (default: a tenth of its schedule's period, 1m to 1h).
+//
+//     ledger check <job> [flags]
+//
+// Judge JOB as a monitoring plugin, by its schedule or --max-age: OK, WARNING, CRITICAL or UNKNOWN (exit 0-3), with perfdata.
 //
 // A monitoring plugin (Nagios, Icinga, Sensu, Zabbix): prints one line,
 // "STATE: text | perfdata", and exits 0 OK, 1 WARNING, 2 CRITICAL or
-// 3 UNKNOWN. CRITICAL when JOB never ran, never succeeded, or last
-// succeeded longer than --max-age ago, or when a live run has lasted more
-// than twice --max-duration; WARNING when a live run has lasted longer than
-// --max-duration, or when the latest finished run failed (or was recovered)
-// while a success within --max-age keeps JOB from being critical, or when
-// its last run finished in the future (the clock was stepped back since:
-// "last" is the store's own order, not the times); UNKNOWN
-// when the store cannot be read (there is none, permission, the database is
-// down) and on bad usage. A live run older than JOB's latest execution is
-// judged by the latest's claim: "at least" that old. Perfdata:
-// last_success_age, last_duration, live_age (with --max-duration as warn
-// and twice it as crit) and running.
+// 3 UNKNOWN. With no --max-age, JOB is judged by its schedule, the one its
+// newest run was run under (--schedule or --every): WARNING once the slot
+// after its newest run's slot has passed by more than --grace (default: a
+// tenth of the schedule's period, 1m to 1h) with no execution for it;
+// CRITICAL once the slot after that one has too (two slots missed);
+// UNKNOWN when the schedule is unknown. With --max-age, JOB is judged by
+// its age instead, as before: CRITICAL when it never succeeded, or last
+// succeeded longer than --max-age ago. Either way: CRITICAL when JOB never
+// ran; a failed (or recovered) latest finished run is a WARNING, and with
+// --failures N CRITICAL once its last N finished runs all failed (live
+// runs between them do not count); CRITICAL when a live run has lasted more
+// than twice --max-duration, WARNING past it; WARNING when its last run
+// finished in the future (the clock was stepped back since: "last" is the
+// store's own order, not the times); UNKNOWN when the store cannot be read
+// (there is none, permission, the database is down) and on bad usage. A
+// live run older than JOB's latest execution is judged by the latest's
+// claim: "at least" that old. Perfdata: last_success_age (with
+// --max-age), late (seconds since the missed slot, 0 when not late; when
+// the schedule is known), last_duration, failures (with --failures),
+// live_age (with --max-duration as warn and twice it as crit) and running.
 //
-//	ledger check backup --max-age 26h --max-duration 2h
+//	ledger check backup
+//	ledger check backup --failures 3 --max-duration 2h
+//	ledger check backup --max-age 26h
 //
 // Arguments of check:
 //
@@ -541,31 +575,43 @@
 //
 // Options of check:
 //
-//   - --max-age=D: CRITICAL when JOB has not completed successfully within D (a duration, or days: 2d).
+//   - --max-age=D: CRITICAL when JOB has not completed successfully within D (a duration, or days: 2d); given, it judges JOB's age instead of its schedule (default: JOB's schedule).
 //
 //   - --max-duration=D: WARNING when a live run of JOB has lasted longer than D, CRITICAL past twice D (default: not judged).
+//
+//   - --grace=D: How long past its slot a run may start before JOB is late (default: a tenth of the schedule's period, 1m to 1h).
+//
+//   - --failures=N: CRITICAL once JOB's last N finished runs all failed, WARNING for fewer (default: a failed latest run is a WARNING).
 //
 //     ledger metrics [flags]
 //
 // Print every job's metrics in the Prometheus text format (tether_*), or write them to a file for node_exporter.
 //
-// Prints the Prometheus text format, one sample per job labelled job="JOB":
-// tether_last_success_timestamp_seconds (0: never succeeded),
-// tether_last_finish_timestamp_seconds, tether_last_duration_seconds,
-// tether_last_exit_code, tether_last_run_success (1 or 0),
-// tether_runs_total{status} (completed, failed, unknown, abandoned; prune
-// does not decrease it) and tether_live_runs. --output FILE replaces FILE
-// atomically, mode 0644, for node_exporter's textfile collector (name it
-// *.prom in the collector's folder); FILE must be a regular file or
-// missing: a symlink, a device, a FIFO or a folder is refused (2), as the
-// rename would replace it. Reads a per-job summary, never every record;
-// creates no store (3 when there is none). Run by root on a file store
-// another user owns, it reads the store with that user's rights and writes
-// FILE as root.
+// Prints the Prometheus text format, one sample per job labelled
+// tether_job="JOB" (not job=, which a scrape gives the target: a sample's
+// own job label becomes exported_job): tether_last_success_timestamp_seconds
+// (0: never succeeded), tether_last_finish_timestamp_seconds,
+// tether_last_duration_seconds, tether_last_exit_code,
+// tether_last_run_success (1 or 0), tether_runs_total{status} (completed,
+// failed, unknown, abandoned; prune does not decrease it),
+// tether_live_runs, and, for a job whose schedule is known (its newest run
+// was run with --schedule or --every), tether_next_run_timestamp_seconds
+// (the slot after its newest run's) and tether_late_seconds (how long ago
+// that slot was due once --grace passed with no execution for it, else 0;
+// as of the write: time() - tether_next_run_timestamp_seconds is live).
+// --output FILE replaces FILE atomically, mode 0644, for node_exporter's
+// textfile collector (name it *.prom in the collector's folder); FILE must
+// be a regular file or missing: a symlink, a device, a FIFO or a folder is
+// refused (2), as the rename would replace it. Reads a per-job summary,
+// never every record; creates no store (3 when there is none). Run by root
+// on a file store another user owns, it reads the store with that user's
+// rights and writes FILE as root.
 //
 //	ledger metrics --output /var/lib/prometheus/node-exporter/tether.prom
 //
 // Options of metrics:
+//
+//   - --grace=D: How long past its slot a run may start before a job is late (default: a tenth of its schedule's period, 1m to 1h).
 //
 //   - -o, --output=FILE: Write the metrics to FILE atomically (a temporary file in its folder, fsync, rename; mode 0644), for node_exporter's textfile collector, instead of stdout.
 //

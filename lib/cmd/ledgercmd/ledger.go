@@ -46,8 +46,8 @@ type commands struct {
 	Run     runCmd     `cmd:"" help:"Claim, start, run CMD, finish with its status: the cron one-liner."`
 	Spawn   spawnCmd   `cmd:"" help:"Claim, fence and hand CMD to a detached adopt worker that survives this caller."`
 	Output  outputCmd  `cmd:"" help:"Print the output kept of an execution (the tail of its stdout and stderr)."`
-	Status  statusCmd  `cmd:"" help:"Print each job's latest status, when it finished and how long it ran, its last success and its live runs."`
-	Check   checkCmd   `cmd:"" help:"Judge JOB as a monitoring plugin: OK, WARNING, CRITICAL or UNKNOWN (exit 0-3), with perfdata."`
+	Status  statusCmd  `cmd:"" help:"Print each job's last run, its result, its state (ok, late, failing, running, never), the next slot and a strip of its newest runs."`
+	Check   checkCmd   `cmd:"" help:"Judge JOB as a monitoring plugin, by its schedule or --max-age: OK, WARNING, CRITICAL or UNKNOWN (exit 0-3), with perfdata."`
 	Metrics metricsCmd `cmd:"" help:"Print every job's metrics in the Prometheus text format (tether_*), or write them to a file for node_exporter."`
 	Verify  verifyCmd  `cmd:"" help:"Cross-check the store (or one JOB) and print one line per problem: exit 0 clean, 1 problems; --repair mends what the logs say."`
 }

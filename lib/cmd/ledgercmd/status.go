@@ -2,21 +2,20 @@ package ledgercmd
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"strconv"
+	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
 )
 
 type statusCmd struct {
-	Jobs []string `arg:"" optional:"" name:"job" predictor:"job" help:"Jobs to show (default: every job in the store)."`
+	Jobs  []string      `arg:"" optional:"" name:"job" predictor:"job" help:"Jobs to show (default: every job in the store)."`
+	Grace cli.Retention `name:"grace" placeholder:"D" help:"A job is late once the slot after its newest run's has passed by more than D with no execution for it (default: a tenth of its schedule's period, 1m to 1h)."`
 }
 
 func (c *statusCmd) Run(inv *invocation) error {
@@ -25,20 +24,27 @@ func (c *statusCmd) Run(inv *invocation) error {
 			return err
 		}
 	}
-	sums, err := inv.summaries(c.Jobs...)
+	if c.Grace.D() < 0 {
+		return exit.Errorf(exit.Usage, "--grace must not be negative")
+	}
+	sums, recent, err := inv.summariesRecent(stripRuns, c.Jobs...)
 	if len(sums) == 0 {
 		return err
 	}
 	// Print what could be read, then report what could not (exit 3), as
 	// list does.
 	w := bufio.NewWriter(inv.tool.Stdout)
-	now := time.Now()
+	now := clockNow()
+	views := make([]jobView, len(sums))
+	for i, s := range sums {
+		views[i] = viewOf(s, now, c.Grace.D())
+	}
 	if inv.g.JSON {
-		if jerr := writeStatusJSON(w, sums, now); jerr != nil {
+		if jerr := writeStatusJSON(w, views, recent, now); jerr != nil {
 			return jerr
 		}
 	} else {
-		writeStatusTable(w, sums, now)
+		writeStatusTable(w, views, recent, now, styleFor(os.Getenv, isTerminal(os.Stdout)))
 	}
 	if ferr := w.Flush(); ferr != nil {
 		return ferr
@@ -51,15 +57,38 @@ func (c *statusCmd) Run(inv *invocation) error {
 // root on a file store another user owns, it reads with that user's rights
 // (filestore.ReadAsOwner) and is root again when it returns.
 func (inv *invocation) summaries(jobs ...string) ([]ledger.Summary, error) {
+	sums, _, err := inv.summariesRecent(0, jobs...)
+	return sums, err
+}
+
+// summariesRecent is summaries, and with n > 0 the newest n executions of
+// each of those jobs too, oldest first, by job: a read bounded by n
+// (ledger.Filter.Newest) however many each job holds.
+func (inv *invocation) summariesRecent(n int, jobs ...string) ([]ledger.Summary, map[string][]ledger.Record, error) {
 	st, err := inv.openWith(location.Options{Existing: true, AsOwner: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sums, err := st.Summaries(jobs...)
-	if cerr := st.Close(); cerr != nil && err == nil {
-		return nil, cerr
+	recent := map[string][]ledger.Record{}
+	if n > 0 && len(sums) > 0 {
+		keep := func(r ledger.Record) error {
+			recent[r.Job] = append(recent[r.Job], r)
+			return nil
+		}
+		if len(jobs) == 0 {
+			err = errors.Join(err, st.Each(ledger.Filter{Newest: n}, keep))
+		}
+		for _, s := range sums {
+			if len(jobs) > 0 && (s.Latest.ID != "" || s.LastFinished.ID != "") {
+				err = errors.Join(err, st.Each(ledger.Filter{Job: s.Job, Newest: n}, keep))
+			}
+		}
 	}
-	return sums, flatten(err)
+	if cerr := st.Close(); cerr != nil && err == nil {
+		return nil, nil, cerr
+	}
+	return sums, recent, flatten(err)
 }
 
 // flatten makes err, which may join errors that join others, one join of
@@ -119,80 +148,6 @@ func lastDuration(r ledger.Record, now time.Time) time.Duration {
 	return to.Sub(from)
 }
 
-// statusJSON is one job of status --json: every key present, null when
-// unknown, as records are.
-type statusJSON struct {
-	Job             string            `json:"job"`
-	Status          *string           `json:"status"`
-	ID              *string           `json:"id"`
-	FinishedAt      *time.Time        `json:"finished_at"`
-	DurationSeconds *float64          `json:"duration_seconds"`
-	ExitCode        *int              `json:"exit_code"`
-	LastSuccessAt   *time.Time        `json:"last_success_at"`
-	Running         int               `json:"running"`
-	Runs            map[string]uint64 `json:"runs"`
-}
-
-func writeStatusJSON(w io.Writer, sums []ledger.Summary, now time.Time) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, s := range sums {
-		o := statusJSON{Job: s.Job, Running: s.Live, Runs: map[string]uint64{}}
-		for _, st := range ledger.Statuses {
-			if st.Terminal() {
-				o.Runs[string(st)] = s.Runs[st]
-			}
-		}
-		if r := latestOf(s); r.ID != "" {
-			state, id := r.State(), r.ID
-			o.Status, o.ID = &state, &id
-			if !r.FinishedAt.IsZero() {
-				t := r.FinishedAt.UTC()
-				o.FinishedAt = &t
-			}
-			if !r.ClaimedAt.IsZero() {
-				d := lastDuration(r, now).Seconds()
-				o.DurationSeconds = &d
-			}
-			o.ExitCode = r.ExitCode
-		}
-		if r := s.LastSuccess; r.ID != "" {
-			t := r.FinishedAt.UTC()
-			o.LastSuccessAt = &t
-		}
-		if err := enc.Encode(o); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeStatusTable(w io.Writer, sums []ledger.Summary, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tSTATUS\tFINISHED\tDURATION\tEXIT\tLAST-SUCCESS\tRUNNING")
-	for _, s := range sums {
-		status, finished, duration, exit := "never-ran", "-", "-", "-"
-		if ranBefore(s) > 0 {
-			// Every record pruned, and the store keeps no last run.
-			status = "pruned"
-		}
-		if r := latestOf(s); r.ID != "" {
-			status = r.State()
-			finished = tableTime(r.FinishedAt)
-			duration = shortDuration(lastDuration(r, now))
-			if r.ExitCode != nil {
-				exit = strconv.Itoa(*r.ExitCode)
-			}
-		}
-		success := "never"
-		if s.LastSuccess.ID != "" {
-			success = tableTime(s.LastSuccess.FinishedAt)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", s.Job, status, finished, duration, exit, success, s.Live)
-	}
-	tw.Flush()
-}
-
 // latestOf is the execution status reports for s's job: its latest, or,
 // once prune deleted every record of the job, the one that finished last,
 // which a file store's summary keeps (a PostgreSQL store's does not: the
@@ -217,20 +172,34 @@ func shortDuration(d time.Duration) string {
 
 func (*statusCmd) Help() string {
 	return `One line per job (every job of the store when none is named, in name
-order): its latest execution's status, when it finished, how long it ran
-(so far, while it is live), its exit code, when the job last completed
-successfully, and how many of its executions are live (claimed,
-claimed+fenced or running). A named job that never ran shows as
-never-ran; one whose records were all pruned, its run that finished
-last, which a file store's summary keeps (in a PostgreSQL store, as
-pruned). --json prints one object per job: job, status, id,
-finished_at, duration_seconds, exit_code, last_success_at, running and
-runs (counts by terminal status), null when unknown. Reads a per-job
-summary, never every record; creates no store (3 when there is none).
-Root may read a file store another user owns: it reads it with that
-user's rights; so may, read-only, a member of a group the owner lets
-read the store (every file but the lock: chgrp -R ops DIR; find DIR !
--path DIR/lock -exec chmod g+rX {} +). latest, show, list and output too.
+order), as systemctl list-timers prints timers: LAST, when its newest
+execution started (its claim, if it never started), and AGO, how long
+ago; RESULT, how it ended: its status and exit code (completed:0,
+failed:3, unknown, abandoned; claimed or running while live); STATE: the
+first of running (an execution is live), never (none ever), late (its
+schedule's slot after the newest run's slot passed by more than --grace
+with no execution for it), failing (its latest finished run did not
+complete), ok; NEXT, that slot ("-" when the schedule is unknown: the
+newest run was run without --schedule or --every); DURATION, how long
+the newest ran (so far, while it is live); RUNS and DURATIONS, a strip of
+its newest 16 runs, oldest left: one glyph per outcome (. completed,
+F failed, ? unknown, - abandoned, * live) and one bar per duration,
+scaled to the longest. On a terminal the strip is drawn with ✓ ✗ and
+▁▂▃▄▅▆▇█ when the locale is UTF-8, and outcomes and states are coloured
+(green, red, yellow, cyan for live) unless NO_COLOR is set (no-color.org)
+or TERM is dumb; in a pipe or a file it is plain ASCII, whatever the
+locale. A job whose records were all pruned shows its run that finished
+last, which the store's summary keeps. --json prints one object per job with every key, null when
+unknown: job, status, id, finished_at, duration_seconds, exit_code,
+last_success_at, running, runs (counts by terminal status), started_at,
+state, schedule, next_at, grace_seconds, late_seconds and recent (the
+strip's runs: id, status, exit_code, started_at, duration_seconds).
+Reads a per-job summary and each job's newest 16 executions, never every
+record; creates no store (3 when there is none). Root may read a file
+store another user owns: it reads it with that user's rights; so may,
+read-only, a member of a group the owner lets read the store (every file
+but the lock: chgrp -R ops DIR; find DIR ! -path DIR/lock -exec chmod
+g+rX {} +). latest, show, list and output too.
 
   ledger status
   ledger status backup report --json`

@@ -55,13 +55,7 @@ func (s *Store) EachJSON(f ledger.Filter, fn func(b []byte) error) error {
 // rec). active takes a record of active/, pass the merge with the head it
 // read.
 func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) error, pass func(*merge) error) error {
-	if f.Job != "" {
-		if err := ledger.ValidJob(f.Job); err != nil {
-			return err
-		}
-	}
-	if f.Status != "" && !f.Status.Valid() {
-		_, err := ledger.ParseStatus(string(f.Status))
+	if err := ledger.CheckFilter(f); err != nil {
 		return err
 	}
 	if f.Status == ledger.Claimed || f.Status == ledger.Running {
@@ -91,7 +85,12 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 			continue
 		}
 		w := &walk{job: job, gen: l.Gen, l: l}
-		if w.refs, err = l.refs(nil); err != nil {
+		if f.Newest > 0 {
+			w.refs, err = l.newestRefs(f.Newest)
+		} else {
+			w.refs, err = l.refs(nil)
+		}
+		if err != nil {
 			m.errs = append(m.errs, err)
 		}
 		m.opened = append(m.opened, w)

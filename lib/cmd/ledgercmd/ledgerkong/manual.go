@@ -73,7 +73,13 @@ different process. claim, adopt and recover refuse to judge through a
 
 Records print as one line of text each, or with --json as one JSON object
 a line with every key present (null when unknown); --field F prints one
-field (a --json key; owner.pid, child.start... for nested ones).`,
+field (a --json key; owner.pid, child.start... for nested ones).
+
+status, check and metrics judge a job by the schedule its newest run was
+claimed under (run or spawn with --schedule or --every): the slot due
+next, and whether the job is late (that slot passed by more than --grace
+with no execution for it); status shows a strip of its newest 16 runs,
+check needs no --max-age, metrics labels each sample tether_job="JOB".`,
 	Examples: `id=$(ledger claim backup --owner $$ --instant "$(date -u +%FT%TZ)") || exit 0
 ledger start "$id"
 backup.sh; rc=$?               # meanwhile: ledger beat "$id" --note "step 2 of 5"
