@@ -1,0 +1,204 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/location"
+)
+
+// Defaults of Options.
+const (
+	DefaultRuns = 50
+	DefaultTail = 16 << 10
+	// MaxRuns bounds Options.Runs: a page of a thousand runs a job is
+	// already more than a person reads.
+	MaxRuns = 1000
+	// maxLive bounds the live executions a job's section lists.
+	maxLive = 100
+)
+
+// Options says how much of each job Collect reads.
+type Options struct {
+	// Runs is how many of each job's newest executions the timeline and
+	// the chart show (0: DefaultRuns; at most MaxRuns).
+	Runs int
+	// Tail is how many bytes of the newest failure's kept output are
+	// shown, its last (0: DefaultTail).
+	Tail int64
+	// Now is the time of the report (zero: time.Now()).
+	Now time.Time
+	// Version is the tether that made the page, shown in its footer.
+	Version string
+}
+
+// Page is what one report shows.
+type Page struct {
+	// Store is the store's location, as messages show it: a URL
+	// without its password (location.Redact).
+	Store     string
+	Generated time.Time
+	Version   string
+	Runs      int // Options.Runs in effect
+	Jobs      []Job
+	// Problems are what could not be read, one line each; the page
+	// shows the rest.
+	Problems []string
+}
+
+// Job is one job's section.
+type Job struct {
+	Summary ledger.Summary
+	// Recent are its newest executions, at most Options.Runs of them,
+	// oldest first.
+	Recent []ledger.Record
+	// Seen is how many executions the walk passed: more than
+	// len(Recent) when older ones were left out.
+	Seen int
+	// Live are its claimed and running executions, oldest first.
+	Live []ledger.Record
+	// Failure is its newest failed or unknown execution (ID "": none
+	// stored), and Output the tail of what was kept of its output.
+	Failure ledger.Record
+	Output  Tail
+}
+
+// Tail is the end of a kept output.
+type Tail struct {
+	Bytes []byte
+	// Skipped counts the bytes before Bytes that are not shown.
+	Skipped int64
+	// Missing says why there is nothing to show ("": something was kept).
+	Missing string
+}
+
+// Collect reads the page of jobs (every job of st when none is named)
+// from st. Each job costs its summary, one walk of its records that holds
+// at most o.Runs of them, and one read of a kept output. What cannot be
+// read is on the page (Problems) and in the error returned with it; the
+// page is nil only when not even the summaries could be read.
+func Collect(st ledger.Ledger, jobs []string, o Options) (*Page, error) {
+	o = o.withDefaults()
+	sums, err := st.Summaries(jobs...)
+	if len(sums) == 0 && err != nil {
+		return nil, err
+	}
+	p := &Page{Store: location.Redact(st.Location()), Generated: o.Now, Version: o.Version, Runs: o.Runs}
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, s := range sums {
+		j, err := collectJob(st, s, o)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		p.Jobs = append(p.Jobs, j)
+	}
+	for _, e := range errs {
+		p.Problems = append(p.Problems, leaves(e)...)
+	}
+	return p, errors.Join(errs...)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Runs <= 0 {
+		o.Runs = DefaultRuns
+	}
+	o.Runs = min(o.Runs, MaxRuns)
+	if o.Tail <= 0 {
+		o.Tail = DefaultTail
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	return o
+}
+
+// collectJob reads s's job: its newest o.Runs executions, its live ones,
+// its newest failure and that failure's output.
+func collectJob(st ledger.Ledger, s ledger.Summary, o Options) (Job, error) {
+	j := Job{Summary: s}
+	// A ring of the newest o.Runs: Each passes them oldest first.
+	ring := make([]ledger.Record, 0, o.Runs)
+	next := 0
+	werr := st.Each(ledger.Filter{Job: s.Job}, func(r ledger.Record) error {
+		j.Seen++
+		if len(ring) < o.Runs {
+			ring = append(ring, r)
+		} else {
+			ring[next] = r
+			next = (next + 1) % o.Runs
+		}
+		switch r.Status {
+		case ledger.Claimed, ledger.Running:
+			if len(j.Live) < maxLive {
+				j.Live = append(j.Live, r)
+			}
+		case ledger.Failed, ledger.Unknown:
+			j.Failure = r
+		}
+		return nil
+	})
+	j.Recent = append(ring[next:len(ring):len(ring)], ring[:next]...)
+	if j.Failure.ID != "" {
+		out, err := readTail(st, j.Failure.ID, o.Tail)
+		j.Output = out
+		if err != nil {
+			werr = errors.Join(werr, fmt.Errorf("output of %s: %w", j.Failure.ID, err))
+		}
+	}
+	return j, werr
+}
+
+// readTail reads the last n bytes of id's kept output, holding no more
+// than n + one buffer whatever size was kept.
+func readTail(st ledger.Ledger, id string, n int64) (Tail, error) {
+	rc, err := st.Output(id)
+	switch {
+	case errors.Is(err, ledger.ErrOutputLost):
+		return Tail{Missing: "its output was lost in a crash"}, nil
+	case errors.Is(err, ledger.ErrNotFound):
+		return Tail{Missing: "no output was kept (it wrote nothing, or ran with --keep-output 0, or on a terminal)"}, nil
+	case err != nil:
+		return Tail{Missing: "its output could not be read"}, err
+	}
+	defer rc.Close()
+	var t Tail
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := rc.Read(buf)
+		t.Bytes = append(t.Bytes, buf[:k]...)
+		if over := int64(len(t.Bytes)) - n; over > 0 {
+			t.Skipped += over
+			t.Bytes = append(t.Bytes[:0], t.Bytes[over:]...)
+		}
+		if err == io.EOF {
+			return t, nil
+		}
+		if err != nil {
+			t.Missing = "its output could not be read to its end"
+			return t, err
+		}
+	}
+}
+
+// leaves is err's messages, one per error it joins (errors.Join's
+// parts; an error with several causes and a message of its own is one).
+func leaves(err error) []string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out, parts []string
+		for _, e := range j.Unwrap() {
+			parts = append(parts, e.Error())
+			out = append(out, leaves(e)...)
+		}
+		if err.Error() == strings.Join(parts, "\n") {
+			return out
+		}
+	}
+	return []string{err.Error()}
+}

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/filestore"
+	"github.com/tether-sh/tether/lib/proc"
+)
+
+// TestCollect: a job's newest Runs executions, its live ones, its newest
+// failure and the tail of its output, read through the Ledger contract.
+func TestCollect(t *testing.T) {
+	st, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	me, err := ledger.LocalOwner(proc.Self())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(job string, status ledger.Status, out string) string {
+		t.Helper()
+		r, err := st.Claim(job, ledger.ClaimOptions{Owner: me})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Start(r.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		if out != "" {
+			w, err := st.OpenOutput(r.ID, 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte(out))
+			w.Close()
+		}
+		if status == ledger.Running {
+			return r.ID
+		}
+		code := 0
+		if status == ledger.Failed {
+			code = 1
+		}
+		if _, err := st.Finish(r.ID, status, &code, ""); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	var ids []string
+	for i := range 7 {
+		st := ledger.Completed
+		if i == 1 || i == 2 {
+			st = ledger.Failed
+		}
+		ids = append(ids, run("a", st, strings.Repeat("0123456789", 10)+"end "+string(rune('0'+i))))
+	}
+	live := run("a", ledger.Running, "")
+	run("b", ledger.Completed, "")
+
+	p, err := Collect(st, []string{"a", "b", "nosuch"}, Options{Runs: 3, Tail: 8})
+	if err != nil {
+		t.Fatalf("Collect = %v", err)
+	}
+	if len(p.Jobs) != 3 {
+		t.Fatalf("Collect(a, b, nosuch) = %d jobs; want 3", len(p.Jobs))
+	}
+	a := p.Jobs[0]
+	var recent []string
+	for _, r := range a.Recent {
+		recent = append(recent, r.ID)
+	}
+	if want := []string{ids[5], ids[6], live}; strings.Join(recent, " ") != strings.Join(want, " ") {
+		t.Errorf("Collect(Runs 3): a's recent = %v; want %v (the newest 3, oldest first)", recent, want)
+	}
+	if a.Seen != 8 {
+		t.Errorf("Collect: a's Seen = %d; want 8", a.Seen)
+	}
+	if len(a.Live) != 1 || a.Live[0].ID != live {
+		t.Errorf("Collect: a's live = %v; want %s", a.Live, live)
+	}
+	// The newest failure, though older than the newest 3; its last 8 bytes.
+	if a.Failure.ID != ids[2] {
+		t.Errorf("Collect: a's failure = %s; want %s (the newest failed)", a.Failure.ID, ids[2])
+	}
+	// 105 bytes kept: 97 skipped, 8 shown.
+	if got := string(a.Output.Bytes); got != "789end 2" || a.Output.Skipped != 97 {
+		t.Errorf("Collect(Tail 8): a's output = %q, %d skipped; want %q, 97", got, a.Output.Skipped, "789end 2")
+	}
+	if b := p.Jobs[1]; b.Failure.ID != "" || len(b.Recent) != 1 || b.Output.Missing != "" {
+		t.Errorf("Collect: b = failure %q, %d recent, missing %q; want none, 1, none", b.Failure.ID, len(b.Recent), b.Output.Missing)
+	}
+	if n := p.Jobs[2]; n.Summary.Job != "nosuch" || len(n.Recent) != 0 {
+		t.Errorf("Collect: nosuch = %q with %d recent; want a job with nothing", n.Summary.Job, len(n.Recent))
+	}
+	if p.Store != st.Location() || p.Runs != 3 {
+		t.Errorf("Collect: store %q, runs %d; want %q, 3", p.Store, p.Runs, st.Location())
+	}
+
+	// A failure that kept nothing says so.
+	run("c", ledger.Failed, "")
+	p, err = Collect(st, []string{"c"}, Options{})
+	if err != nil || !strings.HasPrefix(p.Jobs[0].Output.Missing, "no output was kept") {
+		t.Errorf("Collect(c) = missing %q, %v; want no output was kept, nil", p.Jobs[0].Output.Missing, err)
+	}
+}
+
+// TestLeaves: errors.Join's parts are lines of their own; an error with
+// causes and its own message is one.
+func TestLeaves(t *testing.T) {
+	one := ledger.OutputLostf("x")
+	joined := errors.Join(errors.New("a"), errors.Join(errors.New("b"), one))
+	got := strings.Join(leaves(joined), "|")
+	if want := "a|b|" + one.Error(); got != want {
+		t.Errorf("leaves(%q) = %q; want %q", joined, got, want)
+	}
+}
