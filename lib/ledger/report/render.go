@@ -85,8 +85,8 @@ type count struct {
 type runView struct {
 	look
 	ID, Claimed, Started, Finished, Since string
-	Duration, Exit, Error, Note, Source  string
-	Owner, Title                         string
+	Duration, Exit, Error, Note, Source   string
+	Owner, Title                          string
 }
 
 type failureView struct {
