@@ -99,6 +99,10 @@ func TestArgvMatchesKong(t *testing.T) {
 		{"metrics"},
 		{"metrics", "-o", "/var/lib/node_exporter/tether.prom"},
 		{"metrics", "--output=rel.prom"},
+		{"report"},
+		{"report", "backup", "sync", "--html", "jobs.html", "--runs", "10", "--tail", "4K"},
+		{"report", "--html", "-"},
+		{"report", "--html=/var/www/jobs.html", "--runs=1000"},
 		// kong's int and bool mappers' other spellings
 		{"claim", "job", "--exclusive=true"},
 		{"claim", "job", "--exclusive=No"},
@@ -150,6 +154,8 @@ func TestArgvMatchesKong(t *testing.T) {
 		{"check", "backup", "--max-age", "-1h"},
 		{"metrics", "-o", "~/x.prom"},
 		{"status", "a", "-x"},
+		{"report", "--runs", "-1"},
+		{"report", "--tail", "lots"},
 	}
 	for _, args := range accepted {
 		if !checkArgv(t, args) {

@@ -164,6 +164,16 @@ var completeTables = &cli.CompleteNode{
 			},
 		},
 		&cli.CompleteNode{
+			Name: "report",
+			Flags: []cli.CompleteFlag{
+				{Names: []string{"--html"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--runs"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--tail"}, Value: cli.CompleteValue{}},
+			},
+			Args:       []cli.CompleteValue{cli.CompleteValue{Predictor: "job"}},
+			Cumulative: true,
+		},
+		&cli.CompleteNode{
 			Name: "verify",
 			Flags: []cli.CompleteFlag{
 				{Names: []string{"--repair"}, Value: cli.CompleteValue{Switch: true}},
@@ -315,6 +325,9 @@ Commands:
              (exit 0-3), with perfdata.
   metrics    Print every job's metrics in the Prometheus text format (tether_*),
              or write them to a file for node_exporter.
+  report     Write one self-contained HTML page of each job's recent runs,
+             their durations, its live runs and its latest failure's output,
+             to open or mail.
   verify     Cross-check the store (or one JOB) and print one line per problem:
              exit 0 clean, 1 problems; --repair mends what the logs say.
 
@@ -755,6 +768,58 @@ Flags:
                           2).
       --quiet             Print the count only when something was recovered,
                           so that cron mails only then.
+`, true
+	case "report":
+		return `Usage: ledger report [<job> ...] [flags]
+
+Write one self-contained HTML page of each job's recent runs, their durations,
+its live runs and its latest failure's output, to open or mail.
+
+One self-contained HTML page (inline CSS and SVG, no script, nothing fetched:
+mail it, or open the file anywhere) with, per job (every job of the store when
+none is named, in name order): its latest status, its runs by status and its
+last success, as status says them; a timeline of its newest --runs executions,
+oldest first, each a coloured glyph (✓ completed, ✗ failed, ? unknown,
+– abandoned, ▶ running, ○ claimed) with its times and exit code; their durations
+as a bar chart; its live runs (claimed or running: owner, since when, note);
+and its latest failed or unknown execution with the last --tail bytes of the
+output kept of it (ledger output), escaped. The header names the store (a URL
+without its password) and when the page was made. Reads each job's summary
+and one walk of its records, holding its newest --runs at most; creates no
+store (3 when there is none). A named job that never ran shows as never ran.
+What cannot be read is listed at the top of the page and said on stderr (exit
+3) once the page is written. Written to stdout, or with --html FILE to FILE,
+replaced whole (a temporary file, fsync, rename; mode 0644).
+
+    ledger report --html /var/www/jobs.html
+    ledger report backup sync --runs 100 > jobs.html
+
+Arguments:
+  [<job> ...]    Jobs to show (default: every job in the store).
+
+Flags:
+  -h, --help              Show context-sensitive help.
+      --ledger=DIR|URL    Store directory, or a postgres:// URL naming a
+                          PostgreSQL database (default: $TETHER_LEDGER,
+                          else $XDG_STATE_HOME/tether/ledger, else
+                          ~/.local/state/tether/ledger).
+      --json              Print records as JSON, one object per line; every key
+                          present, null when unknown.
+      --lock-timeout=D    Give up (exit 3, nothing changed; under run and
+                          spawn 125, CMD not run) when the store's lock is
+                          not free within D (default 60s; 0 waits forever).
+                          A wait longer than a second is reported on stderr,
+                          naming the holder.
+      --version           Print the version and exit.
+
+      --html=FILE         Write the page to FILE atomically (a temporary file
+                          in its folder, fsync, rename; mode 0644) instead of
+                          stdout; - is stdout.
+      --runs=N            Show each job's newest N runs (1 to 1000) (default:
+                          50).
+      --tail=SIZE         Show the last SIZE bytes of the output kept of each
+                          job's latest failure (SIZE is bytes or K, M, G;
+                          at least 1) (default: 16KiB).
 `, true
 	case "run":
 		return `Usage: ledger run <job> <CMD> ... [flags]

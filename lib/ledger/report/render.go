@@ -87,6 +87,8 @@ type runView struct {
 	ID, Claimed, Started, Finished, Since string
 	Duration, Exit, Error, Note, Source   string
 	Owner, Title                          string
+	// Ran is how long it ran, or "live for" how long so far.
+	Ran string
 }
 
 type failureView struct {
@@ -169,6 +171,10 @@ func newRunView(r ledger.Record, now time.Time) runView {
 		Owner:    text(r.Owner.String()),
 		Exit:     "-",
 	}
+	v.Ran = "ran " + v.Duration
+	if !r.Status.Terminal() {
+		v.Ran = "live for " + v.Duration
+	}
 	v.Since = v.Started
 	if r.StartedAt.IsZero() {
 		v.Since = v.Claimed
@@ -176,7 +182,7 @@ func newRunView(r ledger.Record, now time.Time) runView {
 	if r.ExitCode != nil {
 		v.Exit = strconv.Itoa(*r.ExitCode)
 	}
-	title := []string{v.State, "claimed " + v.Claimed, "ran " + v.Duration}
+	title := []string{v.State, "claimed " + v.Claimed, v.Ran}
 	if r.ExitCode != nil {
 		title = append(title, "exit "+v.Exit)
 	}
@@ -218,7 +224,7 @@ type bar struct {
 }
 
 const (
-	barW, barGap, chartH = 6, 2, 40
+	barW, barGap, chartH = 16, 2, 40
 )
 
 func newChart(runs []ledger.Record, now time.Time) chart {
