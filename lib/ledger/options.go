@@ -98,6 +98,35 @@ type PruneOptions struct {
 type Filter struct {
 	Job    string
 	Status Status
+	// Newest, when more than 0, passes only each job's Newest newest
+	// executions (the last claimed), still oldest first: what a view of
+	// recent runs reads (ledger status's strip) at a cost bounded by
+	// Newest, not by what the job holds. With a Status it is refused
+	// (ErrBadInput): which come first, the count or the status, would be
+	// a choice each caller reads differently.
+	Newest int
+}
+
+// CheckFilter refuses (ErrBadInput) a Filter no store can walk: a job
+// name that is not one, an unknown status, a negative Newest, or Newest
+// with a Status.
+func CheckFilter(f Filter) error {
+	if f.Job != "" {
+		if err := ValidJob(f.Job); err != nil {
+			return err
+		}
+	}
+	if f.Status != "" && !f.Status.Valid() {
+		_, err := ParseStatus(string(f.Status))
+		return err
+	}
+	switch {
+	case f.Newest < 0:
+		return badInputf("a filter's newest %d is negative", f.Newest)
+	case f.Newest > 0 && f.Status != "":
+		return badInputf("a filter of the newest %d executions cannot select a status too (%s)", f.Newest, f.Status)
+	}
+	return nil
 }
 
 // List returns the executions of st matching f, oldest first (Ledger.Each,

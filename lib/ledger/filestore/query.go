@@ -55,13 +55,7 @@ func (s *Store) EachJSON(f ledger.Filter, fn func(b []byte) error) error {
 // rec). active takes a record of active/, pass the merge with the head it
 // read.
 func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) error, pass func(*merge) error) error {
-	if f.Job != "" {
-		if err := ledger.ValidJob(f.Job); err != nil {
-			return err
-		}
-	}
-	if f.Status != "" && !f.Status.Valid() {
-		_, err := ledger.ParseStatus(string(f.Status))
+	if err := ledger.CheckFilter(f); err != nil {
 		return err
 	}
 	if f.Status == ledger.Claimed || f.Status == ledger.Running {
@@ -91,7 +85,12 @@ func (s *Store) each(f ledger.Filter, asJSON bool, active func(ledger.Record) er
 			continue
 		}
 		w := &walk{job: job, gen: l.Gen, l: l}
-		if w.refs, err = l.refs(nil); err != nil {
+		if f.Newest > 0 {
+			w.refs, err = l.newestRefs(f.Newest)
+		} else {
+			w.refs, err = l.refs(nil)
+		}
+		if err != nil {
 			m.errs = append(m.errs, err)
 		}
 		m.opened = append(m.opened, w)
@@ -355,6 +354,39 @@ func (l *jobLog) refs(refs []execRef) ([]execRef, error) {
 		return nil
 	})
 	return refs, err
+}
+
+// newestRefs is where the newest n executions of l are, in claim order.
+// It reads the log backwards from its end (joblog.Log.Backward) until it
+// has passed the nth claim from the end: the frames of the newest n and
+// of what else ran meanwhile, however many the job holds. A frame that
+// does not read backwards (an append under way, a torn tail, damage)
+// sends it to the forward scan, which reports what it must.
+func (l *jobLog) newestRefs(n int) ([]execRef, error) {
+	var refs []execRef        // newest first
+	last := map[int64]int64{} // claim offset → its newest frame's, of the frames passed
+	err := l.Backward(l.End, func(e joblog.Entry) bool {
+		switch e.Kind {
+		case joblog.KindClaim:
+			ref := execRef{claimOff: e.Off, lastOff: e.Off}
+			if off, ok := last[e.Off]; ok {
+				ref.lastOff = off
+				delete(last, e.Off)
+			}
+			refs = append(refs, ref)
+		case joblog.KindUpdate:
+			if _, ok := last[e.Ref]; !ok {
+				last[e.Ref] = e.Off
+			}
+		}
+		return len(refs) < n
+	})
+	if err != nil {
+		all, err := l.refs(nil)
+		return all[max(len(all)-n, 0):], err
+	}
+	slices.Reverse(refs)
+	return refs, nil
 }
 
 // version reads the version of an execution that ref names.

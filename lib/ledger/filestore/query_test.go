@@ -143,3 +143,78 @@ func TestEachFewLogsOpen(t *testing.T) {
 		t.Errorf("Each with b and c pruned meanwhile = %v, %v; want %v and one line for both", got, err, wantA)
 	}
 }
+
+// TestEachNewest: Each of a job's newest n, read backwards from the log's
+// end, passes what the whole walk's last n are, versions and all, with an
+// older execution updated among the newer ones, an open one, and a torn
+// tail (an append under way) that sends it to the forward scan. (Not
+// parallel: it sets a package hook.)
+func TestEachNewest(t *testing.T) {
+	walks := 0
+	joblog.WalkHook = func(string) { walks++ }
+	defer func() { joblog.WalkHook = nil }()
+	s := newStore(t)
+	defer s.Close()
+	code := 3
+	long := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	must(t)(s.Start(long.ID, nil))
+	for range 4 {
+		cycle(t, s, "j")
+	}
+	must(t)(s.Finish(long.ID, ledger.Failed, &code, ""))
+	cycle(t, s, "other")
+	open := mustClaim(t, s, "j", ledger.ClaimOptions{})
+	note := "half"
+	must(t)(s.Beat(open.ID, ledger.BeatOptions{Note: &note}))
+	all, err := ledger.List(s, ledger.Filter{Job: "j"})
+	if err != nil || len(all) != 6 {
+		t.Fatalf("List(j) = %d records, %v; want 6", len(all), err)
+	}
+	check := func(when string) {
+		t.Helper()
+		for n := 1; n <= len(all); n++ {
+			got, err := ledger.List(s, ledger.Filter{Job: "j", Newest: n})
+			want := all[max(len(all)-n, 0):]
+			js := func(rs []ledger.Record) string {
+				b, _ := json.Marshal(rs)
+				return string(b)
+			}
+			if err != nil || js(got) != js(want) {
+				t.Errorf("%s: List(j, newest %d) = %s, %v; want %s", when, n, js(got), err, js(want))
+			}
+		}
+	}
+	check("whole log")
+	// Past one window of the backward read (joblog.ReadSize).
+	for range 200 {
+		cycle(t, s, "j")
+	}
+	if all, err = ledger.List(s, ledger.Filter{Job: "j"}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(s.dir + "/jobs/j/_log"); err != nil || fi.Size() < 2*joblog.ReadSize {
+		t.Fatalf("the log is %v, %v; want more than two windows", fi.Size(), err)
+	}
+	walks = 0
+	for _, n := range []int{60, 100, 190, len(all)} {
+		got, err := ledger.List(s, ledger.Filter{Job: "j", Newest: n})
+		if err != nil || len(got) != n || got[0].ID != all[len(all)-n].ID || got[n-1].ID != all[len(all)-1].ID {
+			t.Errorf("List(j, newest %d) = %d records, %v; want the last %d of %d", n, len(got), err, n, len(all))
+		}
+	}
+	if walks != 0 {
+		t.Errorf("List(j, newest n) walked the log from its start %d times; want it read backwards", walks)
+	}
+	f, err := os.OpenFile(s.dir+"/jobs/j/_log", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("torn frame"))
+	f.Close()
+	all = all[len(all)-8:]
+	walks = 0
+	check("torn tail")
+	if walks == 0 {
+		t.Errorf("List(j, newest n) of a log with a torn tail never walked it from its start; want the forward scan")
+	}
+}

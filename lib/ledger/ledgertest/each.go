@@ -46,6 +46,12 @@ func testEach(t *testing.T, h Harness) {
 		{ledger.Filter{Status: ledger.Claimed}, []string{a.ID, e.ID}},
 		{ledger.Filter{Job: "k", Status: ledger.Running}, []string{d.ID}},
 		{ledger.Filter{Job: "none"}, nil},
+		{ledger.Filter{Newest: 2}, []string{b.ID, c.ID, d.ID, e.ID}},
+		{ledger.Filter{Job: "j", Newest: 1}, []string{c.ID}},
+		{ledger.Filter{Job: "j", Newest: 2}, []string{b.ID, c.ID}},
+		{ledger.Filter{Job: "j", Newest: 9}, []string{a.ID, b.ID, c.ID}},
+		{ledger.Filter{Job: "k", Newest: 1}, []string{e.ID}},
+		{ledger.Filter{Job: "none", Newest: 3}, nil},
 	} {
 		if got := ids(tc.f); !slices.Equal(got, tc.want) {
 			t.Errorf("Each(%+v) = %v; want %v", tc.f, got, tc.want)
@@ -65,5 +71,10 @@ func testEach(t *testing.T, h Harness) {
 	}
 	if err := s.Each(ledger.Filter{Job: "bad/name"}, func(ledger.Record) error { return nil }); !errors.Is(err, ledger.ErrBadInput) {
 		t.Errorf("Each(job bad/name) = %v; want ledger.ErrBadInput", err)
+	}
+	for _, f := range []ledger.Filter{{Newest: -1}, {Job: "j", Newest: 2, Status: ledger.Failed}} {
+		if err := s.Each(f, func(ledger.Record) error { return nil }); !errors.Is(err, ledger.ErrBadInput) {
+			t.Errorf("Each(%+v) = %v; want ledger.ErrBadInput", f, err)
+		}
 	}
 }

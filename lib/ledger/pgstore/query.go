@@ -70,20 +70,22 @@ const eachPage = 1000
 // callers of the store wait; fn must not call it). Unlike the file store's
 // walk, it is one snapshot.
 func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
-	if f.Job != "" {
-		if err := ledger.ValidJob(f.Job); err != nil {
-			return err
-		}
-	}
-	if f.Status != "" {
-		if _, err := ledger.ParseStatus(string(f.Status)); err != nil {
-			return err
-		}
+	if err := ledger.CheckFilter(f); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := s.doLocked(func(ctx context.Context, c *pgx.Conn) error {
 		if _, err := c.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`); err != nil {
+			return err
+		}
+		if f.Newest > 0 {
+			// Each job's newest by the (job, seq) index, backwards,
+			// Newest rows each: bounded by Newest, not by the job's rows.
+			_, err := c.Exec(ctx, `DECLARE tether_each NO SCROLL CURSOR FOR SELECT `+cols+` FROM (
+				SELECT e.* FROM (SELECT DISTINCT job FROM tether.executions WHERE NOT pruned AND ($1 = '' OR job = $1)) j
+				CROSS JOIN LATERAL (SELECT * FROM tether.executions x WHERE x.job = j.job AND NOT x.pruned
+					ORDER BY x.seq DESC LIMIT $2) e) newest ORDER BY seq`, f.Job, f.Newest)
 			return err
 		}
 		_, err := c.Exec(ctx, `DECLARE tether_each NO SCROLL CURSOR FOR SELECT `+cols+` FROM tether.executions
