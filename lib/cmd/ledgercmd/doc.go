@@ -556,15 +556,16 @@
 // newest --runs executions, oldest first, each a coloured glyph (✓
 // completed, ✗ failed, ? unknown, – abandoned, ▶ running, ○ claimed) with
 // its times and exit code; their durations as a bar chart; its live runs
-// (claimed or running: owner, since when, note); and its latest failed or
-// unknown execution with the last --tail bytes of the output kept of it
-// (ledger output), escaped. The header names the store (a URL without its
-// password) and when the page was made. Reads each job's summary and one
-// walk of its records, holding its newest --runs at most; creates no store
-// (3 when there is none). A named job that never ran shows as never ran.
-// What cannot be read is listed at the top of the page and said on stderr
-// (exit 3) once the page is written. Written to stdout, or with --html FILE
-// to FILE, replaced whole (a temporary file, fsync, rename; mode 0644).
+// (claimed or running: owner, since when, note); and the newest failed or
+// unknown execution of those --runs, with the last --tail bytes of the
+// output kept of it (ledger output), escaped. The header names the store (a
+// URL without its password) and when the page was made. Reads each job's
+// summary, its newest --runs executions and its live ones: a cost bounded
+// by --runs, not by how many the store holds. Creates no store (3 when
+// there is none); a named job that never ran shows as never ran. What
+// cannot be read is listed at the top of the page and said on stderr (exit
+// 3) once the page is written. Written to stdout, or with --html FILE to
+// FILE, replaced whole (a temporary file, fsync, rename; mode 0644).
 //
 //	ledger report --html /var/www/jobs.html
 //	ledger report backup sync --runs 100 > jobs.html

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,13 +57,11 @@ type Job struct {
 	// Recent are its newest executions, at most Options.Runs of them,
 	// oldest first.
 	Recent []ledger.Record
-	// Seen is how many executions the walk passed: more than
-	// len(Recent) when older ones were left out.
-	Seen int
-	// Live are its claimed and running executions, oldest first.
+	// Live are its claimed and running executions (at most 100), oldest
+	// first, however old.
 	Live []ledger.Record
-	// Failure is its newest failed or unknown execution (ID "": none
-	// stored), and Output the tail of what was kept of its output.
+	// Failure is the newest failed or unknown execution of Recent (ID "":
+	// none), and Output the tail of what was kept of its output.
 	Failure ledger.Record
 	Output  Tail
 }
@@ -77,8 +76,9 @@ type Tail struct {
 }
 
 // Collect reads the page of jobs (every job of st when none is named)
-// from st. Each job costs its summary, one walk of its records that holds
-// at most o.Runs of them, and one read of a kept output. What cannot be
+// from st. Each job costs its summary, a read of its newest o.Runs
+// executions and of its live ones, and one read of a kept output: bounded
+// by o.Runs and o.Tail, not by how many executions the store holds. What cannot be
 // read is on the page (Problems) and in the error returned with it; the
 // page is nil only when not even the summaries could be read.
 func Collect(st ledger.Ledger, jobs []string, o Options) (*Page, error) {
@@ -119,32 +119,29 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// collectJob reads s's job: its newest o.Runs executions, its live ones,
-// its newest failure and that failure's output.
+// collectJob reads s's job: its newest o.Runs executions (Filter.Newest:
+// a cost bounded by o.Runs, not by what the job holds), its live ones (the
+// stores' index of live executions), the newest failure among the first,
+// and that failure's output.
 func collectJob(st ledger.Ledger, s ledger.Summary, o Options) (Job, error) {
 	j := Job{Summary: s}
-	// A ring of the newest o.Runs: Each passes them oldest first.
-	ring := make([]ledger.Record, 0, o.Runs)
-	next := 0
-	werr := st.Each(ledger.Filter{Job: s.Job}, func(r ledger.Record) error {
-		j.Seen++
-		if len(ring) < o.Runs {
-			ring = append(ring, r)
-		} else {
-			ring[next] = r
-			next = (next + 1) % o.Runs
-		}
-		switch r.Status {
-		case ledger.Claimed, ledger.Running:
-			if len(j.Live) < maxLive {
-				j.Live = append(j.Live, r)
-			}
-		case ledger.Failed, ledger.Unknown:
+	werr := st.Each(ledger.Filter{Job: s.Job, Newest: o.Runs}, func(r ledger.Record) error {
+		j.Recent = append(j.Recent, r)
+		if r.Status == ledger.Failed || r.Status == ledger.Unknown {
 			j.Failure = r
 		}
 		return nil
 	})
-	j.Recent = append(ring[next:len(ring):len(ring)], ring[:next]...)
+	for _, status := range []ledger.Status{ledger.Claimed, ledger.Running} {
+		err := st.Each(ledger.Filter{Job: s.Job, Status: status}, func(r ledger.Record) error {
+			if len(j.Live) < maxLive {
+				j.Live = append(j.Live, r)
+			}
+			return nil
+		})
+		werr = errors.Join(werr, err)
+	}
+	slices.SortStableFunc(j.Live, func(a, b ledger.Record) int { return a.ClaimedAt.Compare(b.ClaimedAt) })
 	if j.Failure.ID != "" {
 		out, err := readTail(st, j.Failure.ID, o.Tail)
 		j.Output = out

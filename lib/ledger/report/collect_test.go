@@ -28,6 +28,9 @@ func TestCollect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if status == ledger.Claimed {
+			return r.ID
+		}
 		if _, err := st.Start(r.ID, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -51,10 +54,11 @@ func TestCollect(t *testing.T) {
 		}
 		return r.ID
 	}
+	old := run("a", ledger.Claimed, "")
 	var ids []string
 	for i := range 7 {
 		st := ledger.Completed
-		if i == 1 || i == 2 {
+		if i == 1 || i == 5 {
 			st = ledger.Failed
 		}
 		ids = append(ids, run("a", st, strings.Repeat("0123456789", 10)+"end "+string(rune('0'+i))))
@@ -77,19 +81,17 @@ func TestCollect(t *testing.T) {
 	if want := []string{ids[5], ids[6], live}; strings.Join(recent, " ") != strings.Join(want, " ") {
 		t.Errorf("Collect(Runs 3): a's recent = %v; want %v (the newest 3, oldest first)", recent, want)
 	}
-	if a.Seen != 8 {
-		t.Errorf("Collect: a's Seen = %d; want 8", a.Seen)
+	// Every live one, however old.
+	if len(a.Live) != 2 || a.Live[0].ID != old || a.Live[1].ID != live {
+		t.Errorf("Collect: a's live = %v; want %s, %s", a.Live, old, live)
 	}
-	if len(a.Live) != 1 || a.Live[0].ID != live {
-		t.Errorf("Collect: a's live = %v; want %s", a.Live, live)
-	}
-	// The newest failure, though older than the newest 3; its last 8 bytes.
-	if a.Failure.ID != ids[2] {
-		t.Errorf("Collect: a's failure = %s; want %s (the newest failed)", a.Failure.ID, ids[2])
+	// The newest failure of the newest 3; its last 8 bytes.
+	if a.Failure.ID != ids[5] {
+		t.Errorf("Collect: a's failure = %s; want %s (the newest failed)", a.Failure.ID, ids[5])
 	}
 	// 105 bytes kept: 97 skipped, 8 shown.
-	if got := string(a.Output.Bytes); got != "789end 2" || a.Output.Skipped != 97 {
-		t.Errorf("Collect(Tail 8): a's output = %q, %d skipped; want %q, 97", got, a.Output.Skipped, "789end 2")
+	if got := string(a.Output.Bytes); got != "789end 5" || a.Output.Skipped != 97 {
+		t.Errorf("Collect(Tail 8): a's output = %q, %d skipped; want %q, 97", got, a.Output.Skipped, "789end 5")
 	}
 	if b := p.Jobs[1]; b.Failure.ID != "" || len(b.Recent) != 1 || b.Output.Missing != "" {
 		t.Errorf("Collect: b = failure %q, %d recent, missing %q; want none, 1, none", b.Failure.ID, len(b.Recent), b.Output.Missing)

@@ -4,10 +4,10 @@
 //
 // Collect reads what the page shows through the ledger.Ledger contract
 // alone, so that both stores serve it: each job's Summary (runs by
-// status, last success, live count), its last Options.Runs executions
-// (one Each walk of the job's records, holding no more than that many in
-// memory), its live ones, and the tail of the newest failure's kept
-// output (Ledger.Output, at most Options.Tail bytes held). Render writes
+// status, last success, live count), its newest Options.Runs executions
+// (ledger.Filter.Newest: a cost bounded by Options.Runs, not by what the
+// job holds), its live ones, and the tail of the kept output of the newest
+// failure among them (Ledger.Output, at most Options.Tail bytes held). Render writes
 // the page with html/template: every text that came from the store (an
 // output, a note, an error, a source, an owner's host name) reaches the
 // page escaped as text, whatever bytes it holds (invalid UTF-8 shows as

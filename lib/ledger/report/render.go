@@ -72,7 +72,7 @@ type jobView struct {
 	Counts      []count
 	Live        []runView
 	Runs        []runView // oldest first
-	Older       int       // executions before Runs not shown
+	Counted     uint64    // the runs its summary counts, pruned ones included
 	Chart       chart
 	Failure     *failureView
 }
@@ -111,7 +111,7 @@ func newView(p *Page) view {
 
 func newJobView(j Job, now time.Time) jobView {
 	s := j.Summary
-	jv := jobView{Name: s.Job, LastSuccess: "never", Older: max(j.Seen-len(j.Recent), 0)}
+	jv := jobView{Name: s.Job, LastSuccess: "never", Counted: ran(s) + uint64(s.Live)}
 	latest := s.Latest
 	if latest.ID == "" {
 		latest = s.LastFinished

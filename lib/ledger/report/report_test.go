@@ -80,7 +80,7 @@ func TestRenderEscapes(t *testing.T) {
 				Jobs: []Job{{
 					Summary: ledger.Summary{Job: "job.1", Latest: live, LastFinished: failed, Live: 1,
 						Runs: map[ledger.Status]uint64{ledger.Failed: 1}},
-					Recent: []ledger.Record{failed, live}, Seen: 2, Live: []ledger.Record{live},
+					Recent: []ledger.Record{failed, live}, Live: []ledger.Record{live},
 					Failure: failed, Output: Tail{Bytes: []byte("out: " + h.in + "\n")},
 				}},
 			}
@@ -137,10 +137,10 @@ func TestRenderJobs(t *testing.T) {
 	p := &Page{Store: "/s", Generated: t0.Add(time.Hour), Runs: 50, Jobs: []Job{
 		{Summary: ledger.Summary{Job: "backup", Latest: bad, LastFinished: bad, LastSuccess: ok,
 			Runs: map[ledger.Status]uint64{ledger.Completed: 7, ledger.Failed: 1}},
-			Recent: []ledger.Record{ok, bad}, Seen: 9, Failure: bad, Output: Tail{Missing: "no output was kept"}},
+			Recent: []ledger.Record{ok, bad}, Failure: bad, Output: Tail{Missing: "no output was kept"}},
 		{Summary: ledger.Summary{Job: "sync", Latest: claimed, Live: 1,
 			Runs: map[ledger.Status]uint64{ledger.Unknown: 1, ledger.Abandoned: 1}},
-			Recent: []ledger.Record{unk, gone, claimed}, Seen: 3, Live: []ledger.Record{claimed}, Failure: unk,
+			Recent: []ledger.Record{unk, gone, claimed}, Live: []ledger.Record{claimed}, Failure: unk,
 			Output: Tail{Bytes: []byte("tail"), Skipped: 100}},
 		{Summary: ledger.Summary{Job: "never"}},
 		{Summary: ledger.Summary{Job: "pruned", Runs: map[ledger.Status]uint64{ledger.Completed: 3}}},
@@ -154,7 +154,7 @@ func TestRenderJobs(t *testing.T) {
 		`7 completed, 1 failed, 0 unknown, 0 abandoned, 0 live`,
 		`0 completed, 0 failed, 1 unknown, 1 abandoned, 1 live`,
 		`<dd>2026-12-06T15:00:02Z</dd>`, // backup's last success
-		`(2, oldest first; 7 older not shown)`,
+		`(the newest 2 of 8, oldest first)`,
 		`<li class="completed" title="completed · claimed 2026-12-06T15:00:00Z · ran 2s · exit 0"`,
 		`<li class="failed" title="failed · claimed 2026-12-06T15:01:00Z · ran 4s · exit 3"`,
 		`<li class="abandoned"`,
