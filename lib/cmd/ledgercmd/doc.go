@@ -661,6 +661,8 @@
 //	*/5 * * * * ledger run report --quiet --instant $(( $(date +\%s) / 300 * 300 )) --deadline 4m -- report.sh
 //	# why did it fail? its output's last 64KiB are kept
 //	ledger output "$(ledger latest report --field id)"
+//	# one HTML page of every job: its newest runs, their durations, its latest failure's output
+//	ledger report --html /var/www/jobs.html
 //
 // # See also
 //
