@@ -565,7 +565,10 @@
 // there is none); a named job that never ran shows as never ran. What
 // cannot be read is listed at the top of the page and said on stderr (exit
 // 3) once the page is written. Written to stdout, or with --html FILE to
-// FILE, replaced whole (a temporary file, fsync, rename; mode 0644).
+// FILE, replaced whole (a temporary file, fsync, rename; mode 0644). The
+// page is rendered by tether-pg, which ledger hands the command line to
+// (the same PID) once its flags are checked, as for a PostgreSQL store: 3
+// when it is not installed beside ledger or on PATH.
 //
 //	ledger report --html /var/www/jobs.html
 //	ledger report backup sync --runs 100 > jobs.html

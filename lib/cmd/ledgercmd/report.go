@@ -3,17 +3,26 @@ package ledgercmd
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/tether-sh/tether/lib/cli"
+	"github.com/tether-sh/tether/lib/cmd/internal/sibling"
 	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/internal/durable"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/location"
 	"github.com/tether-sh/tether/lib/ledger/report"
 )
 
+// RenderReport writes a report page (reporthtml.Render). ledgerkong sets
+// it, which tether-pg links; the ledger binary leaves it nil and hands
+// report to tether-pg, so that html/template (2.3 MB, and its start-up
+// on every cron tick: +17% for ledger --version) stays out of it.
+var RenderReport func(w io.Writer, p *report.Page) error
+
 // reportCmd is `ledger report`: the store as one HTML page
-// (lib/ledger/report renders it).
+// (lib/ledger/report reads it, RenderReport writes it).
 type reportCmd struct {
 	Jobs []string `arg:"" optional:"" name:"job" predictor:"job" help:"Jobs to show (default: every job in the store)."`
 	// Not kong's path type: it would make - a file of that name.
@@ -33,6 +42,10 @@ func (c *reportCmd) Run(inv *invocation) error {
 		return exit.Errorf(exit.Usage, "--runs %d: want 1 to %d", c.Runs, report.MaxRuns)
 	case c.Tail < 1:
 		return exit.Errorf(exit.Usage, "--tail %d: want at least 1 byte", c.Tail)
+	}
+	if RenderReport == nil {
+		// Returns only when tether-pg cannot be run: 3.
+		return sibling.Exec(location.PostgresBinary, "ledger", inv.args, "ledger report's page is written by")
 	}
 	toFile := c.HTML != "" && c.HTML != "-"
 	if toFile {
@@ -57,7 +70,7 @@ func (c *reportCmd) Run(inv *invocation) error {
 	// Written whole or not at all: a page cut short by an error is not
 	// one a person should be mailed as if it were whole.
 	var b bytes.Buffer
-	if rerr := report.Render(&b, p); rerr != nil {
+	if rerr := RenderReport(&b, p); rerr != nil {
 		return rerr
 	}
 	if toFile {
@@ -100,7 +113,10 @@ by --runs, not by how many the store holds. Creates no store (3 when
 there is none); a named job that never ran shows as never ran. What
 cannot be read is listed at the top of the page and said on stderr (exit
 3) once the page is written. Written to stdout, or with --html FILE to
-FILE, replaced whole (a temporary file, fsync, rename; mode 0644).
+FILE, replaced whole (a temporary file, fsync, rename; mode 0644). The
+page is rendered by tether-pg, which ledger hands the command line to
+(the same PID) once its flags are checked, as for a PostgreSQL store: 3
+when it is not installed beside ledger or on PATH.
 
   ledger report --html /var/www/jobs.html
   ledger report backup sync --runs 100 > jobs.html`

@@ -6,7 +6,9 @@
 // ARGS..."), so that their own start-up never pays for the driver's
 // initialisation (TLS, x509, net). It links ledger's kong model too:
 // ledger hands it a command line its generated parser leaves to kong (a
-// refused value, a missing argument). ledger's --help, completion and
+// refused value, a missing argument), and ledger report, whose HTML page
+// it renders (html/template, which ledger does not link). ledger's
+// --help, completion and
 // commonest usage errors are ledger's own. It is
 // installed next to them; nobody needs to call it by hand, though it
 // works the same when called.
@@ -52,7 +54,7 @@ tether-pg serves PostgreSQL stores: it is ledger and adopt with the
 database driver linked in. ledger and adopt run it themselves (one exec,
 same PID) when their store is a postgres:// URL, before anything else,
 and ledger for a command line its own parser leaves to kong's (some
-usage errors); nobody needs to call it by hand, though it works the same
+usage errors) and for ledger report's HTML page; nobody needs to call it by hand, though it works the same
 when called:
 
   tether-pg ledger --ledger 'postgres:///jobs?host=/run/postgresql' latest nightly

@@ -229,6 +229,9 @@ func TestUsageErrorsMatchKong(t *testing.T) {
 			skipped++ // refused guessed wrong (list --job's type takes "x")
 			continue
 		}
+		if wantCode == 0 && slices.Contains(args, "report") {
+			continue // a page, no usage error (which has a time): TestLedgerHelpFromSibling renders it
+		}
 		got, gotCode := both(t, []string{alone}, args)
 		if strings.Contains(got, "parsed by kong's model, in tether-pg") {
 			if i >= len(lines) {

@@ -5,7 +5,8 @@
 // the model. The ledger binary (lib/cmd/ledgercmd.Main) does not link it,
 // so that its start-up never pays for kong; it execs tether-pg, which runs
 // Main, for a command line its generated parser leaves to kong (a usage
-// error it does not word itself). lib.Tools runs Main in process.
+// error it does not word itself), and for ledger report, whose page it
+// renders (html/template). lib.Tools runs Main in process.
 //
 //	os.Exit(ledgerkong.Main(os.Args[1:]))
 package ledgerkong
@@ -19,7 +20,12 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
+	"github.com/tether-sh/tether/lib/ledger/report/reporthtml"
 )
+
+// ledger report's page is rendered where kong is linked (tether-pg,
+// lib.Tools), not in the ledger binary, which hands report here.
+func init() { ledgercmd.RenderReport = reporthtml.Render }
 
 // Main runs ledger with args (without the program name), explaining in
 // process what the generated parser does not take, and returns its exit

@@ -1,4 +1,4 @@
-package report
+package reporthtml
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/report"
 )
 
 var t0 = time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
@@ -35,7 +36,7 @@ func rec(job, id string, n int, st ledger.Status, d time.Duration) ledger.Record
 	return r
 }
 
-func render(t *testing.T, p *Page) string {
+func render(t *testing.T, p *report.Page) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := Render(&b, p); err != nil {
@@ -74,14 +75,14 @@ func TestRenderEscapes(t *testing.T) {
 			failed.Owner.Host = h.in
 			live := rec("job.1", "01J0000000000000000000LIVE", 3, ledger.Running, 0)
 			live.Note, live.BeatAt, live.Owner.Host = h.in, live.ClaimedAt, h.in
-			p := &Page{
+			p := &report.Page{
 				Store: "/var/lib/" + h.in, Generated: t0.Add(time.Hour), Runs: 50,
 				Problems: []string{"corrupt store: " + h.in},
-				Jobs: []Job{{
+				Jobs: []report.Job{{
 					Summary: ledger.Summary{Job: "job.1", Latest: live, LastFinished: failed, Live: 1,
 						Runs: map[ledger.Status]uint64{ledger.Failed: 1}},
 					Recent: []ledger.Record{failed, live}, Live: []ledger.Record{live},
-					Failure: failed, Output: Tail{Bytes: []byte("out: " + h.in + "\n")},
+					Failure: failed, Output: report.Tail{Bytes: []byte("out: " + h.in + "\n")},
 				}},
 			}
 			got := render(t, p)
@@ -111,7 +112,7 @@ func TestRenderEscapes(t *testing.T) {
 // TestRenderSelfContained: the page names nothing outside itself and
 // holds no script.
 func TestRenderSelfContained(t *testing.T) {
-	p := &Page{Store: "postgres://u@db/jobs", Generated: t0, Runs: 50, Jobs: []Job{{
+	p := &report.Page{Store: "postgres://u@db/jobs", Generated: t0, Runs: 50, Jobs: []report.Job{{
 		Summary: ledger.Summary{Job: "a"},
 	}}}
 	got := strings.ToLower(render(t, p))
@@ -134,14 +135,14 @@ func TestRenderJobs(t *testing.T) {
 	gone := rec("sync", "01J0000000000000000000GONE", 1, ledger.Abandoned, 0)
 	claimed := rec("sync", "01J00000000000000000CLAIM", 2, ledger.Claimed, 0)
 	claimed.Fenced, claimed.FencedAt = true, claimed.ClaimedAt
-	p := &Page{Store: "/s", Generated: t0.Add(time.Hour), Runs: 50, Jobs: []Job{
+	p := &report.Page{Store: "/s", Generated: t0.Add(time.Hour), Runs: 50, Jobs: []report.Job{
 		{Summary: ledger.Summary{Job: "backup", Latest: bad, LastFinished: bad, LastSuccess: ok,
 			Runs: map[ledger.Status]uint64{ledger.Completed: 7, ledger.Failed: 1}},
-			Recent: []ledger.Record{ok, bad}, Failure: bad, Output: Tail{Missing: "no output was kept"}},
+			Recent: []ledger.Record{ok, bad}, Failure: bad, Output: report.Tail{Missing: "no output was kept"}},
 		{Summary: ledger.Summary{Job: "sync", Latest: claimed, Live: 1,
 			Runs: map[ledger.Status]uint64{ledger.Unknown: 1, ledger.Abandoned: 1}},
 			Recent: []ledger.Record{unk, gone, claimed}, Live: []ledger.Record{claimed}, Failure: unk,
-			Output: Tail{Bytes: []byte("tail"), Skipped: 100}},
+			Output: report.Tail{Bytes: []byte("tail"), Skipped: 100}},
 		{Summary: ledger.Summary{Job: "never"}},
 		{Summary: ledger.Summary{Job: "pruned", Runs: map[ledger.Status]uint64{ledger.Completed: 3}}},
 	}}
@@ -151,6 +152,7 @@ func TestRenderJobs(t *testing.T) {
 		`<span class="badge failed">✗ failed</span>`,
 		`<span class="badge claimed">◇ claimed&#43;fenced</span>`,
 		`· never ran`, `· pruned`,
+		`<a href="#job-never"><span class="badge other" aria-hidden="true">·</span> never</a>`,
 		`7 completed, 1 failed, 0 unknown, 0 abandoned, 0 live`,
 		`0 completed, 0 failed, 1 unknown, 1 abandoned, 1 live`,
 		`<dd>2026-12-06T15:00:02Z</dd>`, // backup's last success

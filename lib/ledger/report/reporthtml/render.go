@@ -1,4 +1,4 @@
-package report
+package reporthtml
 
 import (
 	_ "embed"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/ledger/report"
 )
 
 //go:embed report.html
@@ -23,7 +24,7 @@ var page = sync.OnceValue(func() *template.Template {
 })
 
 // Render writes p as one HTML page to w.
-func Render(w io.Writer, p *Page) error {
+func Render(w io.Writer, p *report.Page) error {
 	return page().Execute(w, newView(p))
 }
 
@@ -54,7 +55,7 @@ func lookOf(state string) look {
 }
 
 type view struct {
-	*Page
+	*report.Page
 	Store     string
 	Problems  []string
 	Generated string
@@ -98,7 +99,7 @@ type failureView struct {
 	Missing string
 }
 
-func newView(p *Page) view {
+func newView(p *report.Page) view {
 	v := view{Page: p, Store: text(p.Store), Generated: stamp(p.Generated), Legend: looks}
 	for _, m := range p.Problems {
 		v.Problems = append(v.Problems, text(m))
@@ -109,7 +110,7 @@ func newView(p *Page) view {
 	return v
 }
 
-func newJobView(j Job, now time.Time) jobView {
+func newJobView(j report.Job, now time.Time) jobView {
 	s := j.Summary
 	jv := jobView{Name: s.Job, LastSuccess: "never", Counted: ran(s) + uint64(s.Live)}
 	latest := s.Latest
@@ -118,6 +119,12 @@ func newJobView(j Job, now time.Time) jobView {
 		jv.Pruned = latest.ID != "" || ran(s) > 0
 	}
 	jv.Never = latest.ID == "" && ran(s) == 0
+	switch {
+	case jv.Never:
+		jv.Latest = look{"never ran", "other", "·", "never ran"}
+	case latest.ID == "":
+		jv.Latest = look{"pruned", "other", "·", "pruned"}
+	}
 	if latest.ID != "" {
 		r := newRunView(latest, now)
 		jv.Latest, jv.LatestRun = r.look, &r
