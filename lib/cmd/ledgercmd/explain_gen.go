@@ -108,6 +108,10 @@ var completeTables = &cli.CompleteNode{
 				{Names: []string{"--instant"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--exclusive"}, Value: cli.CompleteValue{Switch: true}},
 				{Names: []string{"--every"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--schedule"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--tz"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--catch-up"}, Value: cli.CompleteValue{Switch: true}},
+				{Names: []string{"--jitter"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--wait"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--keep-output"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--quiet"}, Value: cli.CompleteValue{Switch: true}},
@@ -128,6 +132,10 @@ var completeTables = &cli.CompleteNode{
 				{Names: []string{"--instant"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--exclusive"}, Value: cli.CompleteValue{Switch: true}},
 				{Names: []string{"--every"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--schedule"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--tz"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--catch-up"}, Value: cli.CompleteValue{Switch: true}},
+				{Names: []string{"--jitter"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--scope"}, Value: cli.CompleteValue{Enum: []string{"auto", "never", "require"}}},
 				{Names: []string{"--ack-timeout"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--wait"}, Value: cli.CompleteValue{Switch: true}},
@@ -919,6 +927,34 @@ Flags:
                             day and catches up after downtime, as anacron.
                             Decided under the store's lock (on PostgreSQL a lock
                             on JOB), so that one run wins a period across hosts.
+      --schedule=EXPR       Cron expression (5 fields, or @daily, @hourly...)
+                            the job runs on: the run stands for its slot at or
+                            just before now (or at most 10s after, so that a
+                            host whose clock is a little behind names the slot
+                            its peers do), as --instant names one, and the
+                            schedule is recorded for status, check and metrics.
+                            A slot runs at most once: once it has an execution
+                            that ran, failed included, a later tick is refused
+                            as expected (never started ones may be retried).
+                            A tick more than a minute after the slot is not due
+                            (refused as expected) unless --catch-up. Zone: --tz,
+                            else a CRON_TZ=Zone prefix of EXPR, else $CRON_TZ,
+                            else the local zone; DST as cronie: a time skipped
+                            runs once after the change, a time repeated runs
+                            once.
+      --tz=ZONE             With --schedule: the time zone of EXPR
+                            (Europe/Berlin, UTC).
+      --catch-up            With --schedule: run the newest slot at or before
+                            now if it has no execution, however old (as anacron
+                            and systemd's Persistent=): after downtime,
+                            one run for the newest missed slot, never a backlog.
+                            For a frequent cron line or @reboot.
+      --jitter=D            Wait a delay below D before the claim, random per
+                            job and stable per host (a hash of /etc/machine-id
+                            and JOB, as systemd's RandomizedDelaySec with
+                            FixedRandomDelay), counted within --deadline;
+                            said unless --quiet. A TERM or INT during it ends
+                            the run, nothing claimed (128+N).
       --wait=D              With --exclusive: wait up to D for the live run of
                             JOB to end, then run; refused as busy once D has
                             passed. A local owner is waited for through a pidfd;
@@ -1057,6 +1093,34 @@ Flags:
                             day and catches up after downtime, as anacron.
                             Decided under the store's lock (on PostgreSQL a lock
                             on JOB), so that one run wins a period across hosts.
+      --schedule=EXPR       Cron expression (5 fields, or @daily, @hourly...)
+                            the job runs on: the run stands for its slot at or
+                            just before now (or at most 10s after, so that a
+                            host whose clock is a little behind names the slot
+                            its peers do), as --instant names one, and the
+                            schedule is recorded for status, check and metrics.
+                            A slot runs at most once: once it has an execution
+                            that ran, failed included, a later tick is refused
+                            as expected (never started ones may be retried).
+                            A tick more than a minute after the slot is not due
+                            (refused as expected) unless --catch-up. Zone: --tz,
+                            else a CRON_TZ=Zone prefix of EXPR, else $CRON_TZ,
+                            else the local zone; DST as cronie: a time skipped
+                            runs once after the change, a time repeated runs
+                            once.
+      --tz=ZONE             With --schedule: the time zone of EXPR
+                            (Europe/Berlin, UTC).
+      --catch-up            With --schedule: run the newest slot at or before
+                            now if it has no execution, however old (as anacron
+                            and systemd's Persistent=): after downtime,
+                            one run for the newest missed slot, never a backlog.
+                            For a frequent cron line or @reboot.
+      --jitter=D            Wait a delay below D before the claim, random per
+                            job and stable per host (a hash of /etc/machine-id
+                            and JOB, as systemd's RandomizedDelaySec with
+                            FixedRandomDelay), counted within --deadline;
+                            said unless --quiet. A TERM or INT during it ends
+                            the run, nothing claimed (128+N).
       --scope=auto|require|never
                             Run the worker in a systemd-run --user --scope: auto
                             (when it works: probed once per boot, the answer

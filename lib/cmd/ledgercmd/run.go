@@ -30,6 +30,7 @@ import (
 // everything from there on is CMD's. The same holds for spawn.
 type runCmd struct {
 	jobClaim
+	scheduled
 	Wait cli.Duration `placeholder:"D" help:"With --exclusive: wait up to D for the live run of JOB to end, then run; refused as busy once D has passed. A local owner is waited for through a pidfd; one on another host is looked at again with a backoff of up to 1s. A TERM or INT while waiting ends the wait (128+N), nothing run."`
 	runOutput
 	Deadline cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124."`
@@ -77,6 +78,18 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	if c.Wait.D() < 0 || c.Wait.D() > 0 && !c.Exclusive {
 		return exit.Errorf(exit.Usage, "--wait waits for the live run of an --exclusive run: give --exclusive too")
 	}
+	if err := c.scheduled.checkJitter(c.Deadline.D()); err != nil {
+		return err
+	}
+	cl, notDue, err := c.scheduled.claim(c.jobClaim, clockNow())
+	if err != nil {
+		return err
+	}
+	if notDue != nil {
+		// Decided without the store: a tick that is not the slot's
+		// costs no more than ledger's start.
+		return c.refused(inv, fmt.Errorf("not running %s: %w", c.Job, notDue))
+	}
 	// The store is opened before any signal is caught: a TERM while it
 	// opens (a database connecting, a store migrated under its lock)
 	// ends ledger run at once, nothing claimed nor run, rather than wait
@@ -89,8 +102,20 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	defer st.Close()
 	sigs := execution.CatchSignals()
 	defer sigs.Stop()
-	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: c.claim()}
+	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: cl}
 	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
+	if c.Jitter.D() > 0 {
+		if err := slotTaken(st, cl); err != nil {
+			return c.refused(inv, fmt.Errorf("not running %s: %w", c.Job, err))
+		}
+		d, err := c.scheduled.delay(c.Job, "running", sigs.C(), c.Quiet, inv.tool.Warnf)
+		if err != nil {
+			return err
+		}
+		if o.Deadline > 0 {
+			o.Deadline -= d
+		}
+	}
 	until := time.Now().Add(c.Wait.D())
 	lw := execution.LiveWait{Job: c.Job, Until: until, Sigs: sigs.C(), Waiting: func(live []ledger.Record) {
 		if !c.Quiet {

@@ -18,6 +18,7 @@ import (
 // spawnCmd is `ledger spawn JOB ... -- CMD...`: the restart-safe handoff.
 type spawnCmd struct {
 	jobClaim
+	scheduled
 	Scope        string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never."`
 	AckTimeout   cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
 	Wait         bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
@@ -51,6 +52,16 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	if err := appendable(c.Log); err != nil {
 		return err
 	}
+	if err := c.scheduled.checkJitter(0); err != nil {
+		return err
+	}
+	cl, notDue, err := c.scheduled.claim(c.jobClaim, clockNow())
+	if err != nil {
+		return err
+	}
+	if notDue != nil {
+		return runOutput{ConflictExit: c.ConflictExit}.refused(inv, fmt.Errorf("not spawning %s: %w", c.Job, notDue))
+	}
 	adoptPath, err := sibling.Find("adopt")
 	if err != nil {
 		return notRun(err)
@@ -60,7 +71,18 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 		return notRun(err)
 	}
 	defer st.Close()
-	o := execution.SpawnJobOptions{Claim: c.claim(), SpawnOptions: execution.SpawnOptions{
+	if c.Jitter.D() > 0 {
+		if err := slotTaken(st, cl); err != nil {
+			return runOutput{ConflictExit: c.ConflictExit}.refused(inv, fmt.Errorf("not spawning %s: %w", c.Job, err))
+		}
+		sigs := execution.CatchSignals()
+		_, err := c.scheduled.delay(c.Job, "spawning", sigs.C(), false, inv.tool.Warnf)
+		sigs.Stop()
+		if err != nil {
+			return err
+		}
+	}
+	o := execution.SpawnJobOptions{Claim: cl, SpawnOptions: execution.SpawnOptions{
 		Adopt: adoptPath, Argv: argv, Scope: execution.Scope(c.Scope), AckTimeout: c.AckTimeout.D(), Log: c.Log,
 	}}
 	// Only what differs from adopt's defaults (the same as spawn's).

@@ -19,7 +19,7 @@ func (s *Store) Get(id string) (ledger.Record, error) {
 	var r ledger.Record
 	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
 		var err error
-		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+cols+` FROM tether.executions WHERE id = $1 AND NOT pruned`, id))
+		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+s.cols()+` FROM tether.executions WHERE id = $1 AND NOT pruned`, id))
 		return err
 	})
 	if err := s.noStore(err); err != nil {
@@ -39,7 +39,7 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 	var r ledger.Record
 	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
 		var err error
-		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+cols+` FROM tether.executions
+		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+s.cols()+` FROM tether.executions
 			WHERE job = $1 AND NOT pruned ORDER BY seq DESC LIMIT 1`, job))
 		return err
 	})
@@ -82,13 +82,13 @@ func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 		if f.Newest > 0 {
 			// Each job's newest by the (job, seq) index, backwards,
 			// Newest rows each: bounded by Newest, not by the job's rows.
-			_, err := c.Exec(ctx, `DECLARE tether_each NO SCROLL CURSOR FOR SELECT `+cols+` FROM (
+			_, err := c.Exec(ctx, `DECLARE tether_each NO SCROLL CURSOR FOR SELECT `+s.cols()+` FROM (
 				SELECT e.* FROM (SELECT DISTINCT job FROM tether.executions WHERE NOT pruned AND ($1 = '' OR job = $1)) j
 				CROSS JOIN LATERAL (SELECT * FROM tether.executions x WHERE x.job = j.job AND NOT x.pruned
 					ORDER BY x.seq DESC LIMIT $2) e) newest ORDER BY seq`, f.Job, f.Newest)
 			return err
 		}
-		_, err := c.Exec(ctx, `DECLARE tether_each NO SCROLL CURSOR FOR SELECT `+cols+` FROM tether.executions
+		_, err := c.Exec(ctx, `DECLARE tether_each NO SCROLL CURSOR FOR SELECT `+s.cols()+` FROM tether.executions
 			WHERE NOT pruned AND ($1 = '' OR job = $1) AND ($2 = '' OR status = $2) ORDER BY seq`, f.Job, string(f.Status))
 		return err
 	})
