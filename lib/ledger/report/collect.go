@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/schedule"
 )
 
 // Defaults of Options.
@@ -64,6 +65,12 @@ type Job struct {
 	// none), and Output the tail of what was kept of its output.
 	Failure ledger.Record
 	Output  Tail
+	// Schedule is the schedule its newest execution was run under, as
+	// recorded ("": none known); Next its next slot after Options.Now
+	// (for an @every, the period after the newest execution's start),
+	// zero when there is none or the schedule does not read.
+	Schedule string
+	Next     time.Time
 }
 
 // Tail is the end of a kept output.
@@ -125,6 +132,7 @@ func (o Options) withDefaults() Options {
 // and that failure's output.
 func collectJob(st ledger.Ledger, s ledger.Summary, o Options) (Job, error) {
 	j := Job{Summary: s}
+	j.Schedule, j.Next = nextSlot(s, o.Now)
 	werr := st.Each(ledger.Filter{Job: s.Job, Newest: o.Runs}, func(r ledger.Record) error {
 		j.Recent = append(j.Recent, r)
 		if r.Status == ledger.Failed || r.Status == ledger.Unknown {
@@ -150,6 +158,29 @@ func collectJob(st ledger.Ledger, s ledger.Summary, o Options) (Job, error) {
 		}
 	}
 	return j, werr
+}
+
+// nextSlot is the schedule s's newest execution recorded and its next
+// slot after now: the next to come of a cron expression; an @every's
+// period counted from that execution's start (its claim, if it never
+// started), which may be past.
+func nextSlot(s ledger.Summary, now time.Time) (string, time.Time) {
+	last := s.Latest
+	if last.ID == "" {
+		last = s.LastFinished
+	}
+	sched, err := schedule.Parse(last.Schedule, "")
+	if last.Schedule == "" || err != nil {
+		return last.Schedule, time.Time{}
+	}
+	if sched.Period() > 0 {
+		from := last.StartedAt
+		if from.IsZero() {
+			from = last.ClaimedAt
+		}
+		return last.Schedule, sched.Next(from)
+	}
+	return last.Schedule, sched.Next(now)
 }
 
 // readTail reads the last n bytes of id's kept output, holding no more

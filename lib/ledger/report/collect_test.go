@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore"
@@ -119,5 +120,28 @@ func TestLeaves(t *testing.T) {
 	got := strings.Join(leaves(joined), "|")
 	if want := "a|b|" + one.Error(); got != want {
 		t.Errorf("leaves(%q) = %q; want %q", joined, got, want)
+	}
+}
+
+// TestNextSlot: a cron schedule's next slot after now; an @every's period
+// after the newest run's start; none for no schedule or one that does not
+// read.
+func TestNextSlot(t *testing.T) {
+	now := time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
+	started := now.Add(-time.Hour)
+	for _, c := range []struct {
+		sched string
+		want  time.Time
+	}{
+		{"CRON_TZ=UTC 0 2 * * *", time.Date(2026, 12, 7, 2, 0, 0, 0, time.UTC)},
+		{"CRON_TZ=Europe/Berlin */5 * * * *", now.Add(5 * time.Minute)},
+		{"@every 24h0m0s", started.Add(24 * time.Hour)},
+		{"", time.Time{}},
+		{"CRON_TZ=Nowhere/Nothing 0 2 * * *", time.Time{}},
+	} {
+		s := ledger.Summary{Job: "j", Latest: ledger.Record{ID: "x", Schedule: c.sched, ClaimedAt: started, StartedAt: started}}
+		if sched, next := nextSlot(s, now); sched != c.sched || !next.Equal(c.want) {
+			t.Errorf("nextSlot(%q at %v) = %q, %v; want %v", c.sched, now, sched, next, c.want)
+		}
 	}
 }

@@ -76,6 +76,8 @@ type jobView struct {
 	Counted     uint64    // the runs its summary counts, pruned ones included
 	Chart       chart
 	Failure     *failureView
+	Schedule    string // as recorded, "" unknown
+	Next        string // its next slot, "" none
 }
 
 type count struct {
@@ -90,6 +92,9 @@ type runView struct {
 	Owner, Title                          string
 	// Ran is how long it ran, or "live for" how long so far.
 	Ran string
+	// Slot is its instant ("" none); Attempt "k of N" for a retried
+	// run ("" when not counted).
+	Slot, Attempt string
 }
 
 type failureView struct {
@@ -143,6 +148,10 @@ func newJobView(j report.Job, now time.Time) jobView {
 	for _, r := range j.Recent {
 		jv.Runs = append(jv.Runs, newRunView(r, now))
 	}
+	jv.Schedule = text(j.Schedule)
+	if !j.Next.IsZero() {
+		jv.Next = stamp(j.Next)
+	}
 	jv.Chart = newChart(j.Recent, now)
 	if j.Failure.ID != "" {
 		jv.Failure = &failureView{
@@ -189,7 +198,23 @@ func newRunView(r ledger.Record, now time.Time) runView {
 	if r.ExitCode != nil {
 		v.Exit = strconv.Itoa(*r.ExitCode)
 	}
-	title := []string{v.State, "claimed " + v.Claimed, v.Ran}
+	if !r.Instant.IsZero() {
+		v.Slot = stamp(r.Instant)
+	}
+	if r.Attempt > 0 {
+		v.Attempt = strconv.Itoa(r.Attempt)
+		if r.Attempts > 0 {
+			v.Attempt += " of " + strconv.Itoa(r.Attempts)
+		}
+	}
+	title := []string{v.State}
+	if v.Slot != "" {
+		title = append(title, "slot "+v.Slot)
+	}
+	if v.Attempt != "" {
+		title = append(title, "attempt "+v.Attempt)
+	}
+	title = append(title, "claimed "+v.Claimed, v.Ran)
 	if r.ExitCode != nil {
 		title = append(title, "exit "+v.Exit)
 	}

@@ -133,6 +133,7 @@ func TestRenderJobs(t *testing.T) {
 	bad := rec("backup", "01J00000000000000000000BAD", 1, ledger.Failed, 4*time.Second)
 	unk := rec("sync", "01J00000000000000000000UNK", 0, ledger.Unknown, time.Minute)
 	gone := rec("sync", "01J0000000000000000000GONE", 1, ledger.Abandoned, 0)
+	bad.Instant, bad.Attempt, bad.Attempts = t0, 2, 3
 	claimed := rec("sync", "01J00000000000000000CLAIM", 2, ledger.Claimed, 0)
 	claimed.Fenced, claimed.FencedAt = true, claimed.ClaimedAt
 	p := &report.Page{Store: "/s", Generated: t0.Add(time.Hour), Runs: 50, Jobs: []report.Job{
@@ -143,7 +144,7 @@ func TestRenderJobs(t *testing.T) {
 			Runs: map[ledger.Status]uint64{ledger.Unknown: 1, ledger.Abandoned: 1}},
 			Recent: []ledger.Record{unk, gone, claimed}, Live: []ledger.Record{claimed}, Failure: unk,
 			Output: report.Tail{Bytes: []byte("tail"), Skipped: 100}},
-		{Summary: ledger.Summary{Job: "never"}},
+		{Summary: ledger.Summary{Job: "never"}, Schedule: "CRON_TZ=UTC 0 2 * * *", Next: t0.Add(11 * time.Hour)},
 		{Summary: ledger.Summary{Job: "pruned", Runs: map[ledger.Status]uint64{ledger.Completed: 3}}},
 	}}
 	got := render(t, p)
@@ -158,7 +159,10 @@ func TestRenderJobs(t *testing.T) {
 		`<dd>2026-12-06T15:00:02Z</dd>`, // backup's last success
 		`(the newest 2 of 8, oldest first)`,
 		`<li class="completed" title="completed · claimed 2026-12-06T15:00:00Z · ran 2s · exit 0"`,
-		`<li class="failed" title="failed · claimed 2026-12-06T15:01:00Z · ran 4s · exit 3"`,
+		`<li class="failed" title="failed · slot 2026-12-06T15:00:00Z · attempt 2 of 3 · claimed 2026-12-06T15:01:00Z · ran 4s · exit 3"`,
+		`<p>Slot 2026-12-06T15:00:00Z; Claimed 2026-12-06T15:01:00Z, attempt 2 of 3, finished`,
+		`<td>2026-12-06T15:00:00Z</td><td>2 of 3</td>`,
+		`<dt>Schedule</dt><dd><code class="schedule">CRON_TZ=UTC 0 2 * * *</code>, next slot <time datetime="2026-12-07T02:00:00Z">2026-12-07T02:00:00Z</time></dd>`,
 		`<li class="abandoned"`,
 		`no output was kept`,
 		`The last 4 bytes of its kept output; 100 bytes before are not shown`,
