@@ -38,6 +38,10 @@ func TestReportChromium(t *testing.T) {
 		return strings.TrimSpace(out)
 	}
 	ledger("run", "plain", "--", "true")
+	ledger("run", "nightly", "--schedule", "0 2 * * *", "--tz", "UTC", "--catch-up", "--", "true")
+	for range 30 {
+		ledger("run", "plain", "--", "sh", "-c", "sleep 0.0$(($$ % 10)); exit $(($$ % 3 == 0))")
+	}
 	ledger("run", "script", "--", "sh", "-c", `echo '<script>alert(1)</script>'; exit 7`)
 	ledger("run", "bytes", "--", "sh", "-c", `printf 'a\377\376b\000c\033[31md\n'; exit 4`)
 	ledger("run", "long", "--", "sh", "-c", `head -c 65536 /dev/zero | tr '\0' x; exit 5`)
@@ -45,7 +49,7 @@ func TestReportChromium(t *testing.T) {
 	ledger("beat", id, "--note", `</style><style>body{display:none}</style>`)
 	failed := ledger("claim", "a:b@c.d-e_f", "--owner", "1")
 	ledger("finish", failed, "--status", "failed", "--error", `</title></svg><svg onload=alert(3)>`)
-	jobs := []string{"plain", "script", "bytes", "long", "a:b@c.d-e_f"}
+	jobs := []string{"plain", "nightly", "script", "bytes", "long", "a:b@c.d-e_f"}
 
 	page := filepath.Join(dir, "report.html")
 	if out, code, err := runTool(dir, "ledger", "report", "--html", page, "--tail", "64K"); err != nil || code != 0 {
@@ -105,6 +109,9 @@ func TestReportChromium(t *testing.T) {
 	}
 	if !regexp.MustCompile(`Store: <code class="store">[^<]*/state/tether/ledger</code>`).MatchString(dom) {
 		t.Errorf("chromium's DOM does not name the store")
+	}
+	if !strings.Contains(dom, `<code class="schedule">CRON_TZ=UTC 0 2 * * *</code>, next slot`) {
+		t.Errorf("chromium's DOM does not show nightly's schedule")
 	}
 
 	png := filepath.Join(dir, "report.png")
