@@ -107,7 +107,11 @@ func Collect(st ledger.Ledger, jobs []string, o Options) (*Page, error) {
 		p.Jobs = append(p.Jobs, j)
 	}
 	for _, e := range errs {
-		p.Problems = append(p.Problems, leaves(e)...)
+		for _, m := range leaves(e) {
+			if !slices.Contains(p.Problems, m) {
+				p.Problems = append(p.Problems, m)
+			}
+		}
 	}
 	return p, errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +144,50 @@ func TestNextSlot(t *testing.T) {
 		if sched, next := nextSlot(s, now); sched != c.sched || !next.Equal(c.want) {
 			t.Errorf("nextSlot(%q at %v) = %q, %v; want %v", c.sched, now, sched, next, c.want)
 		}
+	}
+}
+
+// failingEach is a store whose walks of job "bad" fail after passing one
+// record, as a store with an unreadable record does.
+type failingEach struct{ ledger.Ledger }
+
+func (f failingEach) Each(flt ledger.Filter, fn func(ledger.Record) error) error {
+	if flt.Job != "bad" {
+		return f.Ledger.Each(flt, fn)
+	}
+	if err := f.Ledger.Each(flt, fn); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: job bad: a frame is damaged", ledger.ErrCorrupt)
+}
+
+// TestCollectProblems: what cannot be read is on the page and in the
+// error, and the rest of the page is there.
+func TestCollectProblems(t *testing.T) {
+	st, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	me, err := ledger.LocalOwner(proc.Self())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, job := range []string{"bad", "good"} {
+		if _, err := st.Claim(job, ledger.ClaimOptions{Owner: me}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Collect(failingEach{st}, nil, Options{})
+	if !errors.Is(err, ledger.ErrCorrupt) {
+		t.Fatalf("Collect = %v; want ErrCorrupt", err)
+	}
+	if p == nil || len(p.Jobs) != 2 || len(p.Jobs[0].Recent) != 1 || len(p.Jobs[1].Recent) != 1 {
+		t.Fatalf("Collect = %+v; want both jobs, with what could be read", p)
+	}
+	// Three walks of bad fail (newest, claimed, running): one line.
+	want := "corrupt store: job bad: a frame is damaged"
+	if len(p.Problems) != 1 || p.Problems[0] != want {
+		t.Errorf("Collect: problems %q; want [%q]", p.Problems, want)
 	}
 }
