@@ -64,9 +64,6 @@ func (c *reportCmd) Run(inv *invocation) error {
 	if cerr := st.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
-	if p == nil {
-		return err
-	}
 	// Written whole or not at all: a page cut short by an error is not
 	// one a person should be mailed as if it were whole.
 	var b bytes.Buffer

@@ -86,14 +86,12 @@ type Tail struct {
 // from st. Each job costs its summary, a read of its newest o.Runs
 // executions and of its live ones, and one read of a kept output: bounded
 // by o.Runs and o.Tail, not by how many executions the store holds. What cannot be
-// read is on the page (Problems) and in the error returned with it; the
-// page is nil only when not even the summaries could be read.
+// read is on the page (Problems) and in the error returned with it.
 func Collect(st ledger.Ledger, jobs []string, o Options) (*Page, error) {
 	o = o.withDefaults()
+	// A store whose summaries cannot be read still gets a page, which
+	// says so: a mailed report that is empty would say nothing.
 	sums, err := st.Summaries(jobs...)
-	if len(sums) == 0 && err != nil {
-		return nil, err
-	}
 	p := &Page{Store: location.Redact(st.Location()), Generated: o.Now, Version: o.Version, Runs: o.Runs}
 	var errs []error
 	if err != nil {

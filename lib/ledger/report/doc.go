@@ -16,8 +16,6 @@
 // kong's text/template already, renders the page (ledgerkong registers
 // reporthtml.Render with lib/cmd/ledgercmd).
 //
-//	p, err := report.Collect(st, nil, report.Options{})
-//	if p != nil {
-//		reporthtml.Render(w, p)
-//	}
+//	p, err := report.Collect(st, nil, report.Options{}) // err: what is in p.Problems
+//	reporthtml.Render(w, p)
 package report
