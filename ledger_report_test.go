@@ -74,7 +74,7 @@ func TestReportChromium(t *testing.T) {
 		}
 	}
 
-	dom := runChromium(t, chromium, dir, "--dump-dom", "file://"+page)
+	dom := runChromium(t, chromium, "--dump-dom", "file://"+page)
 	for _, want := range []string{
 		`&lt;script&gt;alert(1)&lt;/script&gt;`,
 		`&lt;/style&gt;&lt;style&gt;body{display:none}&lt;/style&gt;`,
@@ -115,7 +115,7 @@ func TestReportChromium(t *testing.T) {
 	}
 
 	png := filepath.Join(dir, "report.png")
-	runChromium(t, chromium, dir, "--screenshot="+png, "--window-size=1200,1600", "file://"+page)
+	runChromium(t, chromium, "--screenshot="+png, "--window-size=1200,1600", "file://"+page)
 	shot, err := os.ReadFile(png)
 	if err != nil || !bytes.HasPrefix(shot, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Fatalf("chromium --screenshot wrote no PNG: %v", err)
@@ -182,16 +182,18 @@ func lookChromium(t *testing.T) string {
 	return ""
 }
 
-// runChromium runs headless chromium with args, in a profile and a TMPDIR
-// of its own under dir (t's, removed with it), offline, and returns its
+// runChromium runs headless chromium with args, in a profile, HOME and
+// TMPDIR of its own, removed once it exits, offline, and returns its
 // stdout. Its process group is killed once it exits, in case a helper of
-// it outlived it.
-func runChromium(t *testing.T, chromium, dir string, args ...string) string {
+// it outlived it. The folder is right under $TMPDIR, not t's (deeper):
+// chromium's socket in it must fit a socket address (108 bytes).
+func runChromium(t *testing.T, chromium string, args ...string) string {
 	t.Helper()
-	profile, err := os.MkdirTemp(dir, "chromium-")
+	profile, err := os.MkdirTemp("", "chromium-")
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer os.RemoveAll(profile)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := exec.CommandContext(ctx, chromium, append([]string{
