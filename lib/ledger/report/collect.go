@@ -84,9 +84,10 @@ type Tail struct {
 
 // Collect reads the page of jobs (every job of st when none is named)
 // from st. Each job costs its summary, a read of its newest o.Runs
-// executions and of its live ones, and one read of a kept output: bounded
-// by o.Runs and o.Tail, not by how many executions the store holds. What cannot be
-// read is on the page (Problems) and in the error returned with it.
+// executions and of its live ones, and one read of a kept output:
+// bounded by o.Runs and o.Tail, not by how many executions the store
+// holds. What cannot be read is on the page (Problems) and in the error
+// returned with it.
 func Collect(st ledger.Ledger, jobs []string, o Options) (*Page, error) {
 	o = o.withDefaults()
 	// A store whose summaries cannot be read still gets a page, which
