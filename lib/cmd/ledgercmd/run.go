@@ -104,10 +104,13 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	defer sigs.Stop()
 	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: cl}
 	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
+	// A slot already run is refused before the payload is forked and
+	// held for the claim (and before a --jitter delay): a --catch-up
+	// line's every other tick costs one read.
+	if err := slotTaken(st, cl); err != nil {
+		return c.refused(inv, fmt.Errorf("not running %s: %w", c.Job, err))
+	}
 	if c.Jitter.D() > 0 {
-		if err := slotTaken(st, cl); err != nil {
-			return c.refused(inv, fmt.Errorf("not running %s: %w", c.Job, err))
-		}
 		d, err := c.scheduled.delay(c.Job, "running", sigs.C(), c.Quiet, inv.tool.Warnf)
 		if err != nil {
 			return err
@@ -155,8 +158,8 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 // its retention: run and spawn (spawn hands them to its worker).
 type runOutput struct {
 	KeepOutput   cli.Size     `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"Keep the last SIZE bytes of CMD's stdout and stderr with the execution, one combined stream, as they are written (ledger output ID prints them); both still reach the caller unchanged. 0 keeps nothing and leaves CMD's streams as they are. A stream that is a terminal is left to CMD and not kept (but with --quiet). SIZE is bytes or K, M, G (1K = 1024)."`
-	Quiet        bool         `help:"As chronic: print nothing when CMD succeeds or the run is refused as expected (its instant taken, --exclusive busy, --every not due); when CMD fails, print its output (the last --keep-output, at least 64KiB, of each stream, to its own stream) and the notices held back. A fault of ledger itself (the store, a pipe) is always said."`
-	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the run is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault of ledger; N cannot be one of ledger's own statuses (2, 3, 124-127), so that a fault never exits N."`
+	Quiet        bool         `help:"As chronic: print nothing when CMD succeeds or the run is refused as expected (its instant or slot taken, the slot not due, --exclusive busy, --every not due); when CMD fails, print its output (the last --keep-output, at least 64KiB, of each stream, to its own stream) and the notices held back. A fault of ledger itself (the store, a pipe) is always said."`
+	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the run is refused as expected (its instant or slot taken, the slot not due, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault of ledger; N cannot be one of ledger's own statuses (2, 3, 124-127), so that a fault never exits N."`
 	Keep         int          `default:"1000" placeholder:"N" help:"Retention: once the run is recorded, prune the terminal executions of JOB beyond its newest N (0 keeps every one), so that a frequent job does not grow the store forever; ledger prune still prunes by age."`
 }
 

@@ -130,9 +130,11 @@ func (f scheduled) delay(job, verb string, sigs <-chan os.Signal, quiet bool, sa
 	}
 }
 
-// slotTaken reports, before a --jitter delay, whether the slot of cl is
-// already run (the claim would be refused): a refused tick must not wait
-// out its delay. The claim judges again, under the lock.
+// slotTaken reports, before the payload is forked and held for the claim
+// and before a --jitter delay, whether the slot of cl already ran (its
+// newest execution holds it for good): the claim would be refused, and a
+// refused tick must cost no more than a read. The claim judges again,
+// under the lock, whatever this says.
 func slotTaken(st ledger.Ledger, cl execution.Claim) error {
 	if !cl.Once {
 		return nil

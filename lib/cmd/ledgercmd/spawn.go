@@ -25,7 +25,7 @@ type spawnCmd struct {
 	Log          string       `type:"path" placeholder:"F" help:"Append the worker's output to F, a regular file (created 0600 if missing; a symbolic link, FIFO or device there is refused) (default: discard)."`
 	Lease        cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out."`
 	KeepOutput   cli.Size     `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"The worker keeps the last SIZE bytes of CMD's stdout and stderr with the execution (ledger output ID prints them); they still go to --log. 0 keeps nothing."`
-	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the spawn is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault; N cannot be 2, 3 or 124-127."`
+	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the spawn is refused as expected (its instant or slot taken, the slot not due, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault; N cannot be 2, 3 or 124-127."`
 	Keep         int          `default:"1000" placeholder:"N" help:"Retention: once the worker recorded the result, it prunes the terminal executions of JOB beyond its newest N (0 keeps every one)."`
 	Cmd          []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
@@ -71,10 +71,10 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 		return notRun(err)
 	}
 	defer st.Close()
+	if err := slotTaken(st, cl); err != nil {
+		return runOutput{ConflictExit: c.ConflictExit}.refused(inv, fmt.Errorf("not spawning %s: %w", c.Job, err))
+	}
 	if c.Jitter.D() > 0 {
-		if err := slotTaken(st, cl); err != nil {
-			return runOutput{ConflictExit: c.ConflictExit}.refused(inv, fmt.Errorf("not spawning %s: %w", c.Job, err))
-		}
 		sigs := execution.CatchSignals()
 		_, err := c.scheduled.delay(c.Job, "spawning", sigs.C(), false, inv.tool.Warnf)
 		sigs.Stop()
