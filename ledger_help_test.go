@@ -25,7 +25,7 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps ./cmd/ledger: %v", err)
 	}
-	for _, pkg := range []string{"github.com/alecthomas/kong", "github.com/willabides/kongplete", "github.com/posener/complete", "github.com/tether-sh/tether/lib/cli/kongcli", "github.com/tether-sh/tether/lib/internal/manual"} {
+	for _, pkg := range []string{"github.com/alecthomas/kong", "github.com/willabides/kongplete", "github.com/posener/complete", "github.com/tether-sh/tether/lib/cli/kongcli", "github.com/tether-sh/tether/lib/internal/manual", "html/template", "text/template"} {
 		if bytes.Contains(deps, []byte(pkg+"\n")) {
 			t.Errorf("./cmd/ledger links %s; want it left to tether-pg", pkg)
 		}
@@ -89,6 +89,14 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 		if l.env == nil && got.code != 0 && strings.Count(got.stderr, "\n") != 1 {
 			t.Errorf("ledger %q: stderr %q; want one line", l.args, got.stderr)
 		}
+	}
+	// report's page is tether-pg's to render (html/template is not
+	// linked here): ledger hands it the line, the same PID.
+	if got := run(nil, "ledger", "run", "r", "--", "true"); got.code != 0 {
+		t.Fatalf("ledger run r = %+v; want 0", got)
+	}
+	if got := run(nil, "ledger", "report", "r"); got.code != 0 || !strings.HasPrefix(got.stdout, "<!DOCTYPE html>\n") || !strings.Contains(got.stdout, `id="job-r"`) || got.stderr != "" {
+		t.Errorf("ledger report r = exit %d, stderr %q, stdout %.40q…; want the page, 0", got.code, got.stderr, got.stdout)
 	}
 	if got := run(nil, "ledger", "--help"); !strings.HasPrefix(got.stdout, "Usage: ledger ") {
 		t.Errorf("ledger --help begins %q; want \"Usage: ledger \"", got.stdout[:min(len(got.stdout), 40)])
@@ -154,7 +162,9 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 		{[]string{"check", "j", "--failures", "many"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: --failures: invalid count \"many\"\n"},
 		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: unknown flag --dedline, did you mean \"--deadline\"?\n"},
 		{[]string{"check", "j", "--max-agee", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: unknown flag --max-agee, did you mean \"--max-age\"?\n"},
-		{[]string{"frobnicate"}, 2, "", "ledger: unknown command \"frobnicate\"; the commands are claim, fence, adopt, start, finish, beat, recover, show, latest, list, prune, run, spawn, output, status, check, metrics, verify\n"},
+		{[]string{"report", "--runs", "0"}, 2, "", "ledger: --runs 0: want 1 to 1000\n"},
+		{[]string{"report"}, 3, "", "ledger: ledger report's page is written by tether-pg, which is neither beside this program nor on PATH\n"},
+		{[]string{"frobnicate"}, 2, "", "ledger: unknown command \"frobnicate\"; the commands are claim, fence, adopt, start, finish, beat, recover, show, latest, list, prune, run, spawn, output, status, check, metrics, report, verify\n"},
 	} {
 		if got := run(noPath, "ledger", l.args...); got != (result{l.stdout, l.line, l.code}) {
 			t.Errorf("without tether-pg, ledger %q = %+v; want %q on stdout, %q, exit %d", l.args, got, l.stdout, l.line, l.code)

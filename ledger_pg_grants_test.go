@@ -37,7 +37,7 @@ func TestLedgerPostgresGrants(t *testing.T) {
 	// every subcommand a job and its operator use, as role user on db:
 	// each runner (run, spawn and its adopt worker, the split path's
 	// claim, start, beat, fence, adopt, finish, recover, prune) and each
-	// read (show, latest, list, output, status, check, metrics).
+	// read (show, latest, list, output, status, check, metrics, report).
 	everything := func(db, user string) {
 		t.Helper()
 		dsn := srv.DSNAs(db, user)
@@ -66,6 +66,7 @@ func TestLedgerPostgresGrants(t *testing.T) {
 			{"status"},
 			{"check", "--max-age", "1h", "r"},
 			{"metrics"},
+			{"report"},
 			{"verify"},
 		}
 		for _, args := range steps {

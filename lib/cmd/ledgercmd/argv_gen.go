@@ -1181,6 +1181,64 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Fast: true,
 		},
 		&argv.Node[grammar, *invocation]{
+			Name: "report",
+			Flags: []argv.Flag[grammar]{
+				{Names: []string{"html"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Report.HTML = argv.Mend(v)
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Report.HTML = argvZero.commands.Report.HTML },
+					Summary:  "--html=FILE",
+					Expected: "a value",
+				}},
+				{Names: []string{"runs"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Report.Runs.UnmarshalText([]byte(v)) == nil
+					},
+					Zero:    func(g *grammar) { g.commands.Report.Runs = argvZero.commands.Report.Runs },
+					Default: "50", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Report.Runs.UnmarshalText([]byte(v))
+					},
+					Summary:  "--runs=N",
+					Expected: "a count value",
+					Negative: true,
+				}},
+				{Names: []string{"tail"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Report.Tail.UnmarshalText([]byte(argv.Mend(v))) == nil
+					},
+					Zero:    func(g *grammar) { g.commands.Report.Tail = argvZero.commands.Report.Tail },
+					Default: "16KiB", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Report.Tail.UnmarshalText([]byte(argv.Mend(v)))
+					},
+					Summary:  "--tail=SIZE",
+					Expected: "a value",
+				}},
+			},
+			Positionals: []argv.Positional[grammar]{
+				{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						for _, s := range []string{v} {
+							g.commands.Report.Jobs = append(g.commands.Report.Jobs, argv.Mend(s))
+						}
+						return true
+					},
+					Zero:    func(g *grammar) { g.commands.Report.Jobs = argvZero.commands.Report.Jobs },
+					Summary: "[<job> ...]",
+				}},
+			},
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Report.Run(arg); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *invocation]{
 			Name: "verify",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"repair"}, Switch: true, Value: argv.Value[grammar]{

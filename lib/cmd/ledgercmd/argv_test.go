@@ -104,6 +104,10 @@ var argvAccepted = [][]string{
 	{"metrics"},
 	{"metrics", "-o", "/var/lib/node_exporter/tether.prom"},
 	{"metrics", "--output=rel.prom"},
+	{"report"},
+	{"report", "backup", "sync", "--html", "jobs.html", "--runs", "10", "--tail", "4K"},
+	{"report", "--html", "-"},
+	{"report", "--html=/var/www/jobs.html", "--runs=1000"},
 	// kong's path mapper: "~/" is the home directory, "-" stays.
 	{"spawn", "job", "--log", "~/x.log", "--", "true"},
 	{"metrics", "-o", "~/x.prom"},
@@ -164,6 +168,8 @@ var argvDeclined = [][]string{
 	{"check", "backup", "--max-age", "-1h"},
 	{"check", "backup", "--failures", "-1"},
 	{"status", "a", "-x"},
+	{"report", "--runs", "-1"},
+	{"report", "--tail", "lots"},
 }
 
 func TestArgvMatchesKong(t *testing.T) {

@@ -615,6 +615,47 @@
 //
 //   - -o, --output=FILE: Write the metrics to FILE atomically (a temporary file in its folder, fsync, rename; mode 0644), for node_exporter's textfile collector, instead of stdout.
 //
+//     ledger report [<job> ...] [flags]
+//
+// Write one self-contained HTML page of each job's recent runs, their durations, its live runs and its latest failure's output, to open or mail.
+//
+// One self-contained HTML page (inline CSS and SVG, no script, nothing
+// fetched: mail it, or open the file anywhere) with, per job (every job of
+// the store when none is named, in name order): its latest status, its runs
+// by status and its last success, as status says them; its schedule, as
+// its newest run recorded it (run --schedule, --every), and its next slot;
+// a timeline of its newest --runs executions, oldest first, each a
+// coloured glyph (✓ completed, ✗ failed, ? unknown, – abandoned, ▶
+// running, ○ claimed) with its slot, attempt, times and exit code; their durations as a bar chart; its live runs
+// (claimed or running: owner, since when, note); and the newest failed or
+// unknown execution of those --runs, with the last --tail bytes of the
+// output kept of it (ledger output), escaped. The header names the store (a
+// URL without its password) and when the page was made. Reads each job's
+// summary, its newest --runs executions and its live ones: a cost bounded
+// by --runs, not by how many the store holds. Creates no store (3 when
+// there is none); a named job that never ran shows as never ran. What
+// cannot be read is listed at the top of the page and said on stderr (exit
+// 3) once the page is written. Written to stdout, or with --html FILE to
+// FILE, replaced whole (a temporary file, fsync, rename; mode 0644). The
+// page is rendered by tether-pg, which ledger hands the command line to
+// (the same PID) once its flags are checked, as for a PostgreSQL store: 3
+// when it is not installed beside ledger or on PATH.
+//
+//	ledger report --html /var/www/jobs.html
+//	ledger report backup sync --runs 100 > jobs.html
+//
+// Arguments of report:
+//
+//   - <job> ...: Jobs to show (default: every job in the store).
+//
+// Options of report:
+//
+//   - --html=FILE: Write the page to FILE atomically (a temporary file in its folder, fsync, rename; mode 0644) instead of stdout; - is stdout.
+//
+//   - --runs=N: Show each job's newest N runs (1 to 1000) (default: 50).
+//
+//   - --tail=SIZE: Show the last SIZE bytes of the output kept of each job's latest failure (SIZE is bytes or K, M, G; at least 1) (default: 16KiB).
+//
 //     ledger verify [<job>] [flags]
 //
 // Cross-check the store (or one JOB) and print one line per problem: exit 0 clean, 1 problems; --repair mends what the logs say.
@@ -694,6 +735,8 @@
 //	*/5 * * * * ledger run report --quiet --instant $(( $(date +\%s) / 300 * 300 )) --deadline 4m -- report.sh
 //	# why did it fail? its output's last 64KiB are kept
 //	ledger output "$(ledger latest report --field id)"
+//	# one HTML page of every job: its newest runs, their durations, its latest failure's output
+//	ledger report --html /var/www/jobs.html
 //
 // # See also
 //

@@ -178,6 +178,16 @@ var completeTables = &cli.CompleteNode{
 			},
 		},
 		&cli.CompleteNode{
+			Name: "report",
+			Flags: []cli.CompleteFlag{
+				{Names: []string{"--html"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--runs"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--tail"}, Value: cli.CompleteValue{}},
+			},
+			Args:       []cli.CompleteValue{cli.CompleteValue{Predictor: "job"}},
+			Cumulative: true,
+		},
+		&cli.CompleteNode{
 			Name: "verify",
 			Flags: []cli.CompleteFlag{
 				{Names: []string{"--repair"}, Value: cli.CompleteValue{Switch: true}},
@@ -287,6 +297,8 @@ Examples:
     */5 * * * * ledger run report --quiet --instant $(( $(date +\%s) / 300 * 300 )) --deadline 4m -- report.sh
     # why did it fail? its output's last 64KiB are kept
     ledger output "$(ledger latest report --field id)"
+    # one HTML page of every job: its newest runs, their durations, its latest failure's output
+    ledger report --html /var/www/jobs.html
 
 Exit status: 0 done; 1 refused (a lost race, a taken instant, a wrong state)
 or no such execution; 2 bad input; 3 system error (permission, I/O, a corrupt
@@ -336,6 +348,9 @@ Commands:
              WARNING, CRITICAL or UNKNOWN (exit 0-3), with perfdata.
   metrics    Print every job's metrics in the Prometheus text format (tether_*),
              or write them to a file for node_exporter.
+  report     Write one self-contained HTML page of each job's recent runs,
+             their durations, its live runs and its latest failure's output,
+             to open or mail.
   verify     Cross-check the store (or one JOB) and print one line per problem:
              exit 0 clean, 1 problems; --repair mends what the logs say.
 
@@ -806,6 +821,63 @@ Flags:
                           2).
       --quiet             Print the count only when something was recovered,
                           so that cron mails only then.
+`, true
+	case "report":
+		return `Usage: ledger report [<job> ...] [flags]
+
+Write one self-contained HTML page of each job's recent runs, their durations,
+its live runs and its latest failure's output, to open or mail.
+
+One self-contained HTML page (inline CSS and SVG, no script, nothing fetched:
+mail it, or open the file anywhere) with, per job (every job of the store when
+none is named, in name order): its latest status, its runs by status and its
+last success, as status says them; its schedule, as its newest run recorded
+it (run --schedule, --every), and its next slot; a timeline of its newest
+--runs executions, oldest first, each a coloured glyph (✓ completed, ✗ failed,
+? unknown, – abandoned, ▶ running, ○ claimed) with its slot, attempt, times and
+exit code; their durations as a bar chart; its live runs (claimed or running:
+owner, since when, note); and the newest failed or unknown execution of those
+--runs, with the last --tail bytes of the output kept of it (ledger output),
+escaped. The header names the store (a URL without its password) and when the
+page was made. Reads each job's summary, its newest --runs executions and its
+live ones: a cost bounded by --runs, not by how many the store holds. Creates
+no store (3 when there is none); a named job that never ran shows as never ran.
+What cannot be read is listed at the top of the page and said on stderr (exit
+3) once the page is written. Written to stdout, or with --html FILE to FILE,
+replaced whole (a temporary file, fsync, rename; mode 0644). The page is
+rendered by tether-pg, which ledger hands the command line to (the same PID)
+once its flags are checked, as for a PostgreSQL store: 3 when it is not
+installed beside ledger or on PATH.
+
+    ledger report --html /var/www/jobs.html
+    ledger report backup sync --runs 100 > jobs.html
+
+Arguments:
+  [<job> ...]    Jobs to show (default: every job in the store).
+
+Flags:
+  -h, --help              Show context-sensitive help.
+      --ledger=DIR|URL    Store directory, or a postgres:// URL naming a
+                          PostgreSQL database (default: $TETHER_LEDGER,
+                          else $XDG_STATE_HOME/tether/ledger, else
+                          ~/.local/state/tether/ledger).
+      --json              Print records as JSON, one object per line; every key
+                          present, null when unknown.
+      --lock-timeout=D    Give up (exit 3, nothing changed; under run and
+                          spawn 125, CMD not run) when the store's lock is
+                          not free within D (default 60s; 0 waits forever).
+                          A wait longer than a second is reported on stderr,
+                          naming the holder.
+      --version           Print the version and exit.
+
+      --html=FILE         Write the page to FILE atomically (a temporary file
+                          in its folder, fsync, rename; mode 0644) instead of
+                          stdout; - is stdout.
+      --runs=N            Show each job's newest N runs (1 to 1000) (default:
+                          50).
+      --tail=SIZE         Show the last SIZE bytes of the output kept of each
+                          job's latest failure (SIZE is bytes or K, M, G;
+                          at least 1) (default: 16KiB).
 `, true
 	case "run":
 		return `Usage: ledger run <job> <CMD> ... [flags]

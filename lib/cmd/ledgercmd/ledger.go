@@ -49,6 +49,7 @@ type commands struct {
 	Status  statusCmd  `cmd:"" help:"Print each job's last run, its result, its state (ok, late, failing, running, never), the next slot and a strip of its newest runs."`
 	Check   checkCmd   `cmd:"" help:"Judge JOB as a monitoring plugin, by its schedule or --max-age: OK, WARNING, CRITICAL or UNKNOWN (exit 0-3), with perfdata."`
 	Metrics metricsCmd `cmd:"" help:"Print every job's metrics in the Prometheus text format (tether_*), or write them to a file for node_exporter."`
+	Report  reportCmd  `cmd:"" help:"Write one self-contained HTML page of each job's recent runs, their durations, its live runs and its latest failure's output, to open or mail."`
 	Verify  verifyCmd  `cmd:"" help:"Cross-check the store (or one JOB) and print one line per problem: exit 0 clean, 1 problems; --repair mends what the logs say."`
 }
 

@@ -5,8 +5,9 @@
 // postgres:// location ("tether-pg ledger ARGS...", "tether-pg adopt
 // ARGS..."), so that their own start-up never pays for the driver's
 // initialisation (TLS, x509, net). It links ledger's kong model too,
-// which parses what its fast parse declines; ledger's --help, completion
-// and usage errors are ledger's own, whatever the line. It is
+// and renders ledger report's HTML page (html/template, which ledger
+// does not link); ledger's --help, completion and usage errors are
+// ledger's own, whatever the line. It is
 // installed next to them; nobody needs to call it by hand, though it
 // works the same when called.
 //
@@ -49,8 +50,9 @@ const help = `Usage: tether-pg ledger|adopt [ARGS...]
 
 tether-pg serves PostgreSQL stores: it is ledger and adopt with the
 database driver linked in. ledger and adopt run it themselves (one exec,
-same PID) when their store is a postgres:// URL, before anything else;
-nobody needs to call it by hand, though it works the same when called:
+same PID) when their store is a postgres:// URL, before anything else,
+and ledger for ledger report's HTML page; nobody needs to call it by
+hand, though it works the same when called:
 
   tether-pg ledger --ledger 'postgres:///jobs?host=/run/postgresql' latest nightly
 

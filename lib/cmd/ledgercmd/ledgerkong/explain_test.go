@@ -227,6 +227,9 @@ func TestUsageErrorsMatchKong(t *testing.T) {
 		if wantCode == 0 && i >= len(lines) {
 			continue // refused guessed wrong (list --job's type takes "x")
 		}
+		if wantCode == 0 && slices.Contains(args, "report") {
+			continue // a page, no usage error (which has a time): TestLedgerHelpFromSibling renders it
+		}
 		got, gotCode := both(t, []string{alone}, args)
 		if got != want || gotCode != wantCode {
 			t.Errorf("ledger %q says %q, exit %d; kong says %q, exit %d", args, got, gotCode, want, wantCode)

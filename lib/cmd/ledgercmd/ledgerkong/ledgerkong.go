@@ -6,8 +6,9 @@
 // so that its start-up never pays for kong, and never needs it: its
 // generated parser and usage errors answer every command line as this
 // model does (TestUsageErrorsMatchKong here, TestExplainMatchesKong and
-// FuzzExplain there). tether-pg runs Main for a PostgreSQL store, and
-// lib.Tools runs it in process.
+// FuzzExplain there). tether-pg runs Main for a PostgreSQL store and for
+// ledger report, whose page it renders (html/template), and lib.Tools
+// runs it in process.
 //
 //	os.Exit(ledgerkong.Main(os.Args[1:]))
 package ledgerkong
@@ -21,7 +22,12 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/cli/kongcli"
 	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
+	"github.com/tether-sh/tether/lib/ledger/report/reporthtml"
 )
+
+// ledger report's page is rendered where kong is linked (tether-pg,
+// lib.Tools), not in the ledger binary, which hands report here.
+func init() { ledgercmd.RenderReport = reporthtml.Render }
 
 // Main runs ledger with args (without the program name), explaining in
 // process what the generated parser does not take, and returns its exit

@@ -102,7 +102,9 @@ PATH=/home/me/.local/bin:/usr/bin:/bin
 TETHER_LEDGER=/home/me/.local/state/tether/ledger
 */5 * * * * ledger run report --quiet --instant $(( $(date +\%s) / 300 * 300 )) --deadline 4m -- report.sh
 # why did it fail? its output's last 64KiB are kept
-ledger output "$(ledger latest report --field id)"`,
+ledger output "$(ledger latest report --field id)"
+# one HTML page of every job: its newest runs, their durations, its latest failure's output
+ledger report --html /var/www/jobs.html`,
 	Exit: `0 done; 1 refused (a lost race, a taken instant, a wrong state) or no
 such execution; 2 bad input; 3 system error (permission, I/O, a corrupt or
 unsafe store, the store's lock not free within --lock-timeout, output that
