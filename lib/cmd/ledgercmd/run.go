@@ -115,7 +115,7 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 		return c.refused(inv, fmt.Errorf("not running %s: %w", c.Job, err))
 	}
 	if c.Jitter.D() > 0 {
-		d, err := c.scheduled.delay(c.Job, "running", sigs.C(), c.Quiet, inv.tool.Warnf)
+		d, err := c.scheduled.delay(c.Job, "running", sigs, c.Quiet, inv.tool.Warnf)
 		if err != nil {
 			return err
 		}

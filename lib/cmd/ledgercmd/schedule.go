@@ -109,13 +109,18 @@ func hostIdentity() string {
 }
 
 // delay waits out --jitter's delay for job before the claim, said (by
-// say) unless quiet; a stop signal on sigs ends it, nothing claimed: the
-// error is the 128+N exit of a runner interrupted. It returns the delay.
-func (f scheduled) delay(job, verb string, sigs <-chan os.Signal, quiet bool, say func(string, ...any)) (time.Duration, error) {
+// say) unless quiet; a stop signal sigs caught ends it, nothing claimed:
+// the error is the 128+N exit of a runner interrupted. It returns the
+// delay. The signals are caught before the delay is said: sigs catches
+// in the background (execution.CatchSignals), and a TERM sent once the
+// notice is read would otherwise kill the run with its default action,
+// unsaid (1 run in 4 here).
+func (f scheduled) delay(job, verb string, sigs catcher, quiet bool, say func(string, ...any)) (time.Duration, error) {
 	d := jitterDelay(hostIdentity(), job, f.Jitter.D())
 	if d <= 0 {
 		return 0, nil
 	}
+	sigs.Caught()
 	if !quiet {
 		say("%s %s in %v (--jitter %v: this host's delay for it)", verb, job, d.Round(time.Millisecond), f.Jitter.D())
 	}
@@ -124,10 +129,16 @@ func (f scheduled) delay(job, verb string, sigs <-chan os.Signal, quiet bool, sa
 	select {
 	case <-t.C:
 		return d, nil
-	case sig := <-sigs:
+	case sig := <-sigs.C():
 		s, _ := sig.(syscall.Signal)
 		return d, exit.Errorf(exit.ForSignal(s), "not %s %s: %s during the --jitter delay, nothing claimed", verb, job, syntax.SignalName(s))
 	}
+}
+
+// catcher is what delay needs of execution.CatchSignals's catcher.
+type catcher interface {
+	Caught()
+	C() chan os.Signal
 }
 
 // everySkew is how far a store's clock (a database server's) may be

@@ -76,7 +76,7 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	}
 	if c.Jitter.D() > 0 {
 		sigs := execution.CatchSignals()
-		_, err := c.scheduled.delay(c.Job, "spawning", sigs.C(), false, inv.tool.Warnf)
+		_, err := c.scheduled.delay(c.Job, "spawning", sigs, false, inv.tool.Warnf)
 		sigs.Stop()
 		if err != nil {
 			return err
