@@ -45,6 +45,8 @@ func TestLedgerPostgresMonitor(t *testing.T) {
 		DROP FUNCTION tether.count_run();
 		DROP TABLE tether.job_runs;
 		DROP INDEX tether.executions_finished, tether.executions_succeeded;
+		DROP TABLE tether.fences;
+		ALTER TABLE tether.executions DROP COLUMN token;
 		DELETE FROM tether.schema_version WHERE version > 1`)
 	out, code := ledger(dsn, "status", "--json")
 	if code != 0 || !strings.Contains(out, `"runs":{"abandoned":0,"completed":2,"failed":1,"unknown":0}`) {
@@ -56,8 +58,8 @@ func TestLedgerPostgresMonitor(t *testing.T) {
 	if out, code := ledger(dsn, "run", "backup", "--", "true"); code != 0 {
 		t.Fatalf("ledger run on a version 1 schema = %d, %s", code, out)
 	}
-	if v := psql(db, `SELECT max(version) FROM tether.schema_version`); !strings.Contains(v, "2") {
-		t.Fatalf("after a claim, schema version = %s; want 2", v)
+	if v := psql(db, `SELECT max(version) FROM tether.schema_version`); !strings.Contains(v, "3") {
+		t.Fatalf("after a claim, schema version = %s; want 3", v)
 	}
 	ledger(dsn, "prune", "--keep", "1")
 	out, code = ledger(dsn, "status", "--json", "backup")

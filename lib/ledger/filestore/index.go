@@ -119,7 +119,7 @@ func (s *Store) jobsFor(id string) ([]string, error) {
 // newestIn returns the id of the newest claim in l ("" if none) and its
 // frame's offset: the last claim frame, found walking back from the end
 // (forward from the start when a frame on the way back is not valid).
-func (s *Store) newestIn(l *jobLog) (string, int64, error) {
+func newestIn(l *jobLog) (string, int64, error) {
 	end := l.End
 	var st unix.Stat_t
 	if err := unix.Fstat(l.FD(), &st); err == nil {
@@ -195,7 +195,7 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 
 // latestIn is Latest reading job's log l, which stays open.
 func (s *Store) latestIn(job string, l *jobLog) (ledger.Record, error) {
-	id, off, err := s.newestIn(l)
+	id, off, err := newestIn(l)
 	if err != nil {
 		return ledger.Record{}, err
 	}

@@ -82,6 +82,7 @@ func RunConformance(t *testing.T, h Harness) {
 		{"HandoffDir", testHandoffDir},
 		{"BootNote", testBootNote},
 		{"Verify", testVerify},
+		{"Token", testToken},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,11 +1,13 @@
 package pgstore
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/proc"
@@ -45,6 +47,7 @@ var recordColumns = []struct {
 	{"late_exit_code", func(s *scanned) any { return &s.lateCode }},
 	{"late_error", func(s *scanned) any { return &s.lateErr }},
 	{"late_finished_at", func(s *scanned) any { return &s.lateAt }},
+	{"token", func(s *scanned) any { return &s.token }},
 }
 
 // cols is recordColumns' names, comma-separated.
@@ -56,6 +59,27 @@ var cols = func() string {
 	return strings.Join(names, ", ")
 }()
 
+// colsNoToken is cols for a schema of version 2 or older, which has no
+// token column: NULL in its place.
+var colsNoToken = strings.Replace(cols, ", token", ", NULL::bigint", 1)
+
+// cols is the list a record is read from in s's database: colsNoToken
+// once a statement found no token column (a schema an older tether made
+// and no claim of this one migrated yet), which do then runs again, so
+// that such a store is read and its executions ended as they are.
+func (s *Store) cols() string {
+	if s.noToken {
+		return colsNoToken
+	}
+	return cols
+}
+
+// noTokenColumn reports whether err says the token column is missing.
+func noTokenColumn(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42703" && strings.Contains(pe.Message, "token")
+}
+
 // scanned is one row of recordColumns as the driver scans it: NULL-able
 // columns into pointers, which record turns into a Record's zero values.
 type scanned struct {
@@ -63,6 +87,7 @@ type scanned struct {
 	source, instant, host, boot, errMsg, note *string
 	status                                    string
 	pidns, ownerStart, childStart             *int64
+	token                                     *int64
 	childPID, exitCode, lateCode              *int32
 	lateStatus, lateErr                       *string
 	fencedAt, startedAt, finishedAt, beatAt   *time.Time
@@ -143,6 +168,7 @@ func (s *scanned) record() (ledger.Record, error) {
 		r.ExitCode = &c
 	}
 	r.BeatAt, r.LeaseUntil = tm(s.beatAt), tm(s.leaseUntil)
+	r.Token = u64(s.token)
 	if s.lateAt != nil {
 		r.Late = &ledger.Late{Status: ledger.Status(str(s.lateStatus)), Error: str(s.lateErr), FinishedAt: s.lateAt.UTC()}
 		if s.lateCode != nil {

@@ -127,6 +127,8 @@ type Options struct {
 type Store struct {
 	mu       sync.Mutex
 	conn     *pgx.Conn
+	// noToken: the schema has no token column yet (cols). Under mu.
+	noToken bool
 	cfg      *pgx.ConnConfig
 	loc      string
 	password string
@@ -306,7 +308,12 @@ func (s *Store) doLocked(fn func(ctx context.Context, c *pgx.Conn) error) error 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.StatementTimeout+2*time.Second)
 	defer cancel()
-	return s.wrap(fn(ctx, s.conn))
+	err := fn(ctx, s.conn)
+	if err != nil && !s.noToken && noTokenColumn(err) && !s.conn.IsClosed() {
+		s.noToken = true
+		err = fn(ctx, s.conn)
+	}
+	return s.wrap(err)
 }
 
 // wrap classifies err: the package's and ledger's errors pass; a server

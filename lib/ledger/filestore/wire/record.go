@@ -105,6 +105,9 @@ func fromForm(j form.Record, id string) (ledger.Record, error) {
 	r.FinishedAt = tm("finished_at", j.FinishedAt)
 	r.BeatAt = tm("beat_at", j.BeatAt) // absent in records written before beats
 	r.Note = str(j.Note)
+	if j.Token != nil {
+		r.Token = *j.Token // absent in records claimed before tokens
+	}
 	if err != nil {
 		return ledger.Record{}, err
 	}

@@ -67,5 +67,8 @@ func (sp *storedSpans) fill(r *ledger.Record) bool {
 	if v := sp.v[15]; v != nil { // note
 		r.Note = spanText(v)
 	}
+	if v := sp.v[16]; v != nil { // token
+		fillU64(&r.Token, v)
+	}
 	return true
 }

@@ -55,6 +55,8 @@ var Fields = []Field[Record]{
 	// Records written before beats have neither.
 	{Key: "beat_at", Optional: true, Time: true, Val: func(j *Record) any { return &j.BeatAt }, Rec: "BeatAt"},
 	{Key: "note", Optional: true, Val: func(j *Record) any { return &j.Note }, Rec: "Note"},
+	// The fencing token; records claimed before tokens have none.
+	{Key: "token", Optional: true, Val: func(j *Record) any { return &j.Token }, Rec: "Token"},
 }
 
 // OwnerFields is Owner's table.

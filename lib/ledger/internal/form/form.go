@@ -46,6 +46,7 @@ type Record struct {
 	Error      *string `json:"error"`
 	BeatAt     *string `json:"beat_at"`
 	Note       *string `json:"note"`
+	Token      *uint64 `json:"token"`
 }
 
 // Owner is the form of a record's owner.
