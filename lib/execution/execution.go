@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,11 @@ import (
 
 // EnvVar names the execution id in the payload's environment.
 const EnvVar = "TETHER_EXECUTION"
+
+// TokenEnvVar names the execution's fencing token (ledger.Record.Token)
+// in the payload's environment. Not TETHER_FENCE: `ledger fence` and the
+// record's "fenced" are the handoff, which this is not.
+const TokenEnvVar = "TETHER_FENCE_TOKEN"
 
 // Options says how to run the payload.
 type Options struct {
@@ -72,6 +78,12 @@ type Options struct {
 	// set Job to the execution's.
 	Job  string
 	Keep int
+
+	// token is the execution's fencing token when it is known before
+	// the payload starts (Adopt's), and stamp sets it once the claim
+	// that records the payload gives it (RunJob's): TokenEnvVar.
+	token uint64
+	stamp *runner.Stamp
 }
 
 // Claim is what ledger run and spawn claim, as their flags name it
@@ -148,6 +160,8 @@ func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 	job := o.Claim.Job
 	o.Fence, o.Job = l.fence, job
 	id := ledger.NewID(time.Now(), job)
+	var token atomic.Uint64
+	o.stamp = &runner.Stamp{Name: TokenEnvVar, Value: func() string { return strconv.FormatUint(token.Load(), 10) }}
 	claim := func(child proc.ID, stop <-chan struct{}) error {
 		if o.Signals != nil {
 			o.Signals.Caught()
@@ -155,12 +169,14 @@ func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 		co := ledger.ClaimOptions{Owner: owner, Source: o.Claim.Source, Instant: o.Claim.Instant,
 			Exclusive: o.Claim.Exclusive, Every: o.Claim.Every, Child: child, ID: id, Stop: stop}
 		sent := time.Now()
-		if _, err := st.Claim(job, co); err != nil {
+		rec, err := st.Claim(job, co)
+		if err != nil {
 			if errors.Is(err, ledger.ErrRefused) {
 				err = fmt.Errorf("not running %s: %w", job, err)
 			}
 			return &exit.Error{Code: notRunCode(err), Err: err}
 		}
+		token.Store(rec.Token)
 		l.keep(warn, st, id, sent, o.Grace)
 		return nil
 	}
@@ -204,7 +220,7 @@ func Adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptio
 			return Outcome{Code: exit.Code(err, exit.NotRun), ID: o.ID, Err: err}
 		}
 	}
-	o.Fence, o.Job = l.fence, rec.Job
+	o.Fence, o.Job, o.token = l.fence, rec.Job, rec.Token
 	return run(warn, st, o.ID, o.Options, nil)
 }
 
@@ -322,7 +338,8 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		Stdout:       out.stdout,
 		Stderr:       out.stderr,
 		HeldStop:     heldStop,
-		Env:          payloadEnv(id),
+		Env:          payloadEnv(id, o.token),
+		Stamp:        o.stamp,
 		// The one callback: the moment the payload, forked and held, is
 		// recorded before its first instruction.
 		OnStart: func(child proc.ID) error {
@@ -374,12 +391,17 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 }
 
 // payloadEnv is the payload's environment: the caller's, with id in
-// EnvVar in place of an outer execution's, and without the store a spawn
-// handed its worker, which stays the worker's.
-func payloadEnv(id string) []string {
-	return append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, EnvVar+"=") || strings.HasPrefix(kv, ledger.HandoffEnvVar+"=")
+// EnvVar and token (0: not known yet, or none) in TokenEnvVar in place of
+// an outer execution's, and without the store a spawn handed its worker,
+// which stays the worker's.
+func payloadEnv(id string, token uint64) []string {
+	env := append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, EnvVar+"=") || strings.HasPrefix(kv, TokenEnvVar+"=") || strings.HasPrefix(kv, ledger.HandoffEnvVar+"=")
 	}), EnvVar+"="+id)
+	if token != 0 {
+		env = append(env, TokenEnvVar+"="+strconv.FormatUint(token, 10))
+	}
+	return env
 }
 
 // signals is c's channel, nil when there is no Catcher.

@@ -10,7 +10,8 @@
 // claimed+fenced to running with itself as owner. Only once that is durable
 // does it write the ack file (atomically, 0600) as
 // {"execution_id","pid","start"}; then it runs CMD once in its own process
-// group with TETHER_EXECUTION=ID. CMD's first instruction runs only once its
+// group with TETHER_EXECUTION=ID and TETHER_FENCE_TOKEN, the execution's
+// fencing token (ledger show ID --field token). CMD's first instruction runs only once its
 // PID@START is durable in the record, and never if adopt dies first. adopt
 // forwards TERM, INT, HUP and QUIT to CMD's group, stops what CMD left in it
 // (TERM, --grace, KILL), and finishes the record: completed iff CMD exited 0.

@@ -100,8 +100,9 @@ again.
 
 func (*runCmd) Help() string {
 	return `Claims JOB with ledger run as owner, runs CMD in its own process group
-with TETHER_EXECUTION set to the id (CMD's first instruction runs only
-once its PID@START is durable in the record), forwards TERM, INT, HUP,
+with TETHER_EXECUTION set to the id and TETHER_FENCE_TOKEN to its fencing
+token (CMD's first instruction runs only once its PID@START is durable in
+the record, and the claim that made it gave the token), forwards TERM, INT, HUP,
 QUIT, USR1 and USR2 to it, and finishes the record: completed iff CMD
 exited 0. Leftovers of CMD's group are stopped (TERM, --grace, KILL).
 ledger run never detaches: killing it kills the run, and recover later
