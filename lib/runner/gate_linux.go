@@ -297,9 +297,9 @@ func traceable(path string) bool {
 // traced is a command stopped by the kernel at its exec, before its first
 // instruction, with this goroutine's thread its tracer.
 type traced struct {
-	pid   int
-	name  string
-	o     Options // for its Stamp
+	pid  int
+	name string
+	o    Options // for its Stamp
 	// sig is the signal to deliver on release: one that stopped the child
 	// before its exec (it was sent, it must not be lost), or none for the
 	// exec's own SIGTRAP.

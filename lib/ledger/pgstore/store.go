@@ -125,10 +125,10 @@ type Options struct {
 // Store is a ledger in one PostgreSQL database. It is safe for concurrent
 // use; its statements go one at a time over its one connection.
 type Store struct {
-	mu       sync.Mutex
-	conn     *pgx.Conn
+	mu   sync.Mutex
+	conn *pgx.Conn
 	// noToken: the schema has no token column yet (cols). Under mu.
-	noToken bool
+	noToken  bool
 	cfg      *pgx.ConnConfig
 	loc      string
 	password string
