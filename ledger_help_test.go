@@ -145,7 +145,7 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 		{[]string{"check", "j"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: missing flags: --max-age=D\n"},
 		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: unknown flag --dedline, did you mean \"--deadline\"?\n"},
 		{[]string{"check", "j", "--max-agee", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: unknown flag --max-agee, did you mean \"--max-age\"?\n"},
-		{[]string{"frobnicate"}, 2, "", "ledger: unknown command \"frobnicate\"; the commands are claim, fence, adopt, start, finish, beat, recover, show, latest, list, prune, run, spawn, output, status, check, metrics, verify\n"},
+		{[]string{"frobnicate"}, 2, "", "ledger: unknown command \"frobnicate\"; the commands are claim, fence, adopt, start, finish, beat, holds, recover, show, latest, list, prune, run, spawn, output, status, check, metrics, verify\n"},
 	} {
 		if got := run(noPath, "ledger", l.args...); got != (result{l.stdout, l.line, l.code}) {
 			t.Errorf("without tether-pg, ledger %q = %+v; want %q on stdout, %q, exit %d", l.args, got, l.stdout, l.line, l.code)

@@ -203,6 +203,27 @@
 //
 //   - --if-latest: Refuse (exit 1) when a newer execution of ID's job exists: the beat is then about an attempt that is no longer current.
 //
+//     ledger holds <id> [flags]
+//
+// Exit 0 while an execution still holds its job (live, no newer token, lease not run out), else 1 saying why: check before a write that matters.
+//
+// The fencing verifier: exits 0, printing nothing (the record with --json),
+// while execution ID still holds its job: it is claimed or running, no later
+// claim of its job was given a greater fencing token, its lease (PostgreSQL)
+// has not run out by the database's clock, and its owner, where this host can
+// judge it by its PID, is alive. Exits 1 with one line saying why once it does
+// not (ended, superseded by a newer token, lease run out, owner gone), and 3
+// when it cannot tell (the store cannot be read or reached). It only reads,
+// in one statement on PostgreSQL. A payload calls it before a write that
+// matters; a resource that can compare tokens should also be given
+// TETHER_FENCE_TOKEN, since an answer is already old when it arrives.
+//
+//	ledger holds "$TETHER_EXECUTION" && mv report.tmp report
+//
+// Arguments of holds:
+//
+//   - <id>: Execution id (in a payload: "$TETHER_EXECUTION").
+//
 //     ledger recover [flags]
 //
 // Mark executions whose owner is gone abandoned (never started) or unknown (started).

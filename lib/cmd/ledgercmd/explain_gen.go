@@ -63,6 +63,10 @@ var completeTables = &cli.CompleteNode{
 			Args: []cli.CompleteValue{cli.CompleteValue{}},
 		},
 		&cli.CompleteNode{
+			Name: "holds",
+			Args: []cli.CompleteValue{cli.CompleteValue{Predictor: "active"}},
+		},
+		&cli.CompleteNode{
 			Name: "recover",
 			Flags: []cli.CompleteFlag{
 				{Names: []string{"--grace"}, Value: cli.CompleteValue{}},
@@ -298,6 +302,9 @@ Commands:
   finish     Record the result (running → completed|failed, claimed → failed).
   beat       Record that a claimed or running execution is alive, with an
              optional note (refused once it ended).
+  holds      Exit 0 while an execution still holds its job (live, no newer
+             token, lease not run out), else 1 saying why: check before a write
+             that matters.
   recover    Mark executions whose owner is gone abandoned (never started) or
              unknown (started).
   show       Print one execution.
@@ -545,6 +552,43 @@ Flags:
       --status=STRING     Result: completed or failed.
       --exit-code=N       The payload's exit code (0-255).
       --error=MSG         What went wrong.
+`, true
+	case "holds":
+		return `Usage: ledger holds <id> [flags]
+
+Exit 0 while an execution still holds its job (live, no newer token, lease not
+run out), else 1 saying why: check before a write that matters.
+
+The fencing verifier: exits 0, printing nothing (the record with --json),
+while execution ID still holds its job: it is claimed or running, no later
+claim of its job was given a greater fencing token, its lease (PostgreSQL)
+has not run out by the database's clock, and its owner, where this host can
+judge it by its PID, is alive. Exits 1 with one line saying why once it
+does not (ended, superseded by a newer token, lease run out, owner gone),
+and 3 when it cannot tell (the store cannot be read or reached). It only reads,
+in one statement on PostgreSQL. A payload calls it before a write that matters;
+a resource that can compare tokens should also be given TETHER_FENCE_TOKEN,
+since an answer is already old when it arrives.
+
+    ledger holds "$TETHER_EXECUTION" && mv report.tmp report
+
+Arguments:
+  <id>    Execution id (in a payload: "$TETHER_EXECUTION").
+
+Flags:
+  -h, --help              Show context-sensitive help.
+      --ledger=DIR|URL    Store directory, or a postgres:// URL naming a
+                          PostgreSQL database (default: $TETHER_LEDGER,
+                          else $XDG_STATE_HOME/tether/ledger, else
+                          ~/.local/state/tether/ledger).
+      --json              Print records as JSON, one object per line; every key
+                          present, null when unknown.
+      --lock-timeout=D    Give up (exit 3, nothing changed; under run and
+                          spawn 125, CMD not run) when the store's lock is
+                          not free within D (default 60s; 0 waits forever).
+                          A wait longer than a second is reported on stderr,
+                          naming the holder.
+      --version           Print the version and exit.
 `, true
 	case "latest":
 		return `Usage: ledger latest <job> [flags]

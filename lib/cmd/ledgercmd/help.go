@@ -53,6 +53,21 @@ watcher then knows its attempt is no longer the current one.
   ledger beat "$id" --note stalled:idle --if-latest || exit 0   # a newer attempt took over`
 }
 
+func (*holdsCmd) Help() string {
+	return `The fencing verifier: exits 0, printing nothing (the record with --json),
+while execution ID still holds its job: it is claimed or running, no later
+claim of its job was given a greater fencing token, its lease (PostgreSQL)
+has not run out by the database's clock, and its owner, where this host can
+judge it by its PID, is alive. Exits 1 with one line saying why once it does
+not (ended, superseded by a newer token, lease run out, owner gone), and 3
+when it cannot tell (the store cannot be read or reached). It only reads,
+in one statement on PostgreSQL. A payload calls it before a write that
+matters; a resource that can compare tokens should also be given
+TETHER_FENCE_TOKEN, since an answer is already old when it arrives.
+
+  ledger holds "$TETHER_EXECUTION" && mv report.tmp report`
+}
+
 func (*recoverCmd) Help() string {
 	return `Prints how many executions it changed (the records with --json). An owner
 is dead when its PID@START is gone on this boot; an owner on another host,

@@ -216,3 +216,31 @@ func (s *Store) Get(id string) (ledger.Record, error) {
 	}
 	return s.readRecord(id)
 }
+
+// Holds returns execution id and whether it still holds its job
+// (ledger.HoldVerdict): the job's greatest token is its log's
+// (lastToken), the clock this host's.
+func (s *Store) Holds(id string) (ledger.Record, error) {
+	r, err := s.Get(id)
+	if err != nil || r.Status.Terminal() {
+		if err == nil {
+			err = ledger.HoldVerdict(r, r.Token, s.clock())
+		}
+		return r, err
+	}
+	newest := r.Token
+	jd, l, ok, err := s.openJob(r.Job)
+	if err != nil {
+		return r, err
+	}
+	if ok {
+		defer unix.Close(jd.FD)
+		defer l.Close()
+		tok, err := l.lastToken()
+		if err != nil {
+			return r, err
+		}
+		newest = max(newest, tok)
+	}
+	return r, ledger.HoldVerdict(r, newest, s.clock())
+}

@@ -83,6 +83,7 @@ func RunConformance(t *testing.T, h Harness) {
 		{"BootNote", testBootNote},
 		{"Verify", testVerify},
 		{"Token", testToken},
+		{"Holds", testHolds},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

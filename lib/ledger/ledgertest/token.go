@@ -1,6 +1,8 @@
 package ledgertest
 
 import (
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,4 +112,45 @@ func testToken(t *testing.T, h Harness) {
 		}()
 	}
 	wg.Wait()
+}
+
+// testHolds: an execution holds its job while it is live, its owner alive
+// and no claim of its job was given a greater token; not once it ended,
+// a newer claim was made, or its owner is gone.
+func testHolds(t *testing.T, h Harness) {
+	s := h.open(t, nil)
+	old := MustClaim(t, s, "j", ledger.ClaimOptions{})
+	if r, err := s.Holds(old.ID); err != nil || r.ID != old.ID {
+		t.Fatalf("Holds(live claim) = %s, %v; want it, nil", r.ID, err)
+	}
+	newer := MustClaim(t, s, "j", ledger.ClaimOptions{})
+	if _, err := s.Holds(old.ID); !errors.Is(err, ledger.ErrRefused) || !strings.Contains(err.Error(), "a newer claim") {
+		t.Errorf("Holds(claim with a newer one) = %v; want a refusal naming the newer claim", err)
+	}
+	Must(t)(s.Start(newer.ID, nil))
+	if _, err := s.Holds(newer.ID); err != nil {
+		t.Errorf("Holds(running) = %v; want nil", err)
+	}
+	Must(t)(s.Finish(newer.ID, ledger.Failed, nil, ""))
+	if _, err := s.Holds(newer.ID); !errors.Is(err, ledger.ErrRefused) || !strings.Contains(err.Error(), "is failed") {
+		t.Errorf("Holds(failed) = %v; want a refusal saying it failed", err)
+	}
+	dead := MustClaim(t, s, "k", ledger.ClaimOptions{Owner: ExitedOwner(t)})
+	if _, err := s.Holds(dead.ID); !errors.Is(err, ledger.ErrRefused) || !strings.Contains(err.Error(), "is gone") {
+		t.Errorf("Holds(claim of an exited owner) = %v; want a refusal saying its owner is gone", err)
+	}
+	if _, err := s.Holds("0dn7yrqdrcn2j-shf3lc"); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("Holds(no such id) = %v; want ErrNotFound", err)
+	}
+	// Every claim of the job pruned but a live one: the header's token
+	// still counts.
+	live := MustClaim(t, s, "p", ledger.ClaimOptions{})
+	later := MustClaim(t, s, "p", ledger.ClaimOptions{})
+	Must(t)(s.Finish(later.ID, ledger.Failed, nil, ""))
+	if _, err := s.Prune(ledger.PruneOptions{Job: "p"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Holds(live.ID); !errors.Is(err, ledger.ErrRefused) {
+		t.Errorf("Holds(live claim whose newer one was pruned) = %v; want a refusal", err)
+	}
 }
