@@ -84,6 +84,11 @@ type Options struct {
 	// that records the payload gives it (RunJob's): TokenEnvVar.
 	token uint64
 	stamp *runner.Stamp
+	// replaced reports whether the lease found the execution taken
+	// over (lease.replaced); nil: never. leaseDone stops renewing the
+	// lease, once the payload is gone.
+	replaced  func() bool
+	leaseDone func()
 }
 
 // Claim is what ledger run and spawn claim, as their flags name it
@@ -158,7 +163,7 @@ func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 	l := newLease()
 	defer l.end()
 	job := o.Claim.Job
-	o.Fence, o.Job = l.fence, job
+	o.Fence, o.Job, o.replaced, o.leaseDone = l.fence, job, l.replaced.Load, l.stop
 	id := ledger.NewID(time.Now(), job)
 	var token atomic.Uint64
 	o.stamp = &runner.Stamp{Name: TokenEnvVar, Value: func() string { return strconv.FormatUint(token.Load(), 10) }}
@@ -220,7 +225,7 @@ func Adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptio
 			return Outcome{Code: exit.Code(err, exit.NotRun), ID: o.ID, Err: err}
 		}
 	}
-	o.Fence, o.Job, o.token = l.fence, rec.Job, rec.Token
+	o.Fence, o.Job, o.token, o.replaced, o.leaseDone = l.fence, rec.Job, rec.Token, l.replaced.Load, l.stop
 	return run(warn, st, o.ID, o.Options, nil)
 }
 
@@ -232,6 +237,10 @@ type lease struct {
 	stop  context.CancelFunc
 	fence context.Context
 	lost  context.CancelFunc
+	// replaced: a renewal found the execution ended by someone else
+	// (recovered once its lease ran out): the payload is stopped at once
+	// and its result, refused, is kept as late.
+	replaced atomic.Bool
 }
 
 func newLease() *lease {
@@ -244,7 +253,11 @@ func newLease() *lease {
 // keep renews id's lease, last set just after since, in a goroutine of its
 // own until end; losing it leaves the payload StopBudget(grace) to stop.
 func (l *lease) keep(warn func(format string, args ...any), st ledger.Ledger, id string, since time.Time, grace time.Duration) {
-	go st.KeepLease(l.ctx, id, ledger.Keep{Since: since, Stop: ledger.StopBudget(grace), Lost: l.lost, Warn: warn})
+	replaced := func() {
+		l.replaced.Store(true)
+		l.lost()
+	}
+	go st.KeepLease(l.ctx, id, ledger.Keep{Since: since, Stop: ledger.StopBudget(grace), Lost: l.lost, Replaced: replaced, Warn: warn})
 }
 
 func (l *lease) end() {
@@ -361,6 +374,11 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 			return nil
 		},
 	})
+	if o.leaseDone != nil {
+		// The payload is gone: nothing left to fence, and a renewal
+		// must not take the runner's own finish for another's.
+		o.leaseDone()
+	}
 	if err != nil {
 		return notStarted(warn, st, id, o, claim, err, refusal.Load(), tried.Load(), recorded.Load())
 	}
@@ -385,6 +403,13 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	// above 3 says more. The record keeps the payload's own status; a
 	// result kept as late (recover judged the execution first) is on it.
 	if (out.lost.Load() || !done && !late) && code <= exit.System {
+		code = exit.System
+	}
+	// Its result is not the execution's (kept as late at most): another
+	// host recovered it, and may have run the job again. Never CMD's own
+	// status, which would read as this run's: 3, as for a result that
+	// could not be recorded (CONTRACT.md §2).
+	if !done && (late || o.replaced != nil && o.replaced()) {
 		code = exit.System
 	}
 	return Outcome{Code: code, ID: id}
@@ -464,6 +489,9 @@ func ended(warn, notice func(format string, args ...any), id string, o Options, 
 	case res.DeadlineHit:
 		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", o.Deadline)
 		notice("%s: %s", id, msg)
+	case res.Canceled && o.replaced != nil && o.replaced():
+		status, msg = ledger.Failed, "its execution was taken over (recovered once its lease ran out); stopped at once"
+		warn("%s: %s", id, msg)
 	case res.Canceled && !res.Signaled && res.ExitCode == 0:
 		warn("%s: its lease could not be renewed; it exited 0 as it was being stopped: recorded completed", id)
 	case res.Canceled:
