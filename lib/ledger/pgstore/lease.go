@@ -221,13 +221,6 @@ func closeNow(conn *pgx.Conn) {
 	conn.Close(ctx)
 }
 
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
 // FinishRetrying is Finish, tried again with backoff while the database
 // is unavailable, for the lease or DefaultLease, whichever is longer: a
 // partition that outlasts the lease still ends in time for the result to
