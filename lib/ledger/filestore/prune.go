@@ -257,7 +257,14 @@ func writeNext(jd dirh, l *jobLog, job string, refs []execRef, fates []fate, bas
 	// claim after the prune must be given a greater one.
 	tok, err := l.lastToken()
 	if err != nil {
-		return nil, nil, false, err
+		// A log not whole (verify --repair writes it anew): the
+		// greatest token of the executions it holds.
+		tok = l.removed().token
+		for _, ref := range refs {
+			if r, err := l.version(ref); err == nil {
+				tok = max(tok, r.Token)
+			}
+		}
 	}
 	base.token = max(base.token, tok)
 	w, err := newLogWriter(jd, job, l.Gen+1, base)
