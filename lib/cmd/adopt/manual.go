@@ -42,7 +42,9 @@ timeout(1) does); 126 when CMD is not executable; 127 when it is not found;
 3 instead of CMD's 0 to 3 when CMD's output could not be passed on (a
 full disk: one line says so; the record keeps CMD's status), or when
 CMD's result could not be recorded (a full or read-only file system, a
-store gone: one line says so; recover later calls the run unknown).`,
+store gone: one line says so; recover later calls the run unknown); 3
+whatever CMD's status when another host took the execution over (its
+lease ran out: CMD is stopped at once, its result kept as late).`,
 	SeeAlso: []string{"ledger(1)", "reap(1)"},
 }
 

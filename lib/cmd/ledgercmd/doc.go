@@ -381,7 +381,9 @@
 // CMD's 0 to 3 when CMD's output could not be passed on (a full disk: one
 // line says so; the record keeps CMD's status), or when CMD's result could
 // not be recorded (a full or read-only file system, a store gone: one line
-// says so; recover later calls the run unknown).
+// says so; recover later calls the run unknown); 3 whatever CMD's status
+// when another host took the execution over (its lease ran out: CMD is
+// stopped at once, its result kept as late).
 //
 // Arguments of run:
 //
