@@ -164,7 +164,7 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 		{[]string{"check", "j", "--max-agee", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: unknown flag --max-agee, did you mean \"--max-age\"?\n"},
 		{[]string{"report", "--runs", "0"}, 2, "", "ledger: --runs 0: want 1 to 1000\n"},
 		{[]string{"report"}, 3, "", "ledger: ledger report's page is written by tether-pg, which is neither beside this program nor on PATH\n"},
-		{[]string{"frobnicate"}, 2, "", "ledger: unknown command \"frobnicate\"; the commands are claim, fence, adopt, start, finish, beat, recover, show, latest, list, prune, run, spawn, output, status, check, metrics, report, verify\n"},
+		{[]string{"frobnicate"}, 2, "", "ledger: unknown command \"frobnicate\"; the commands are claim, fence, adopt, start, finish, beat, holds, recover, show, latest, list, prune, run, spawn, output, status, check, metrics, report, verify\n"},
 	} {
 		if got := run(noPath, "ledger", l.args...); got != (result{l.stdout, l.line, l.code}) {
 			t.Errorf("without tether-pg, ledger %q = %+v; want %q on stdout, %q, exit %d", l.args, got, l.stdout, l.line, l.code)

@@ -588,8 +588,8 @@ func TestLedgerPostgresPartitionFences(t *testing.T) {
 
 	// The partition heals: A records its result, refused as late.
 	r.thaw()
-	if rc := testutil.WaitContent(t, filepath.Join(f.dir, "a.rc"), fleetLimit); rc != "143" {
-		t.Errorf("host A: ledger run = %s; want 143 (its payload stopped by TERM)", rc)
+	if rc := testutil.WaitContent(t, filepath.Join(f.dir, "a.rc"), fleetLimit); rc != "3" {
+		t.Errorf("host A: ledger run = %s; want 3 (its payload stopped by TERM, its result late: B took over)", rc)
 	}
 	a.Wait()
 	rec := f.audit(direct, "exec ledger show "+aID+" --json")
@@ -622,9 +622,7 @@ func TestLedgerPostgresLeaseLostExitZero(t *testing.T) {
 	r.freeze()
 	testutil.WaitContent(t, filepath.Join(f.dir, "a.term"), fleetLimit)
 	r.thaw()
-	if rc := testutil.WaitContent(t, filepath.Join(f.dir, "a.rc"), fleetLimit); rc != "0" {
-		t.Errorf("host A: ledger run = %s; want 0 (its payload exited 0)", rc)
-	}
+	rc := testutil.WaitContent(t, filepath.Join(f.dir, "a.rc"), fleetLimit)
 	a.Wait()
 	if !strings.Contains(aSaid.String(), "exited 0 as it was being stopped: recorded completed") {
 		t.Errorf("host A said %q; want it to say the payload exited 0 as it was stopped", aSaid.String())
@@ -641,5 +639,10 @@ func TestLedgerPostgresLeaseLostExitZero(t *testing.T) {
 	status, late := jsonField(rec, "status"), jsonField(rec, "late")
 	if status != "completed" && !(status == "unknown" && strings.Contains(late, `"status":"completed"`)) {
 		t.Errorf("record = %s; want completed (or unknown with a late completed result)", rec)
+	}
+	// 0, its payload's word; 3 when its result came too late to be the
+	// execution's (kept as late).
+	if want := map[string]string{"completed": "0", "unknown": "3"}[status]; rc != want {
+		t.Errorf("host A: ledger run = %s, its record %s; want %s", rc, status, want)
 	}
 }

@@ -52,6 +52,7 @@ func TestLedgerPostgresGrants(t *testing.T) {
 		id, handed := claim("j"), claim("h")
 		steps := [][]string{
 			{"start", id},
+			{"holds", id},
 			{"beat", id, "--note", "halfway"},
 			{"finish", id, "--status", "completed", "--exit-code", "0"},
 			{"fence", handed},

@@ -46,14 +46,15 @@ func TestLedgerPostgresMonitor(t *testing.T) {
 		DROP FUNCTION tether.count_run();
 		DROP TABLE tether.job_runs;
 		DROP INDEX tether.executions_finished, tether.executions_succeeded;
-		ALTER TABLE tether.executions DROP COLUMN schedule, DROP COLUMN attempt, DROP COLUMN attempts;
+		DROP TABLE tether.fences;
+		ALTER TABLE tether.executions DROP COLUMN schedule, DROP COLUMN attempt, DROP COLUMN attempts, DROP COLUMN token;
 		DELETE FROM tether.schema_version WHERE version > 1`)
 	out, code := ledger(dsn, "status", "--json")
 	if code != 0 || !strings.Contains(out, `"runs":{"abandoned":0,"completed":2,"failed":1,"unknown":0}`) {
 		t.Fatalf("status --json of a version 1 schema = %d, %s; want 2 completed and 1 failed", code, out)
 	}
 	for _, args := range [][]string{{"list", "--json", "--job", "backup"}, {"latest", "--json", "backup"}} {
-		if out, code := ledger(dsn, args...); code != 0 || !strings.Contains(out, `"schedule":null,"attempt":null,"attempts":null`) {
+		if out, code := ledger(dsn, args...); code != 0 || !strings.Contains(out, `"schedule":null,"attempt":null,"attempts":null,"token":null`) {
 			t.Fatalf("ledger %s of a version 1 schema = %d, %s; want its records, with no schedule", strings.Join(args, " "), code, out)
 		}
 	}
@@ -63,8 +64,8 @@ func TestLedgerPostgresMonitor(t *testing.T) {
 	if out, code := ledger(dsn, "run", "backup", "--", "true"); code != 0 {
 		t.Fatalf("ledger run on a version 1 schema = %d, %s", code, out)
 	}
-	if v := psql(db, `SELECT max(version) FROM tether.schema_version`); v != "3" {
-		t.Fatalf("after a claim, schema version = %s; want 3", v)
+	if v := psql(db, `SELECT max(version) FROM tether.schema_version`); v != "4" {
+		t.Fatalf("after a claim, schema version = %s; want 4", v)
 	}
 	ledger(dsn, "prune", "--keep", "1")
 	out, code = ledger(dsn, "status", "--json", "backup")

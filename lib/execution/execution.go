@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,11 @@ import (
 
 // EnvVar names the execution id in the payload's environment.
 const EnvVar = "TETHER_EXECUTION"
+
+// TokenEnvVar names the execution's fencing token (ledger.Record.Token)
+// in the payload's environment. Not TETHER_FENCE: `ledger fence` and the
+// record's "fenced" are the handoff, which this is not.
+const TokenEnvVar = "TETHER_FENCE_TOKEN"
 
 // Options says how to run the payload.
 type Options struct {
@@ -72,6 +78,17 @@ type Options struct {
 	// set Job to the execution's.
 	Job  string
 	Keep int
+
+	// token is the execution's fencing token when it is known before
+	// the payload starts (Adopt's), and stamp sets it once the claim
+	// that records the payload gives it (RunJob's): TokenEnvVar.
+	token uint64
+	stamp *runner.Stamp
+	// replaced reports whether the lease found the execution taken
+	// over (lease.replaced); nil: never. leaseDone stops renewing the
+	// lease, once the payload is gone.
+	replaced  func() bool
+	leaseDone func()
 }
 
 // Claim is what ledger run and spawn claim, as their flags name it
@@ -157,8 +174,10 @@ func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 	l := newLease()
 	defer l.end()
 	job := o.Claim.Job
-	o.Fence, o.Job = l.fence, job
+	o.Fence, o.Job, o.replaced, o.leaseDone = l.fence, job, l.replaced.Load, l.stop
 	id := ledger.NewID(time.Now(), job)
+	var token atomic.Uint64
+	o.stamp = &runner.Stamp{Name: TokenEnvVar, Value: func() string { return strconv.FormatUint(token.Load(), 10) }}
 	claim := func(child proc.ID, stop <-chan struct{}) error {
 		if o.Signals != nil {
 			o.Signals.Caught()
@@ -166,12 +185,14 @@ func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 		co := o.Claim.options(owner)
 		co.Child, co.ID, co.Stop = child, id, stop
 		sent := time.Now()
-		if _, err := st.Claim(job, co); err != nil {
+		rec, err := st.Claim(job, co)
+		if err != nil {
 			if errors.Is(err, ledger.ErrRefused) {
 				err = fmt.Errorf("not running %s: %w", job, err)
 			}
 			return &exit.Error{Code: notRunCode(err), Err: err}
 		}
+		token.Store(rec.Token)
 		l.keep(warn, st, id, sent, o.Grace)
 		return nil
 	}
@@ -215,7 +236,7 @@ func Adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptio
 			return Outcome{Code: exit.Code(err, exit.NotRun), ID: o.ID, Err: err}
 		}
 	}
-	o.Fence, o.Job = l.fence, rec.Job
+	o.Fence, o.Job, o.token, o.replaced, o.leaseDone = l.fence, rec.Job, rec.Token, l.replaced.Load, l.stop
 	return run(warn, st, o.ID, o.Options, nil)
 }
 
@@ -227,6 +248,10 @@ type lease struct {
 	stop  context.CancelFunc
 	fence context.Context
 	lost  context.CancelFunc
+	// replaced: a renewal found the execution ended by someone else
+	// (recovered once its lease ran out): the payload is stopped at once
+	// and its result, refused, is kept as late.
+	replaced atomic.Bool
 }
 
 func newLease() *lease {
@@ -239,7 +264,11 @@ func newLease() *lease {
 // keep renews id's lease, last set just after since, in a goroutine of its
 // own until end; losing it leaves the payload StopBudget(grace) to stop.
 func (l *lease) keep(warn func(format string, args ...any), st ledger.Ledger, id string, since time.Time, grace time.Duration) {
-	go st.KeepLease(l.ctx, id, ledger.Keep{Since: since, Stop: ledger.StopBudget(grace), Lost: l.lost, Warn: warn})
+	replaced := func() {
+		l.replaced.Store(true)
+		l.lost()
+	}
+	go st.KeepLease(l.ctx, id, ledger.Keep{Since: since, Stop: ledger.StopBudget(grace), Lost: l.lost, Replaced: replaced, Warn: warn})
 }
 
 func (l *lease) end() {
@@ -333,7 +362,8 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		Stdout:       out.stdout,
 		Stderr:       out.stderr,
 		HeldStop:     heldStop,
-		Env:          payloadEnv(id),
+		Env:          payloadEnv(id, o.token),
+		Stamp:        o.stamp,
 		// The one callback: the moment the payload, forked and held, is
 		// recorded before its first instruction.
 		OnStart: func(child proc.ID) error {
@@ -355,6 +385,11 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 			return nil
 		},
 	})
+	if o.leaseDone != nil {
+		// The payload is gone: nothing left to fence, and a renewal
+		// must not take the runner's own finish for another's.
+		o.leaseDone()
+	}
 	if err != nil {
 		return notStarted(warn, st, id, o, claim, err, refusal.Load(), tried.Load(), recorded.Load())
 	}
@@ -381,16 +416,28 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	if (out.lost.Load() || !done && !late) && code <= exit.System {
 		code = exit.System
 	}
+	// Its result is not the execution's (kept as late at most): another
+	// host recovered it, and may have run the job again. Never CMD's own
+	// status, which would read as this run's: 3, as for a result that
+	// could not be recorded (CONTRACT.md §2).
+	if !done && (late || o.replaced != nil && o.replaced()) {
+		code = exit.System
+	}
 	return Outcome{Code: code, ID: id}
 }
 
 // payloadEnv is the payload's environment: the caller's, with id in
-// EnvVar in place of an outer execution's, and without the store a spawn
-// handed its worker, which stays the worker's.
-func payloadEnv(id string) []string {
-	return append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, EnvVar+"=") || strings.HasPrefix(kv, ledger.HandoffEnvVar+"=")
+// EnvVar and token (0: not known yet, or none) in TokenEnvVar in place of
+// an outer execution's, and without the store a spawn handed its worker,
+// which stays the worker's.
+func payloadEnv(id string, token uint64) []string {
+	env := append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, EnvVar+"=") || strings.HasPrefix(kv, TokenEnvVar+"=") || strings.HasPrefix(kv, ledger.HandoffEnvVar+"=")
 	}), EnvVar+"="+id)
+	if token != 0 {
+		env = append(env, TokenEnvVar+"="+strconv.FormatUint(token, 10))
+	}
+	return env
 }
 
 // signals is c's channel, nil when there is no Catcher.
@@ -453,6 +500,9 @@ func ended(warn, notice func(format string, args ...any), id string, o Options, 
 	case res.DeadlineHit:
 		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", o.Deadline)
 		notice("%s: %s", id, msg)
+	case res.Canceled && o.replaced != nil && o.replaced():
+		status, msg = ledger.Failed, "its execution was taken over (recovered once its lease ran out); stopped at once"
+		warn("%s: %s", id, msg)
 	case res.Canceled && !res.Signaled && res.ExitCode == 0:
 		warn("%s: its lease could not be renewed; it exited 0 as it was being stopped: recorded completed", id)
 	case res.Canceled:

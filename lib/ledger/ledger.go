@@ -93,6 +93,12 @@ type Ledger interface {
 	// and never calls k.Lost.
 	KeepLease(ctx context.Context, id string, k Keep)
 
+	// Holds returns execution id and whether it still holds its job, as
+	// HoldVerdict judges it: nil, or a refusal saying why not (ErrRefused),
+	// with newest the greatest token the store gave a claim of the job
+	// and now the store's clock (a database's, one statement). Read-only;
+	// an error other than a refusal means it cannot tell.
+	Holds(id string) (Record, error)
 	// Get returns execution id.
 	Get(id string) (Record, error)
 	// Latest returns job's newest execution (the last one claimed).

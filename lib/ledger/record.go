@@ -109,6 +109,14 @@ type Record struct {
 	// written before retries).
 	Attempt  int
 	Attempts int
+	// Token is the execution's fencing token: set by its claim, greater
+	// than every token any earlier claim of the job was given, on this
+	// store, never reused (0: claimed before tokens, or never claimed,
+	// a settled claim). Not Fenced, the handoff's mark: a resource the
+	// payload writes to refuses a writer whose token is lower than one it
+	// has seen (JSON "token"; TETHER_FENCE_TOKEN in the payload's
+	// environment).
+	Token uint64
 }
 
 // Late is a result recorded too late: a finish refused because recovery

@@ -55,6 +55,7 @@ func (r Record) Form() form.Record {
 		ClaimedAt: timep(r.ClaimedAt), StartedAt: timep(r.StartedAt), FinishedAt: timep(r.FinishedAt),
 		ExitCode: r.ExitCode, Error: strp(r.Error), BeatAt: timep(r.BeatAt), Note: strp(r.Note),
 		Schedule: strp(r.Schedule), Attempt: countp(r.Attempt), Attempts: countp(r.Attempts),
+		Token: u64p(r.Token),
 	}
 	if r.Owner.PID != 0 {
 		j.Owner = &form.Owner{Host: strp(r.Owner.Host), BootID: strp(r.Owner.BootID), PIDNS: u64p(r.Owner.PIDNS), PID: r.Owner.PID, Start: u64p(r.Owner.Start)}

@@ -19,7 +19,7 @@ import (
 // exits 125.
 func TestGateRunnerGone(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
-	cmd, g, err := gateCommand(Options{Argv: []string{"sh", "-c", "echo ran > " + marker}}, "/bin/sh")
+	cmd, g, err := gateCommand(Options{Argv: []string{"sh", "-c", "echo ran > " + marker}}, "/bin/sh", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestGateRunnerGone(t *testing.T) {
 // whatever marker the caller's environment carried.
 func TestGateCommandMarks(t *testing.T) {
 	env := []string{"A=1", marker.Env + "=thaw", "B=2"}
-	cmd, g, err := gateCommand(Options{Argv: []string{"sh", "-c", "true"}, Env: env}, "/bin/sh")
+	cmd, g, err := gateCommand(Options{Argv: []string{"sh", "-c", "true"}, Env: env}, "/bin/sh", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

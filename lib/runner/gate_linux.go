@@ -42,7 +42,9 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -69,7 +71,7 @@ type gated struct {
 // runner's side of it. path is the payload's resolved path; o.Env its
 // environment (nil: the runner's), less the re-exec marker the gate is
 // started with and removes before its exec.
-func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
+func gateCommand(o Options, path string, cmdEnv []string) (*exec.Cmd, *gated, error) {
 	relR, relW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, exit.Errorf(exit.NotRun, "cannot start %s: %w", syntax.EscapeControlChars(o.Argv[0]), err)
@@ -91,16 +93,26 @@ func gateCommand(o Options, path string) (*exec.Cmd, *gated, error) {
 	}
 	// This process's own executable, even if it was replaced on disk, in
 	// the gate's role.
-	cmd := reexec.Command(gate.Role, o.Env, append([]string{mode, path}, o.Argv...)...)
+	env := o.Env
+	if o.Stamp != nil && o.OnStart != nil {
+		env = cmdEnv
+	}
+	cmd := reexec.Command(gate.Role, env, append([]string{mode, path}, o.Argv...)...)
 	cmd.ExtraFiles = []*os.File{relR, errW} // descriptors 3 and 4
 	return cmd, &gated{release: relW, errors: errR, name: o.Argv[0], path: path}, nil
 }
 
-// open lets the payload run and reports whether it did: nil once it has
-// exec'd, else the start error (the gate has then exited).
-func (g *gated) open() error {
+// open lets the payload run, with stamp (NAME=VALUE, "" for none) set in
+// its environment, and reports whether it did: nil once it has exec'd,
+// else the start error (the gate has then exited).
+func (g *gated) open(stamp string) error {
 	defer g.errors.Close()
-	_, err := g.release.Write([]byte{gate.Release})
+	rel := []byte{gate.Release}
+	if stamp != "" {
+		// One write of at most 258 bytes: atomic on a pipe.
+		rel = append([]byte{gate.Stamped, byte(len(stamp))}, stamp...)
+	}
+	_, err := g.release.Write(rel)
 	g.release.Close()
 	if err != nil {
 		return exit.Errorf(exit.NotRun, "cannot start %s: the gate is gone: %w", syntax.EscapeControlChars(g.name), err)
@@ -164,7 +176,13 @@ func (g *gated) letRun(r *run, onStart func(proc.ID) error, reap func()) error {
 		}
 	}
 	if err == nil {
-		err = g.open()
+		var stamp string
+		if stamp, err = stampOf(r.o); err == nil {
+			err = g.open(stamp)
+		} else {
+			g.shut()
+			unix.Kill(r.pid, unix.SIGKILL)
+		}
 	}
 	if err != nil {
 		// The gate has exited, or is dying: reaped, nothing of it is left.
@@ -189,6 +207,14 @@ func startCommand(o Options, tty *terminal) (int, holder, error) {
 	build := func() *exec.Cmd {
 		cmd := command(o.Argv)
 		cmd.Env = o.Env
+		if o.Stamp != nil && o.OnStart != nil {
+			if cmd.Env == nil {
+				cmd.Env = os.Environ()
+			}
+			cmd.Env = append(slices.DeleteFunc(slices.Clone(cmd.Env), func(kv string) bool {
+				return strings.HasPrefix(kv, o.Stamp.Name+"=")
+			}), o.Stamp.Name+"="+stampPlaceholder)
+		}
 		cmd.Dir = o.Dir
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = orFile(o.Stdin, os.Stdin), orFile(o.Stdout, os.Stdout), orFile(o.Stderr, os.Stderr)
 		// Setpgid: its own group, so forwarding and the deadline reach the
@@ -222,7 +248,7 @@ func startCommand(o Options, tty *terminal) (int, holder, error) {
 	}
 	path := cmd.Path
 	if !o.PIDNamespace && !faults && traceable(path) {
-		t, err := startTraced(cmd)
+		t, err := startTraced(cmd, o)
 		if err == nil {
 			return t.pid, t, nil
 		}
@@ -232,7 +258,7 @@ func startCommand(o Options, tty *terminal) (int, holder, error) {
 		// ptrace is refused here: hold it at the gate instead.
 		cmd = build()
 	}
-	gc, g, err := gateCommand(o, path)
+	gc, g, err := gateCommand(o, path, cmd.Env)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -273,6 +299,7 @@ func traceable(path string) bool {
 type traced struct {
 	pid  int
 	name string
+	o    Options // for its Stamp
 	// sig is the signal to deliver on release: one that stopped the child
 	// before its exec (it was sent, it must not be lost), or none for the
 	// exec's own SIGTRAP.
@@ -283,7 +310,7 @@ type traced struct {
 // with the calling goroutine locked to its thread, the tracer's, until
 // open or shut; an error (EPERM where ptrace is refused) leaves nothing
 // behind and the goroutine unlocked.
-func startTraced(cmd *exec.Cmd) (*traced, error) {
+func startTraced(cmd *exec.Cmd, o Options) (*traced, error) {
 	runtime.LockOSThread()
 	if traceRefused {
 		runtime.UnlockOSThread()
@@ -295,7 +322,7 @@ func startTraced(cmd *exec.Cmd) (*traced, error) {
 		runtime.UnlockOSThread()
 		return nil, err
 	}
-	t := &traced{pid: pid, name: cmd.Args[0]}
+	t := &traced{pid: pid, name: cmd.Args[0], o: o}
 	for {
 		var ws unix.WaitStatus
 		_, err := unix.Wait4(t.pid, &ws, unix.WALL, nil)
@@ -340,6 +367,10 @@ func (t *traced) open(child proc.ID, onStart func(proc.ID) error) error {
 			t.shut()
 			return &exit.Error{Code: exit.Code(err, exit.NotRun), Err: err}
 		}
+	}
+	if err := t.stamp(); err != nil {
+		t.shut()
+		return err
 	}
 	// The exec's SIGTRAP is dropped, any other stop signal delivered. It
 	// fails only if the command was killed meanwhile; the reaping loop

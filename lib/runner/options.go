@@ -103,7 +103,33 @@ type Options struct {
 	// settle: a record made as the runner gave up would otherwise stay
 	// running after it exited.
 	HeldStop chan<- struct{}
+
+	// Stamp, with OnStart, is one variable of the command's environment
+	// whose value only OnStart learns (ledger run's fencing token, which
+	// the claim that records the command gives). The command is started
+	// with Stamp.Name set to a placeholder of StampWidth bytes; once
+	// OnStart has returned nil, the value Stamp.Value returns (1 to
+	// StampWidth bytes, no NUL, no '=') is set in its place before the
+	// command's first instruction: written into the held command's
+	// environment (traced) or handed to the gate with its release. A
+	// value that cannot be set keeps the command from running, as an
+	// OnStart error does.
+	Stamp *Stamp
 }
+
+// Stamp names an environment variable set once the command is recorded
+// (Options.Stamp).
+type Stamp struct {
+	Name  string
+	Value func() string
+}
+
+// StampWidth is the most bytes a stamped value may have: an unsigned
+// 64-bit integer in decimal.
+const StampWidth = 20
+
+// stampPlaceholder is what a stamped variable holds until it is set.
+var stampPlaceholder = strings.Repeat("0", StampWidth)
 
 // Result is what happened to the command and what it left behind.
 type Result struct {

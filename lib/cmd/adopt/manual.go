@@ -17,7 +17,8 @@ var Page = manual.Page{
 claimed+fenced to running with itself as owner. Only once that is durable
 does it write the ack file (atomically, 0600) as
 {"execution_id","pid","start"}; then it runs CMD once in its own process
-group with TETHER_EXECUTION=ID. CMD's first instruction runs only once its
+group with TETHER_EXECUTION=ID and TETHER_FENCE_TOKEN, the execution's
+fencing token (ledger show ID --field token). CMD's first instruction runs only once its
 PID@START is durable in the record, and never if adopt dies first. adopt
 forwards TERM, INT, HUP and QUIT to CMD's group, stops what CMD left in it
 (TERM, --grace, KILL), and finishes the record: completed iff CMD exited 0.
@@ -41,7 +42,9 @@ timeout(1) does); 126 when CMD is not executable; 127 when it is not found;
 3 instead of CMD's 0 to 3 when CMD's output could not be passed on (a
 full disk: one line says so; the record keeps CMD's status), or when
 CMD's result could not be recorded (a full or read-only file system, a
-store gone: one line says so; recover later calls the run unknown).`,
+store gone: one line says so; recover later calls the run unknown); 3
+whatever CMD's status when another host took the execution over (its
+lease ran out: CMD is stopped at once, its result kept as late).`,
 	SeeAlso: []string{"ledger(1)", "reap(1)"},
 }
 

@@ -351,6 +351,27 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Fast: true,
 		},
 		&argv.Node[grammar, *invocation]{
+			Name: "holds",
+			Positionals: []argv.Positional[grammar]{
+				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Holds.ID = argv.Mend(v)
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Holds.ID = argvZero.commands.Holds.ID },
+					Required: true,
+					Summary:  "<id>",
+				}},
+			},
+			Run: func(g *grammar, arg *invocation) error {
+				if err := g.commands.Holds.Run(arg); err != nil {
+					return err
+				}
+				return nil
+			},
+			Fast: true,
+		},
+		&argv.Node[grammar, *invocation]{
 			Name: "recover",
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"grace"}, Value: argv.Value[grammar]{

@@ -52,10 +52,15 @@
 // first, by when the lease is given up, below) and made on a fresh
 // connection after a failure; when its lease was last renewed at t (the
 // moment the renewal was sent: the server's lease runs until t + L or
-// later), it stops CMD's process group (TERM, G, KILL) by t + L - G - 0.5s,
-// so that CMD is gone before the lease runs out and another host may judge
-// it; the record then says failed (or, if recover judged first, keeps the
-// result as late). L must be at least 2 × (G + 0.5s) (default grace 5s: 11s),
+// later; on CLOCK_BOOTTIME, which counts through a suspend), it stops CMD's
+// process group (TERM, G, KILL) by t + L - L/100 - G - 0.5s (L/100 for a
+// clock running slower than the server's), so that CMD is gone before the
+// lease runs out and another host may judge it; the record then says failed
+// (or, if recover judged first, keeps the result as late). A runner that
+// was paused past that moment (SIGSTOP, a frozen VM, a suspend) tries one
+// renewal first and runs on if it succeeds; one whose renewal finds the
+// execution recovered by another stops CMD at once, keeps its result as
+// late and exits 3. L must be at least 2 × (G + 0.5s) (default grace 5s: 11s),
 // else run, spawn and adopt refuse it (2). A claim whose answer is lost (the
 // database stalled or the link cut mid-claim) is settled before the runner
 // gives up: written failed, over the claim or in its place, so that no claim
@@ -209,6 +214,27 @@
 //
 //   - --if-latest: Refuse (exit 1) when a newer execution of ID's job exists: the beat is then about an attempt that is no longer current.
 //
+//     ledger holds <id> [flags]
+//
+// Exit 0 while an execution still holds its job (live, no newer token, lease not run out), else 1 saying why: check before a write that matters.
+//
+// The fencing verifier: exits 0, printing nothing (the record with --json),
+// while execution ID still holds its job: it is claimed or running, no later
+// claim of its job was given a greater fencing token, its lease (PostgreSQL)
+// has not run out by the database's clock, and its owner, where this host can
+// judge it by its PID, is alive. Exits 1 with one line saying why once it does
+// not (ended, superseded by a newer token, lease run out, owner gone), and 3
+// when it cannot tell (the store cannot be read or reached). It only reads,
+// in one statement on PostgreSQL. A payload calls it before a write that
+// matters; a resource that can compare tokens should also be given
+// TETHER_FENCE_TOKEN, since an answer is already old when it arrives.
+//
+//	ledger holds "$TETHER_EXECUTION" && mv report.tmp report
+//
+// Arguments of holds:
+//
+//   - <id>: Execution id (in a payload: "$TETHER_EXECUTION").
+//
 //     ledger recover [flags]
 //
 // Mark executions whose owner is gone abandoned (never started) or unknown (started).
@@ -311,8 +337,9 @@
 // Claim, start, run CMD, finish with its status: the cron one-liner.
 //
 // Claims JOB with ledger run as owner, runs CMD in its own process group
-// with TETHER_EXECUTION set to the id (CMD's first instruction runs only
-// once its PID@START is durable in the record), forwards TERM, INT, HUP,
+// with TETHER_EXECUTION set to the id and TETHER_FENCE_TOKEN to its fencing
+// token (CMD's first instruction runs only once its PID@START is durable in
+// the record, and the claim that made it gave the token), forwards TERM, INT, HUP,
 // QUIT, USR1 and USR2 to it, and finishes the record: completed iff CMD
 // exited 0. Leftovers of CMD's group are stopped (TERM, --grace, KILL).
 // ledger run never detaches: killing it kills the run, and recover later
@@ -368,7 +395,9 @@
 // CMD's 0 to 3 when CMD's output could not be passed on (a full disk: one
 // line says so; the record keeps CMD's status), or when CMD's result could
 // not be recorded (a full or read-only file system, a store gone: one line
-// says so; recover later calls the run unknown).
+// says so; recover later calls the run unknown); 3 whatever CMD's status
+// when another host took the execution over (its lease ran out: CMD is
+// stopped at once, its result kept as late).
 //
 // Arguments of run:
 //

@@ -63,6 +63,10 @@ var completeTables = &cli.CompleteNode{
 			Args: []cli.CompleteValue{cli.CompleteValue{}},
 		},
 		&cli.CompleteNode{
+			Name: "holds",
+			Args: []cli.CompleteValue{cli.CompleteValue{Predictor: "active"}},
+		},
+		&cli.CompleteNode{
 			Name: "recover",
 			Flags: []cli.CompleteFlag{
 				{Names: []string{"--grace"}, Value: cli.CompleteValue{}},
@@ -243,18 +247,23 @@ A finish refused because recover judged first keeps its result on the record
 spawn: CMD did not run), and a payload never starts without its record;
 a password never shows.
 
-A runner fences itself: with --lease L and --grace G, it renews every (L - G -
-0.5s)/3, each try bounded by as much (one that must connect first, by when the
-lease is given up, below) and made on a fresh connection after a failure; when
-its lease was last renewed at t (the moment the renewal was sent: the server's
-lease runs until t + L or later), it stops CMD's process group (TERM, G, KILL)
-by t + L - G - 0.5s, so that CMD is gone before the lease runs out and another
-host may judge it; the record then says failed (or, if recover judged first,
-keeps the result as late). L must be at least 2 × (G + 0.5s) (default grace 5s:
-11s), else run, spawn and adopt refuse it (2). A claim whose answer is lost (the
-database stalled or the link cut mid-claim) is settled before the runner gives
-up: written failed, over the claim or in its place, so that no claim outlives
-the tool that gave up on it and the slot can be retried.
+A runner fences itself: with --lease L and --grace G, it renews every (L - G
+- 0.5s)/3, each try bounded by as much (one that must connect first, by when
+the lease is given up, below) and made on a fresh connection after a failure;
+when its lease was last renewed at t (the moment the renewal was sent:
+the server's lease runs until t + L or later; on CLOCK_BOOTTIME, which counts
+through a suspend), it stops CMD's process group (TERM, G, KILL) by t + L
+- L/100 - G - 0.5s (L/100 for a clock running slower than the server's),
+so that CMD is gone before the lease runs out and another host may judge it; the
+record then says failed (or, if recover judged first, keeps the result as late).
+A runner that was paused past that moment (SIGSTOP, a frozen VM, a suspend)
+tries one renewal first and runs on if it succeeds; one whose renewal finds the
+execution recovered by another stops CMD at once, keeps its result as late and
+exits 3. L must be at least 2 × (G + 0.5s) (default grace 5s: 11s), else run,
+spawn and adopt refuse it (2). A claim whose answer is lost (the database
+stalled or the link cut mid-claim) is settled before the runner gives up:
+written failed, over the claim or in its place, so that no claim outlives the
+tool that gave up on it and the slot can be retried.
 
 An owner is a process, recorded as host, boot id, PID namespace and PID@START
 (START is field 22 of /proc/PID/stat): recover judges a PID only on the same
@@ -330,6 +339,9 @@ Commands:
   finish     Record the result (running → completed|failed, claimed → failed).
   beat       Record that a claimed or running execution is alive, with an
              optional note (refused once it ended).
+  holds      Exit 0 while an execution still holds its job (live, no newer
+             token, lease not run out), else 1 saying why: check before a write
+             that matters.
   recover    Mark executions whose owner is gone abandoned (never started) or
              unknown (started).
   show       Print one execution.
@@ -602,6 +614,43 @@ Flags:
       --status=STRING     Result: completed or failed.
       --exit-code=N       The payload's exit code (0-255).
       --error=MSG         What went wrong.
+`, true
+	case "holds":
+		return `Usage: ledger holds <id> [flags]
+
+Exit 0 while an execution still holds its job (live, no newer token, lease not
+run out), else 1 saying why: check before a write that matters.
+
+The fencing verifier: exits 0, printing nothing (the record with --json),
+while execution ID still holds its job: it is claimed or running, no later
+claim of its job was given a greater fencing token, its lease (PostgreSQL)
+has not run out by the database's clock, and its owner, where this host can
+judge it by its PID, is alive. Exits 1 with one line saying why once it
+does not (ended, superseded by a newer token, lease run out, owner gone),
+and 3 when it cannot tell (the store cannot be read or reached). It only reads,
+in one statement on PostgreSQL. A payload calls it before a write that matters;
+a resource that can compare tokens should also be given TETHER_FENCE_TOKEN,
+since an answer is already old when it arrives.
+
+    ledger holds "$TETHER_EXECUTION" && mv report.tmp report
+
+Arguments:
+  <id>    Execution id (in a payload: "$TETHER_EXECUTION").
+
+Flags:
+  -h, --help              Show context-sensitive help.
+      --ledger=DIR|URL    Store directory, or a postgres:// URL naming a
+                          PostgreSQL database (default: $TETHER_LEDGER,
+                          else $XDG_STATE_HOME/tether/ledger, else
+                          ~/.local/state/tether/ledger).
+      --json              Print records as JSON, one object per line; every key
+                          present, null when unknown.
+      --lock-timeout=D    Give up (exit 3, nothing changed; under run and
+                          spawn 125, CMD not run) when the store's lock is
+                          not free within D (default 60s; 0 waits forever).
+                          A wait longer than a second is reported on stderr,
+                          naming the holder.
+      --version           Print the version and exit.
 `, true
 	case "latest":
 		return `Usage: ledger latest <job> [flags]
@@ -885,9 +934,10 @@ Flags:
 Claim, start, run CMD, finish with its status: the cron one-liner.
 
 Claims JOB with ledger run as owner, runs CMD in its own process group with
-TETHER_EXECUTION set to the id (CMD's first instruction runs only once its
-PID@START is durable in the record), forwards TERM, INT, HUP, QUIT, USR1 and
-USR2 to it, and finishes the record: completed iff CMD exited 0. Leftovers
+TETHER_EXECUTION set to the id and TETHER_FENCE_TOKEN to its fencing token
+(CMD's first instruction runs only once its PID@START is durable in the record,
+and the claim that made it gave the token), forwards TERM, INT, HUP, QUIT, USR1
+and USR2 to it, and finishes the record: completed iff CMD exited 0. Leftovers
 of CMD's group are stopped (TERM, --grace, KILL). ledger run never detaches:
 killing it kills the run, and recover later reports it unknown.
 
@@ -938,7 +988,9 @@ for bad usage, as timeout(1) says (nothing recorded, nothing run), so that it
 is never mistaken for CMD's own 2; 3 instead of CMD's 0 to 3 when CMD's output
 could not be passed on (a full disk: one line says so; the record keeps CMD's
 status), or when CMD's result could not be recorded (a full or read-only file
-system, a store gone: one line says so; recover later calls the run unknown).
+system, a store gone: one line says so; recover later calls the run unknown);
+3 whatever CMD's status when another host took the execution over (its lease ran
+out: CMD is stopped at once, its result kept as late).
 
 Arguments:
   <job>        Job name: 1-128 of [A-Za-z0-9._:@-].

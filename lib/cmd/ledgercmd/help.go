@@ -53,6 +53,21 @@ watcher then knows its attempt is no longer the current one.
   ledger beat "$id" --note stalled:idle --if-latest || exit 0   # a newer attempt took over`
 }
 
+func (*holdsCmd) Help() string {
+	return `The fencing verifier: exits 0, printing nothing (the record with --json),
+while execution ID still holds its job: it is claimed or running, no later
+claim of its job was given a greater fencing token, its lease (PostgreSQL)
+has not run out by the database's clock, and its owner, where this host can
+judge it by its PID, is alive. Exits 1 with one line saying why once it does
+not (ended, superseded by a newer token, lease run out, owner gone), and 3
+when it cannot tell (the store cannot be read or reached). It only reads,
+in one statement on PostgreSQL. A payload calls it before a write that
+matters; a resource that can compare tokens should also be given
+TETHER_FENCE_TOKEN, since an answer is already old when it arrives.
+
+  ledger holds "$TETHER_EXECUTION" && mv report.tmp report`
+}
+
 func (*recoverCmd) Help() string {
 	return `Prints how many executions it changed (the records with --json). An owner
 is dead when its PID@START is gone on this boot; an owner on another host,
@@ -100,8 +115,9 @@ again.
 
 func (*runCmd) Help() string {
 	return `Claims JOB with ledger run as owner, runs CMD in its own process group
-with TETHER_EXECUTION set to the id (CMD's first instruction runs only
-once its PID@START is durable in the record), forwards TERM, INT, HUP,
+with TETHER_EXECUTION set to the id and TETHER_FENCE_TOKEN to its fencing
+token (CMD's first instruction runs only once its PID@START is durable in
+the record, and the claim that made it gave the token), forwards TERM, INT, HUP,
 QUIT, USR1 and USR2 to it, and finishes the record: completed iff CMD
 exited 0. Leftovers of CMD's group are stopped (TERM, --grace, KILL).
 ledger run never detaches: killing it kills the run, and recover later
@@ -157,7 +173,9 @@ nothing run), so that it is never mistaken for CMD's own 2; 3 instead of
 CMD's 0 to 3 when CMD's output could not be passed on (a full disk: one
 line says so; the record keeps CMD's status), or when CMD's result could
 not be recorded (a full or read-only file system, a store gone: one line
-says so; recover later calls the run unknown).`
+says so; recover later calls the run unknown); 3 whatever CMD's status
+when another host took the execution over (its lease ran out: CMD is
+stopped at once, its result kept as late).`
 }
 
 func (*spawnCmd) Help() string {

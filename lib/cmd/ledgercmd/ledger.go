@@ -38,6 +38,7 @@ type commands struct {
 	Start   startCmd   `cmd:"" help:"Start a claim in-process (claimed → running)."`
 	Finish  finishCmd  `cmd:"" help:"Record the result (running → completed|failed, claimed → failed)."`
 	Beat    beatCmd    `cmd:"" help:"Record that a claimed or running execution is alive, with an optional note (refused once it ended)."`
+	Holds   holdsCmd   `cmd:"" help:"Exit 0 while an execution still holds its job (live, no newer token, lease not run out), else 1 saying why: check before a write that matters."`
 	Recover recoverCmd `cmd:"" help:"Mark executions whose owner is gone abandoned (never started) or unknown (started)."`
 	Show    showCmd    `cmd:"" help:"Print one execution."`
 	Latest  latestCmd  `cmd:"" help:"Print the newest execution of JOB."`

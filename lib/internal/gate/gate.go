@@ -20,8 +20,9 @@
 // "-": not; either followed by ':' and the numbers of the synchronous
 // faults to ignore before the exec, "-:7,11"), the payload's resolved path
 // and its argv. Its descriptors 3
-// and 4 are the release pipe (the byte Release lets the payload run;
-// end-of-file, the runner's death, runs nothing) and the error pipe (close-on-exec: end-of-file once the payload exec'd,
+// and 4 are the release pipe (the byte Release lets the payload run, as
+// Stamped does with one variable of its environment set; end-of-file,
+// the runner's death, runs nothing) and the error pipe (close-on-exec: end-of-file once the payload exec'd,
 // else a kind byte and a little-endian errno).
 package gate
 
@@ -38,4 +39,9 @@ const (
 	MountFailed = 'm'
 	// Release is the release pipe's one byte.
 	Release = 'r'
+	// Stamped releases as Release does, and is followed by a length
+	// byte and that many bytes, NAME=VALUE: the value to give NAME in
+	// the payload's environment in place of the one the gate has
+	// (runner.Options.Stamp).
+	Stamped = 's'
 )

@@ -52,13 +52,25 @@ func run(arg, path string, argv []string) int {
 	mode, faults := splitMode(arg)
 	syscall.CloseOnExec(ErrorFD)
 	var release [1]byte
-	if !readFull(ReleaseFD, release[:]) || release[0] != Release {
+	if !readFull(ReleaseFD, release[:]) || (release[0] != Release && release[0] != Stamped) {
 		// The runner is gone: it never recorded us. Run nothing.
 		return Status
+	}
+	var stamp []byte
+	if release[0] == Stamped {
+		var n [1]byte
+		if !readFull(ReleaseFD, n[:]) {
+			return Status
+		}
+		stamp = make([]byte, n[0])
+		if !readFull(ReleaseFD, stamp) {
+			return Status
+		}
 	}
 	syscall.Close(ReleaseFD)
 	syscall.Unsetenv(marker.Env)
 	env := syscall.Environ()
+	setStamp(env, string(stamp))
 	if mode == "proc" {
 		if err := mountProc(); err != nil {
 			fail(MountFailed, err)
@@ -80,6 +92,23 @@ func run(arg, path string, argv []string) int {
 		return 127
 	}
 	return 126
+}
+
+// setStamp puts kv, NAME=VALUE, in env in place of NAME's entry (none:
+// nothing). The gate imports only syscall: no strings.
+func setStamp(env []string, kv string) {
+	eq := 0
+	for eq < len(kv) && kv[eq] != '=' {
+		eq++
+	}
+	if eq == 0 || eq == len(kv) {
+		return
+	}
+	for i, e := range env {
+		if len(e) > eq && e[:eq+1] == kv[:eq+1] {
+			env[i] = kv
+		}
+	}
 }
 
 // mountProc gives the gate's new mount namespace a /proc of its own PID

@@ -111,7 +111,7 @@ func (s *Store) claimIn(job string, jobDir dirh, newJob bool, o ledger.ClaimOpti
 	if o.Child.PID != 0 {
 		r.Status, r.StartedAt, r.Child = ledger.Running, now, o.Child
 	}
-	if err := s.writeClaim(jobDir, newJob, r, o); err != nil {
+	if err := s.writeClaim(jobDir, newJob, &r, o); err != nil {
 		return ledger.Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
 	}
 	return r, nil
@@ -140,7 +140,11 @@ func (s *Store) admitClaim(job string, jobDir dirh, o ledger.ClaimOptions) error
 }
 
 // writeClaim writes r, the claim's first version, to the job's log (in
-// jobDir; newJob: the directory was just created), under the store's lock.
+// jobDir; newJob: the directory was just created), under the store's
+// lock, with its fencing token: one more than the greatest any claim of
+// the job was given (lastToken). The token is in the claim's frame, so it
+// is as durable as the claim: a claim a crash tore never returned, and
+// its token may be given again.
 //
 // Its link (active/ID) and its instant's slot are made first, the frame
 // last: the frame is the commit. A crash before it leaves a link to
@@ -148,7 +152,7 @@ func (s *Store) admitClaim(job string, jobDir dirh, o ledger.ClaimOptions) error
 // the frame, and the link too unless the links are kept whole through the
 // boot (linksKept): every durable claim has a durable slot, and a link
 // that only a new boot can lose. See "Crash safety".
-func (s *Store) writeClaim(jobDir dirh, newJob bool, r ledger.Record, o ledger.ClaimOptions) error {
+func (s *Store) writeClaim(jobDir dirh, newJob bool, r *ledger.Record, o ledger.ClaimOptions) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("internal error: refusing to write an illegal record: %w", err)
 	}
@@ -157,6 +161,11 @@ func (s *Store) writeClaim(jobDir dirh, newJob bool, r ledger.Record, o ledger.C
 		return err
 	}
 	defer l.Close()
+	last, err := l.lastToken()
+	if err != nil {
+		return err
+	}
+	r.Token = last + 1
 	err = unix.Symlinkat(hintOf(l.Gen, l.End, r.Job), s.active.FD, r.ID)
 	if err == unix.EEXIST {
 		return ledger.BadInputf("execution %s exists already", r.ID)
@@ -184,7 +193,7 @@ func (s *Store) writeClaim(jobDir dirh, newJob bool, r ledger.Record, o ledger.C
 			return abort(err)
 		}
 	}
-	if _, err := l.Append(joblog.KindClaim, r.ID, 0, wire.Encode(r)); err != nil {
+	if _, err := l.Append(joblog.KindClaim, r.ID, 0, wire.Encode(*r)); err != nil {
 		return abort(err)
 	}
 	return nil

@@ -198,6 +198,7 @@ func TestCrashPoints(t *testing.T) {
 	if testing.Short() {
 		rounds = 2
 	}
+	tokens := map[string]uint64{}
 	seed := 1000
 	for round := 0; round < rounds; round++ {
 		for _, point := range crashPoints {
@@ -208,6 +209,7 @@ func TestCrashPoints(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkSummaries(t, s, checkStore(t, s), false)
+			checkTokens(t, s, tokens)
 			if t.Failed() {
 				t.Fatalf("store broken after a kill at %s", point)
 			}
@@ -370,6 +372,43 @@ func TestCrash(t *testing.T) {
 
 // checkStore verifies every record and index entry in s and returns the
 // records.
+// checkTokens checks the fencing tokens of s: every execution has one,
+// none twice in a job, and the greatest a job's next claim counts from
+// (lastToken) is at least every token its executions hold and every one
+// seen before (seen, updated), a kill, a power cut or a prune
+// notwithstanding.
+func checkTokens(t *testing.T, s *Store, seen map[string]uint64) {
+	t.Helper()
+	all, err := ledger.List(s, ledger.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]map[uint64]string{}
+	for _, r := range all {
+		if held[r.Job] == nil {
+			held[r.Job] = map[uint64]string{}
+		}
+		if other, dup := held[r.Job][r.Token]; dup || r.Token == 0 {
+			t.Errorf("%s of %s has token %d (as %q)", r.ID, r.Job, r.Token, other)
+		}
+		held[r.Job][r.Token] = r.ID
+		seen[r.Job] = max(seen[r.Job], r.Token)
+	}
+	for job, top := range seen {
+		jd, l, ok, err := s.openJob(job)
+		if err != nil || !ok {
+			continue // a job whose only claim a kill cut short
+		}
+		last, err := l.lastToken()
+		l.Close()
+		closeDir(jd)
+		if err != nil || last < top {
+			t.Errorf("%s: next claim counts from token %d, %v; want at least %d, given before", job, last, err, top)
+		}
+		seen[job] = max(top, last)
+	}
+}
+
 func checkStore(t *testing.T, s *Store) []ledger.Record {
 	t.Helper()
 	all, err := ledger.List(s, ledger.Filter{})
@@ -647,6 +686,7 @@ func TestPowerCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed := 9000
+	tokens := map[string]uint64{}
 	rounds := 3
 	if testing.Short() {
 		rounds = 1
@@ -665,6 +705,7 @@ func TestPowerCut(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := checkStore(t, s)
+			checkTokens(t, s, tokens)
 			sums, err := s.Summaries()
 			if err != nil {
 				t.Fatal(err)

@@ -119,7 +119,7 @@ func (s *Store) jobsFor(id string) ([]string, error) {
 // newestIn returns the id of the newest claim in l ("" if none) and its
 // frame's offset: the last claim frame, found walking back from the end
 // (forward from the start when a frame on the way back is not valid).
-func (s *Store) newestIn(l *jobLog) (string, int64, error) {
+func newestIn(l *jobLog) (string, int64, error) {
 	end := l.End
 	var st unix.Stat_t
 	if err := unix.Fstat(l.FD(), &st); err == nil {
@@ -195,7 +195,7 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 
 // latestIn is Latest reading job's log l, which stays open.
 func (s *Store) latestIn(job string, l *jobLog) (ledger.Record, error) {
-	id, off, err := s.newestIn(l)
+	id, off, err := newestIn(l)
 	if err != nil {
 		return ledger.Record{}, err
 	}
@@ -215,4 +215,32 @@ func (s *Store) Get(id string) (ledger.Record, error) {
 		return ledger.Record{}, err
 	}
 	return s.readRecord(id)
+}
+
+// Holds returns execution id and whether it still holds its job
+// (ledger.HoldVerdict): the job's greatest token is its log's
+// (lastToken), the clock this host's.
+func (s *Store) Holds(id string) (ledger.Record, error) {
+	r, err := s.Get(id)
+	if err != nil || r.Status.Terminal() {
+		if err == nil {
+			err = ledger.HoldVerdict(r, r.Token, s.clock())
+		}
+		return r, err
+	}
+	newest := r.Token
+	jd, l, ok, err := s.openJob(r.Job)
+	if err != nil {
+		return r, err
+	}
+	if ok {
+		defer unix.Close(jd.FD)
+		defer l.Close()
+		tok, err := l.lastToken()
+		if err != nil {
+			return r, err
+		}
+		newest = max(newest, tok)
+	}
+	return r, ledger.HoldVerdict(r, newest, s.clock())
 }

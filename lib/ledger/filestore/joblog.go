@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/filestore/joblog"
+	"github.com/tether-sh/tether/lib/ledger/filestore/wire"
 )
 
 // jobLog is a job's log, jobs/JOB/_log (package joblog: its frames, its
@@ -78,6 +79,27 @@ func (l *jobLog) removed() jobSummary {
 		return jobSummary{}
 	}
 	return *l.base
+}
+
+// lastToken is the greatest fencing token a claim of l's job was given:
+// its newest claim's (tokens grow in claim order, which is the log's),
+// or, when greater or when the log holds no claim, the one its header
+// keeps for what prune removed. 0: none ever was.
+func (l *jobLog) lastToken() (uint64, error) {
+	tok := l.removed().token
+	id, off, err := newestIn(l)
+	if err != nil || id == "" {
+		return tok, err
+	}
+	e, err := l.ReadAt(off)
+	if err != nil {
+		return 0, l.Corrupt(off, err)
+	}
+	r, err := wire.Decode(e.Data, id)
+	if err != nil {
+		return 0, l.Corrupt(off, err)
+	}
+	return max(tok, r.Token), nil
 }
 
 // logWriter writes a new log of job (joblog.Writer) whose header holds

@@ -253,6 +253,20 @@ type kept struct {
 // execution is in it; renamed says the new log is in place, even with an
 // error (which came after). Called with the lock held.
 func writeNext(jd dirh, l *jobLog, job string, refs []execRef, fates []fate, base jobSummary) (nl *jobLog, keep []kept, renamed bool, err error) {
+	// The header keeps the job's greatest token, whichever claims go: a
+	// claim after the prune must be given a greater one.
+	tok, err := l.lastToken()
+	if err != nil {
+		// A log not whole (verify --repair writes it anew): the
+		// greatest token of the executions it holds.
+		tok = l.removed().token
+		for _, ref := range refs {
+			if r, err := l.version(ref); err == nil {
+				tok = max(tok, r.Token)
+			}
+		}
+	}
+	base.token = max(base.token, tok)
 	w, err := newLogWriter(jd, job, l.Gen+1, base)
 	if err != nil {
 		return nil, nil, false, err

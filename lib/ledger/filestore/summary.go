@@ -148,11 +148,17 @@ type jobSummary struct {
 	// claim of a later one, its slot missing, need not look in the log.
 	live        map[string]int64
 	lastInstant time.Time
+	// token, a header's alone ("token N", after the runs), is the
+	// greatest fencing token a claim of the job was given when prune
+	// wrote the log: what keeps it growing once the claims that held it
+	// are gone (lastToken). add and less leave it: a count's, not a
+	// summary's.
+	token uint64
 }
 
 // empty reports whether js counts nothing.
 func (js jobSummary) empty() bool {
-	return len(js.runs) == 0 && js.finished.ID == "" && js.success.ID == ""
+	return len(js.runs) == 0 && js.finished.ID == "" && js.success.ID == "" && js.token == 0
 }
 
 // count adds terminal record r, the last finished and last success by
@@ -230,6 +236,9 @@ func (js *jobSummary) Encode() []byte {
 		}
 	}
 	b.WriteString("\n")
+	if js.token != 0 {
+		fmt.Fprintf(&b, "token %d\n", js.token)
+	}
 	if js.finished.ID != "" {
 		b.WriteString("finished ")
 		b.Write(wire.Encode(js.finished))
@@ -252,8 +261,14 @@ func decodeSummary(b []byte, job string) (jobSummary, error) {
 		return js, err
 	}
 	js.runs = runs
-	for _, l := range lines[2:] {
+	for i, l := range lines[2:] {
 		k, v, _ := strings.Cut(l, " ")
+		if k == "token" && i == 0 {
+			if js.token, err = strconv.ParseUint(v, 10, 64); err != nil || js.token == 0 {
+				return js, fmt.Errorf("%w: summary: bad token %q", ledger.ErrCorrupt, v)
+			}
+			continue
+		}
 		r, err := wire.Decode([]byte(v), "")
 		if err != nil {
 			return js, fmt.Errorf("summary: %w", err)

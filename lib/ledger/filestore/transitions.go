@@ -134,7 +134,7 @@ func (s *Store) Beat(id string, o ledger.BeatOptions) (ledger.Record, error) {
 		return r, fmt.Errorf("cannot beat %s: %w", id, t.Apply(&r, s.clock()))
 	}
 	if o.IfLatest {
-		newest, _, err := s.newestIn(loc.log)
+		newest, _, err := newestIn(loc.log)
 		if err != nil {
 			return ledger.Record{}, fmt.Errorf("cannot beat %s: %w", id, err)
 		}

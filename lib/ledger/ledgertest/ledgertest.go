@@ -85,6 +85,8 @@ func RunConformance(t *testing.T, h Harness) {
 		{"HandoffDir", testHandoffDir},
 		{"BootNote", testBootNote},
 		{"Verify", testVerify},
+		{"Token", testToken},
+		{"Holds", testHolds},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -83,14 +83,20 @@ func testKeepLease(t *testing.T, h Harness) {
 		t.Errorf("KeepLease of a lease last set an hour ago called Lost %d times; want %d", n, want)
 	}
 
-	// An execution that ended has no lease to keep, ctx or not.
+	// An execution that ended has no lease to keep, ctx or not; ended by
+	// someone else than the runner (whose ctx is done first), it is no
+	// longer the runner's: Replaced, where the store keeps leases.
 	code := 0
 	Must(t)(s.Finish(id, ledger.Completed, &code, ""))
 	lost.Store(0)
-	k.Since = time.Now()
+	var replaced atomic.Int32
+	k.Since, k.Replaced = time.Now(), func() { replaced.Add(1) }
 	returned(t, keepLease(ctx, s, id, k), "of an ended execution")
 	if n := lost.Load(); n != 0 {
 		t.Errorf("KeepLease of an ended execution called Lost %d times; want 0", n)
+	}
+	if n := replaced.Load(); n != want {
+		t.Errorf("KeepLease of an execution ended by another called Replaced %d times; want %d", n, want)
 	}
 }
 

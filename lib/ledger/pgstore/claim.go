@@ -16,15 +16,18 @@ import (
 // instant) turns into nothing when another execution holds the instant.
 // $1 id, $2 time, $3 job, $4 source, $5 instant, $6 status, $7..$11 the
 // owner, $12 $13 the child, $14 the lease, $15 the schedule, $16 $17 the
-// attempt and attempts. It names tether.job_runs (and reads nothing from
-// it) so that in a database of schema version 1 it fails as a missing
-// table, and the columns of version 3, so that in one of version 2 it
-// fails as a missing column: Claim migrates the schema first.
-var insertClaim = `WITH v2 AS (SELECT FROM tether.job_runs LIMIT 0) INSERT INTO tether.executions
+// attempt and attempts; its fencing token is the job's next (nextToken,
+// in the same statement, so in the claim's transaction). It names
+// tether.job_runs (and reads nothing from it) and tether.fences so that
+// in a database of schema version 1 to 3 it fails as a missing table,
+// and the columns of version 3, so that in one of version 2 it fails as
+// a missing column: Claim migrates the schema first.
+var insertClaim = `WITH v2 AS (SELECT FROM tether.job_runs LIMIT 0), ` + nextToken + `
+	INSERT INTO tether.executions
 	(id, claimed_at, job, source, instant, status, owner_host, owner_boot_id, owner_pidns, owner_pid, owner_start,
-	 child_pid, child_start, started_at, lease, lease_until, schedule, attempt, attempts)
+	 child_pid, child_start, started_at, lease, lease_until, schedule, attempt, attempts, token)
 	VALUES ($1, ` + now + `, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-	 CASE WHEN $6 = 'running' THEN ` + now + ` END, $14::interval, now() + $14::interval, $15, $16, $17)
+	 CASE WHEN $6 = 'running' THEN ` + now + ` END, $14::interval, now() + $14::interval, $15, $16, $17, (SELECT token FROM tok))
 	ON CONFLICT (job, instant) WHERE status IN ` + blockingStatuses + ` DO NOTHING
 	RETURNING ` + cols
 
@@ -247,7 +250,7 @@ func (s *Store) claimOnce(ctx context.Context, q querier, job string, o ledger.C
 	// The instant is held: by whom?
 	var pruned bool
 	var serverNow = new(timeNow)
-	holder, err := scanRecord(q.QueryRow(ctx, `SELECT `+cols+`, pruned, now() FROM tether.executions
+	holder, err := scanRecord(q.QueryRow(ctx, `SELECT `+s.cols()+`, pruned, now() FROM tether.executions
 		WHERE job = $1 AND instant = $2 AND status IN `+blockingStatuses, job, instantText(o.Instant)), &pruned, &serverNow.t)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ledger.Record{}, true, nil // it ended meanwhile

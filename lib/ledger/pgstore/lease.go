@@ -38,11 +38,15 @@ func (s *Store) Renew(id string) (until time.Time, ok bool, err error) {
 // behind the store's connection, which a half-open socket can hold for
 // its whole statement timeout. A lease last renewed by a
 // statement sent at t runs on the server until t + lease at the earliest;
-// when no renewal has succeeded by t + lease - k.Stop, KeepLease calls
-// k.Lost (the runner then stops its payload, which is gone before the
-// lease runs out) and returns. k.Warn hears of the first failure of a run
-// of them, of the recovery, and of the loss. A handle opened without a
-// lease keeps none: it returns at once.
+// when no renewal has succeeded by t + ledger.FenceWindow(lease, k.Stop)
+// (on ledger.BootClock, which counts through a suspend, as the server's
+// clock does), KeepLease calls k.Lost (the runner then stops its payload,
+// which is gone before the lease runs out) and returns; but a runner
+// that finds itself past that moment with no try in the last interval
+// (it was paused) tries once more first. A renewal that finds the
+// execution ended by someone else calls k.Replaced. k.Warn hears of the
+// first failure of a run of them, of the recovery, and of the loss. A
+// handle opened without a lease keeps none: it returns at once.
 func (s *Store) KeepLease(ctx context.Context, id string, k ledger.Keep) {
 	lease := s.opts.Lease
 	if lease <= 0 {
@@ -52,10 +56,12 @@ func (s *Store) KeepLease(ctx context.Context, id string, k ledger.Keep) {
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
+	now := ledger.BootClock
 	every := max((lease-k.Stop)/3, 10*time.Millisecond)
-	renewed := k.Since
-	if renewed.IsZero() {
-		renewed = time.Now()
+	window := ledger.FenceWindow(lease, k.Stop)
+	renewed := now()
+	if !k.Since.IsZero() {
+		renewed -= time.Since(k.Since)
 	}
 	var conn *pgx.Conn
 	defer func() {
@@ -63,40 +69,64 @@ func (s *Store) KeepLease(ctx context.Context, id string, k ledger.Keep) {
 			closeNow(conn)
 		}
 	}()
-	failing := false
+	// paused: the runner was stopped (SIGSTOP, a frozen VM, a suspend)
+	// since the last try was sent: a step of its wait or a try took
+	// wakeCheck longer than it may.
+	failing, lateTried, paused := false, false, false
 	for {
-		fenceAt := renewed.Add(lease - k.Stop)
-		next := renewed.Add(every)
+		fenceAt := renewed + window
+		next := renewed + every
 		if failing {
-			next = time.Now().Add(min(every/4, time.Second))
+			next = now() + min(every/4, time.Second)
 		}
-		next = minTime(next, fenceAt)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(next)):
-		}
-		if !time.Now().Before(fenceAt) {
-			warn("cannot renew the lease of %s (last renewed %v ago, lease %v): stopping its command before the lease runs out", id, time.Since(renewed).Round(time.Millisecond), lease)
-			if k.Lost != nil {
-				k.Lost()
+		next = min(next, fenceAt)
+		// In steps of at most wakeCheck: Go's timers stop with the
+		// machine's monotonic clock while it is suspended, BootClock
+		// does not, and a resumed runner must look at once.
+		for t := now(); t < next; t = now() {
+			step := min(next-t, wakeCheck)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(step):
 			}
-			return
+			paused = paused || now()-t > step+wakeCheck
 		}
-		sent := time.Now()
-		end := minTime(sent.Add(every), fenceAt)
-		if conn == nil {
+		bound := every
+		if t := now(); t >= fenceAt {
+			if lateTried || !paused {
+				warn("cannot renew the lease of %s (last renewed %v ago, lease %v): stopping its command before the lease runs out", id, (t - renewed).Round(time.Millisecond), lease)
+				if k.Lost != nil {
+					k.Lost()
+				}
+				return
+			}
+			// Paused past its fence (SIGSTOP, a frozen VM, a suspend),
+			// with no try since: one try, at once and short, before
+			// the payload is stopped. The database may not have
+			// judged the lease run out, or no other host acted on it:
+			// then it is renewed and the payload runs on.
+			lateTried, bound = true, min(every, time.Second)
+			warn("%s was paused past the moment to stop its command (by %v): renewing its lease first", id, (t - fenceAt).Round(time.Millisecond))
+		}
+		sent := now()
+		paused = false
+		limit := bound
+		if conn == nil && !lateTried {
 			// Connecting may take until the lease is given up: a cold
 			// connection (a server process started, authentication) on
 			// a loaded machine can take longer than the interval, and
 			// starting it again sooner does not make it faster.
-			end = fenceAt
+			limit = fenceAt - sent
+		} else if d := fenceAt - sent; d > 0 && d < bound {
+			limit = d
 		}
-		tryCtx, cancel := context.WithDeadline(ctx, end)
+		tryCtx, cancel := context.WithTimeout(ctx, limit)
 		var ok bool
 		var err error
 		conn, ok, err = s.renewOn(tryCtx, conn, id, every)
 		cancel()
+		paused = now()-sent > limit+wakeCheck
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -106,14 +136,45 @@ func (s *Store) KeepLease(ctx context.Context, id string, k ledger.Keep) {
 			}
 			failing = true
 		case !ok:
+			s.ended(ctx, id, k, warn)
 			return
 		default:
-			if failing {
+			if failing || lateTried {
 				warn("renewed the lease of %s again", id)
 			}
-			failing = false
+			failing, lateTried = false, false
 			renewed = sent
 		}
+	}
+}
+
+// wakeCheck bounds KeepLease's sleeps, so that it sees a resume from a
+// suspend soon after.
+const wakeCheck = 250 * time.Millisecond
+
+// ended is KeepLease's end when a renewal found nothing to renew: the
+// execution ended (by the runner itself, whose ctx is then done; else by
+// someone else: k.Replaced), or was never leased (nothing to keep).
+func (s *Store) ended(ctx context.Context, id string, k ledger.Keep, warn func(string, ...any)) {
+	r, err := s.Get(id)
+	switch {
+	case ctx.Err() != nil:
+		return
+	case errors.Is(err, ledger.ErrNotFound):
+		r.Status, r.Error = ledger.Unknown, "pruned"
+	case err != nil:
+		// It cannot tell: as for a lease that cannot be renewed.
+		warn("cannot renew the lease of %s, nor read it: %v; stopping its command", id, err)
+		if k.Lost != nil {
+			k.Lost()
+		}
+		return
+	case !r.Status.Terminal():
+		return // never leased: nothing to keep
+	}
+	if k.Replaced != nil {
+		warn("%s is no longer this runner's: it is %s (%s); stopping its command now", id, r.State(), r.Error)
+		k.Replaced()
 	}
 }
 
@@ -158,13 +219,6 @@ func closeNow(conn *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	conn.Close(ctx)
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // FinishRetrying is Finish, tried again with backoff while the database

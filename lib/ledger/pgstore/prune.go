@@ -105,7 +105,7 @@ func dropSelected(ctx context.Context, tx pgx.Tx, sel string, args []any) (int, 
 // passPruned locks the rows sel selects and hands each to pass, job by job
 // and oldest first, as it reads them; it returns their ids.
 func (s *Store) passPruned(ctx context.Context, tx pgx.Tx, sel string, args []any, pass func(ledger.Record)) ([]string, error) {
-	rows, err := tx.Query(ctx, `SELECT `+cols+` FROM tether.executions
+	rows, err := tx.Query(ctx, `SELECT `+s.cols()+` FROM tether.executions
 		WHERE id IN (`+sel+`) ORDER BY job, seq FOR UPDATE`, args...)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -156,4 +157,36 @@ func (s *Store) noStore(err error) error {
 		return fmt.Errorf("%w at %s: the database holds no ledger (schema %s; only commands that write create one)", ledger.ErrNoStore, s.loc, Schema)
 	}
 	return nil
+}
+
+// Holds returns execution id and whether it still holds its job
+// (ledger.HoldVerdict), read in one statement: the record, the job's
+// greatest token (tether.fences) and the server's clock.
+func (s *Store) Holds(id string) (ledger.Record, error) {
+	if err := ledger.ValidID(id); err != nil {
+		return ledger.Record{}, err
+	}
+	var r ledger.Record
+	var newest *int64
+	var now time.Time
+	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
+		var err error
+		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+s.cols()+`, (SELECT token FROM tether.fences f WHERE f.job = e.job), now()
+			FROM tether.executions e WHERE id = $1 AND NOT pruned`, id), &newest, &now)
+		return err
+	})
+	if err := s.noStore(err); err != nil {
+		return ledger.Record{}, err
+	}
+	if errors.Is(err, pgx.ErrNoRows) || missingSchema(err) {
+		return ledger.Record{}, fmt.Errorf("%w %s", ledger.ErrNotFound, id)
+	}
+	if err != nil {
+		return ledger.Record{}, err
+	}
+	top := r.Token
+	if newest != nil && uint64(*newest) > top {
+		top = uint64(*newest)
+	}
+	return r, ledger.HoldVerdict(r, top, now)
 }

@@ -48,6 +48,7 @@ var recordColumns = []struct {
 	{"schedule", func(s *scanned) any { return &s.schedule }},
 	{"attempt", func(s *scanned) any { return &s.attempt }},
 	{"attempts", func(s *scanned) any { return &s.attempts }},
+	{"token", func(s *scanned) any { return &s.token }},
 }
 
 // cols is recordColumns' names, comma-separated.
@@ -60,26 +61,28 @@ var cols = func() string {
 }()
 
 // v2Cols is cols as a schema of version 2 or 1 answers them, NULL for
-// the columns of version 3 (v3Columns): what the reads of a store ask
-// (Store.cols) once they found a column missing, so that a database an
-// older release made is read as it is; the first write migrates it.
+// the columns versions 3 and 4 added (newColumns): what the reads of a
+// store ask (Store.cols) once they found a column missing, so that a
+// database an older release made is read as it is; the first write
+// migrates it.
 var v2Cols = func() string {
 	names := make([]string, len(recordColumns))
 	for i, c := range recordColumns {
 		names[i] = c.name
-		if t, ok := v3Columns[c.name]; ok {
+		if t, ok := newColumns[c.name]; ok {
 			names[i] = "NULL::" + t + " AS " + c.name
 		}
 	}
 	return strings.Join(names, ", ")
 }()
 
-// v3Columns are the columns schema version 3 added, with their types.
-var v3Columns = map[string]string{"schedule": "text", "attempt": "integer", "attempts": "integer"}
+// newColumns are the columns schema versions 3 (schedules, attempts) and
+// 4 (fencing tokens) added, with their types.
+var newColumns = map[string]string{"schedule": "text", "attempt": "integer", "attempts": "integer", "token": "bigint"}
 
 // cols is the column list the store's reads select: v2Cols while the
-// database lacks the columns of version 3 (doLocked found them missing).
-// Called with s.mu held (in do's fn).
+// database lacks the columns of versions 3 and 4 (doLocked found them
+// missing). Called with s.mu held (in do's fn).
 func (s *Store) cols() string {
 	if s.legacy {
 		return v2Cols
@@ -96,6 +99,7 @@ type scanned struct {
 	attempt, attempts                         *int32
 	status                                    string
 	pidns, ownerStart, childStart             *int64
+	token                                     *int64
 	childPID, exitCode, lateCode              *int32
 	lateStatus, lateErr                       *string
 	fencedAt, startedAt, finishedAt, beatAt   *time.Time
@@ -183,6 +187,7 @@ func (s *scanned) record() (ledger.Record, error) {
 	if s.attempts != nil {
 		r.Attempts = int(*s.attempts)
 	}
+	r.Token = u64(s.token)
 	if s.lateAt != nil {
 		r.Late = &ledger.Late{Status: ledger.Status(str(s.lateStatus)), Error: str(s.lateErr), FinishedAt: s.lateAt.UTC()}
 		if s.lateCode != nil {

@@ -17,7 +17,7 @@ type timeNow struct{ t time.Time }
 // openRecords returns the claimed and running executions matching cond
 // (with $1...), oldest first, and the server's time of the read.
 func (s *Store) openRecords(ctx context.Context, q querier, cond string, args ...any) ([]ledger.Record, time.Time, error) {
-	rows, err := q.Query(ctx, `SELECT `+cols+`, now() FROM tether.executions
+	rows, err := q.Query(ctx, `SELECT `+s.cols()+`, now() FROM tether.executions
 		WHERE status IN `+openStatuses+` AND `+cond+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -85,12 +85,12 @@ func (s *Store) markGone(ctx context.Context, q querier, r, next ledger.Record, 
 		  AND owner_boot_id IS NOT DISTINCT FROM $8 AND lease_until IS NOT DISTINCT FROM $9::timestamptz
 		  AND fenced_at IS NOT DISTINCT FROM $10::timestamptz AND child_pid IS NOT DISTINCT FROM $11::integer
 		  AND (NOT $12 OR lease_until < now())
-		RETURNING `+cols,
+		RETURNING `+s.cols(),
 		r.ID, string(next.Status), next.Error, next.FinishedAt, string(r.Status), int32(r.Owner.PID),
 		null(int64(r.Owner.Start)), null(r.Owner.BootID), lease, fenced, childPID, byLease))
 	if errors.Is(err, pgx.ErrNoRows) {
 		// It moved on (a finish, a renewal) since it was read.
-		return scanRecord(q.QueryRow(ctx, `SELECT `+cols+` FROM tether.executions WHERE id = $1`, r.ID))
+		return scanRecord(q.QueryRow(ctx, `SELECT `+s.cols()+` FROM tether.executions WHERE id = $1`, r.ID))
 	}
 	return got, err
 }

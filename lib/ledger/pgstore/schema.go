@@ -15,7 +15,7 @@ import (
 // SchemaVersion is the version of the schema this package writes and
 // reads. A later release that changes the tables migrates from the
 // version it finds in tether.schema_version.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Schema is the name of the PostgreSQL schema the store keeps its tables
 // in; Tables lists them. A least-privileged role needs USAGE on the schema
@@ -24,7 +24,7 @@ const SchemaVersion = 3
 const Schema = "tether"
 
 // Tables are the store's tables, schema-qualified.
-var Tables = []string{"tether.schema_version", "tether.executions", "tether.job_runs"}
+var Tables = []string{"tether.schema_version", "tether.executions", "tether.job_runs", "tether.fences"}
 
 // schemaLock is the key of the transaction-level advisory lock held while
 // the schema is created, so that hosts starting at once do not race on

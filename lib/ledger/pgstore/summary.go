@@ -84,6 +84,14 @@ var schemaMigrations = []schemaMigration{
 		`ALTER TABLE tether.executions ADD COLUMN IF NOT EXISTS schedule text,
 			ADD COLUMN IF NOT EXISTS attempt integer, ADD COLUMN IF NOT EXISTS attempts integer`,
 	}},
+	// Fencing tokens (token.go).
+	{4, []string{
+		`ALTER TABLE tether.executions ADD COLUMN IF NOT EXISTS token bigint`,
+		`CREATE TABLE IF NOT EXISTS tether.fences (
+			job   text PRIMARY KEY,
+			token bigint NOT NULL
+		)`,
+	}},
 }
 
 // Summaries returns the summary of each named job (every job when none is

@@ -27,7 +27,7 @@ func (s *Store) update(id string, t ledger.Transition, set, where string, args .
 	if err := ledger.ValidID(id); err != nil {
 		return ledger.Record{}, err
 	}
-	q := `UPDATE tether.executions SET ` + set + ` WHERE id = $1 AND NOT pruned AND (` + where + `) RETURNING ` + cols
+	q := `UPDATE tether.executions SET ` + set + ` WHERE id = $1 AND NOT pruned AND (` + where + `) RETURNING ` + s.cols()
 	for try := 0; ; try++ {
 		var r ledger.Record
 		err := s.do(func(ctx context.Context, c *pgx.Conn) error {

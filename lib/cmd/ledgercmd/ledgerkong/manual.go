@@ -56,10 +56,15 @@ A runner fences itself: with --lease L and --grace G, it renews every
 first, by when the lease is given up, below) and made on a fresh
 connection after a failure; when its lease was last renewed at t (the
 moment the renewal was sent: the server's lease runs until t + L or
-later), it stops CMD's process group (TERM, G, KILL) by t + L - G - 0.5s,
-so that CMD is gone before the lease runs out and another host may judge
-it; the record then says failed (or, if recover judged first, keeps the
-result as late). L must be at least 2 × (G + 0.5s) (default grace 5s: 11s),
+later; on CLOCK_BOOTTIME, which counts through a suspend), it stops CMD's
+process group (TERM, G, KILL) by t + L - L/100 - G - 0.5s (L/100 for a
+clock running slower than the server's), so that CMD is gone before the
+lease runs out and another host may judge it; the record then says failed
+(or, if recover judged first, keeps the result as late). A runner that
+was paused past that moment (SIGSTOP, a frozen VM, a suspend) tries one
+renewal first and runs on if it succeeds; one whose renewal finds the
+execution recovered by another stops CMD at once, keeps its result as
+late and exits 3. L must be at least 2 × (G + 0.5s) (default grace 5s: 11s),
 else run, spawn and adopt refuse it (2). A claim whose answer is lost (the
 database stalled or the link cut mid-claim) is settled before the runner
 gives up: written failed, over the claim or in its place, so that no claim

@@ -35,6 +35,7 @@ func sampleRecords() []ledger.Record {
 	noPIDNS.Owner.PIDNS = 0
 	beaten := running
 	beaten.BeatAt, beaten.Note = t0.Add(30*time.Second), "stalled:idle"
+	beaten.Token = 1<<40 | 7
 	beatenDone := done
 	beatenDone.BeatAt = t0.Add(50 * time.Second)
 	return []ledger.Record{base, fenced, running, done, failed, unknownOwner, noPIDNS, beaten, beatenDone}
@@ -109,7 +110,7 @@ func TestCanonicalDecodeOlderRecord(t *testing.T) {
 	if enc := Encode(r); !bytes.Contains(enc, []byte(`"boot_id":"4f8c2e7a-1b2d-4c3e-9f00-0123456789ab","pidns":null,"pid":4242`)) {
 		t.Errorf("encode(Decode(older record)) = %s; want \"pidns\":null", enc)
 	}
-	if enc := Encode(r); !bytes.HasSuffix(enc, []byte(`"error":null,"beat_at":null,"note":null,"schedule":null,"attempt":null,"attempts":null}`+"\n")) {
+	if enc := Encode(r); !bytes.HasSuffix(enc, []byte(`"error":null,"beat_at":null,"note":null,"schedule":null,"attempt":null,"attempts":null,"token":null}`+"\n")) {
 		t.Errorf("encode(Decode(older record)) = %s; want \"beat_at\":null,\"note\":null", enc)
 	}
 }

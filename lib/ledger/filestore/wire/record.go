@@ -112,6 +112,9 @@ func fromForm(j form.Record, id string) (ledger.Record, error) {
 	if j.Attempts != nil {
 		r.Attempts = *j.Attempts
 	}
+	if j.Token != nil {
+		r.Token = *j.Token // absent in records claimed before tokens
+	}
 	if err != nil {
 		return ledger.Record{}, err
 	}

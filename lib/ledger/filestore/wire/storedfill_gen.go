@@ -80,5 +80,8 @@ func (sp *storedSpans) fill(r *ledger.Record) bool {
 			return false
 		}
 	}
+	if v := sp.v[19]; v != nil { // token
+		fillU64(&r.Token, v)
+	}
 	return true
 }

@@ -50,6 +50,8 @@ func (sp *storedSpans) fill(r *ledger.Record) bool {
 			fmt.Fprintf(&b, "\t\tr.%s = v[0] == 't'\n", f.Rec)
 		case reflect.TypeOf(time.Time{}):
 			fmt.Fprintf(&b, "\t\tif !fillTime(&r.%s, v, %v) {\n\t\t\treturn false\n\t\t}\n", f.Rec, f.Ranged)
+		case reflect.TypeOf(uint64(0)):
+			fmt.Fprintf(&b, "\t\tfillU64(&r.%s, v)\n", f.Rec)
 		case reflect.TypeOf((*int)(nil)):
 			fmt.Fprintf(&b, "\t\tfillInt(&r.%s, v)\n", f.Rec)
 		case reflect.TypeOf(0):

@@ -133,7 +133,7 @@ var spanKinds struct {
 // absent, an optional key of an older record, which MarshalJSON prints as
 // null).
 type storedSpans struct {
-	v [19][]byte
+	v [20][]byte
 }
 
 // read reads the object's keys in table order (the id only in a claim:
@@ -317,6 +317,14 @@ func fillTime(t *time.Time, v []byte, ranged bool) bool {
 		*t = time.Unix(1, 0)
 	}
 	return true
+}
+
+// fillU64 sets *p from a non-negative integer value (null: 0).
+func fillU64(p *uint64, v []byte) {
+	*p = 0
+	if string(v) != "null" {
+		*p = uint64(spanInt(&canonicalReader{b: v, ok: true}, 18))
+	}
 }
 
 // fillInt sets *p from an integer value (null: nil).

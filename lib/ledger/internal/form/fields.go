@@ -59,6 +59,8 @@ var Fields = []Field[Record]{
 	{Key: "schedule", Optional: true, Val: func(j *Record) any { return &j.Schedule }, Rec: "Schedule"},
 	{Key: "attempt", Optional: true, Val: func(j *Record) any { return &j.Attempt }, Rec: "Attempt"},
 	{Key: "attempts", Optional: true, Val: func(j *Record) any { return &j.Attempts }, Rec: "Attempts"},
+	// The fencing token; records claimed before tokens have none.
+	{Key: "token", Optional: true, Val: func(j *Record) any { return &j.Token }, Rec: "Token"},
 }
 
 // OwnerFields is Owner's table.

@@ -49,6 +49,7 @@ type Record struct {
 	Schedule   *string `json:"schedule"`
 	Attempt    *int    `json:"attempt"`
 	Attempts   *int    `json:"attempts"`
+	Token      *uint64 `json:"token"`
 }
 
 // Owner is the form of a record's owner.
