@@ -72,6 +72,13 @@ type Options struct {
 	// set Job to the execution's.
 	Job  string
 	Keep int
+
+	// hold (with Quiet) keeps a failed payload's output and notices held
+	// back, for Outcome.release to print: only the last attempt's are.
+	hold bool
+	// attempt and attempts number an attempt of RunJob's retries (zero:
+	// a run without retries).
+	attempt, attempts int
 }
 
 // Claim is what ledger run and spawn claim, as their flags name it
@@ -89,6 +96,10 @@ type Claim struct {
 type RunOptions struct {
 	Options
 	Claim Claim
+	// Retry says how often, and after what delay, a payload that failed
+	// is run again (retry.go); the zero value runs it once. Deadline then
+	// bounds all attempts together.
+	Retry Retry
 }
 
 // AdoptOptions says what Adopt adopts and how it runs the payload.
@@ -113,6 +124,14 @@ type Outcome struct {
 	// Err is a failure before anything was claimed or run, or Adopt's
 	// before the payload started, not yet said; Code is its exit code.
 	Err error
+	// Failure, when the payload ran and failed of its own accord and its
+	// result is on record, says how ("exit 1", "signal KILL"): a failure
+	// that another attempt may mend. Empty for a success, a deadline, a
+	// lost lease, a signal the runner forwarded, a fault of the tool.
+	Failure string
+	// release prints what a quiet run held back of a failed payload (its
+	// output and notices), when run was told to hold it (Options.hold).
+	release func()
 }
 
 // CatchSignals starts catching the signals a runner forwards, so that one
@@ -139,6 +158,14 @@ func CatchSignals() *runner.Catcher {
 // meanwhile. A refusal (wrapping ledger.ErrRefused) is returned in
 // Outcome.Refused, unsaid; other claim failures are said.
 func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOptions) Outcome {
+	if o.Retry.Retries > 0 {
+		return runAttempts(warn, st, o)
+	}
+	return runJob(warn, st, o)
+}
+
+// runJob is one attempt of RunJob.
+func runJob(warn func(format string, args ...any), st ledger.Ledger, o RunOptions) Outcome {
 	owner, err := ledger.LocalOwner(proc.Self())
 	if err != nil {
 		return Outcome{Code: exit.NotRun, Err: err}
@@ -313,11 +340,19 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	if fence == nil {
 		fence = context.Background()
 	}
+	sigs, forwarded := signals(o.Signals), func() bool { return false }
+	if o.attempts > 0 && sigs != nil {
+		// Whether a signal reached the payload: a payload that died of
+		// the operator's TERM is not tried again.
+		var stop func()
+		sigs, forwarded, stop = tapSignals(sigs)
+		defer stop()
+	}
 	res, err := runner.Run(fence, runner.Options{
 		Argv:         o.Argv,
 		Grace:        o.Grace,
 		Deadline:     o.Deadline,
-		Signals:      signals(o.Signals),
+		Signals:      sigs,
 		PIDNamespace: o.PIDNamespace,
 		Stdout:       out.stdout,
 		Stderr:       out.stderr,
@@ -351,10 +386,17 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	res.Report(notice)
 	status, msg := ended(warn, notice, id, o, res)
 	code := res.Code()
+	var release func()
 	if o.Quiet && code != exit.OK {
-		out.release()
-		for _, n := range notices {
-			warn("%s", n)
+		release = func() {
+			out.release()
+			for _, n := range notices {
+				warn("%s", n)
+			}
+		}
+		if !o.hold {
+			release()
+			release = nil
 		}
 	}
 	done, late := finishLate(warn, st, id, status, res.ExitCode, msg)
@@ -370,7 +412,14 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	if (out.lost.Load() || !done && !late) && code <= exit.System {
 		code = exit.System
 	}
-	return Outcome{Code: code, ID: id}
+	failure := ""
+	if done && code != exit.OK && code == res.ExitCode && !res.DeadlineHit && !res.Canceled && !forwarded() {
+		failure = fmt.Sprintf("exit %d", code)
+		if res.Signaled {
+			failure = "signal " + syntax.SignalName(res.Status.Signal())
+		}
+	}
+	return Outcome{Code: code, ID: id, Failure: failure, release: release}
 }
 
 // payloadEnv is the payload's environment: the caller's, with id in

@@ -381,7 +381,11 @@
 //
 //   - --keep=N: Retention: once the run is recorded, prune the terminal executions of JOB beyond its newest N (0 keeps every one), so that a frequent job does not grow the store forever; ledger prune still prunes by age (default: 1000).
 //
-//   - --deadline=D: Stop CMD's process group after D and exit 124.
+//   - --retry=N: When CMD fails (a non-zero exit, or a signal ledger did not forward), run it again up to N more times, each attempt its own execution of JOB with the same instant and source (attempt k of N+1), claimed afresh after a delay; the exit status is the last attempt's. Not retried: a refusal, the deadline (124), a fault of ledger (125), CMD not runnable (126, 127), a TERM or INT to ledger (which, during a delay, ends the run at once with 128+N).
+//
+//   - --retry-delay=D: With --retry: after failed attempt k, wait D·2^(k-1), at most 10·D, with equal jitter (a time drawn between half of it and all of it), before the next attempt (default: 10s).
+//
+//   - --deadline=D: Stop CMD's process group after D and exit 124. With --retry, D bounds all attempts together, counted from the first claim: each attempt gets what is left, and a retry whose delay would end past D is not made.
 //
 //   - --grace=D: Wait at most D after TERM before KILL (deadline and leftovers) (default: 5s).
 //
