@@ -77,8 +77,10 @@ type Options struct {
 	// back, for Outcome.release to print: only the last attempt's are.
 	hold bool
 	// attempt and attempts number an attempt of RunJob's retries (zero:
-	// a run without retries).
+	// a run without retries); runDeadline is then the whole run's
+	// deadline, of which Deadline is what is left.
 	attempt, attempts int
+	runDeadline       time.Duration
 }
 
 // Claim is what ledger run and spawn claim, as their flags name it
@@ -489,7 +491,11 @@ func ended(warn, notice func(format string, args ...any), id string, o Options, 
 	status, msg := ledger.Completed, ""
 	switch {
 	case res.DeadlineHit:
-		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", o.Deadline)
+		d := o.Deadline
+		if o.runDeadline > 0 {
+			d = o.runDeadline
+		}
+		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", d)
 		notice("%s: %s", id, msg)
 	case res.Canceled && !res.Signaled && res.ExitCode == 0:
 		warn("%s: its lease could not be renewed; it exited 0 as it was being stopped: recorded completed", id)

@@ -106,7 +106,7 @@ func runAttempts(warn func(format string, args ...any), st ledger.Ledger, o RunO
 			}
 		}
 		last.release = nil
-		if last.Code != exit.OK {
+		if last.Code != exit.OK && k > 1 {
 			how := last.Failure
 			if how == "" {
 				how = fmt.Sprintf("exit %d", last.Code)
@@ -117,9 +117,14 @@ func runAttempts(warn func(format string, args ...any), st ledger.Ledger, o RunO
 	}
 	for k := 1; ; k++ {
 		a := o
-		a.attempt, a.attempts, a.hold = k, attempts, o.Quiet
+		a.attempt, a.attempts, a.hold, a.runDeadline = k, attempts, o.Quiet, o.Deadline
 		if !until.IsZero() {
-			a.Deadline = time.Until(until)
+			// What is left; none at all (Deadline 0 would be no
+			// deadline) ends the run.
+			if a.Deadline = time.Until(until); a.Deadline <= 0 {
+				notice("%s: attempt %d of %d not made: the deadline %v passed", job, k, attempts, o.Deadline)
+				return end(k - 1)
+			}
 		}
 		out := runJob(warn, st, a)
 		switch {

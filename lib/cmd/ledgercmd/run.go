@@ -150,7 +150,7 @@ func (r retryFlags) check() error {
 		return exit.Errorf(exit.Usage, "--retry %d: want at most 1000", r.Retry)
 	}
 	if d := r.RetryDelay.D(); d <= 0 || d > maxRetryDelay {
-		return exit.Errorf(exit.Usage, "--retry-delay %v: want more than 0 and at most %v", d, maxRetryDelay)
+		return exit.Errorf(exit.Usage, "--retry-delay %v: want more than 0 and at most 3h", d)
 	}
 	return nil
 }
