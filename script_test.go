@@ -11,12 +11,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/tether-sh/tether/internal/pgtest"
 	"github.com/tether-sh/tether/internal/testutil"
 	"github.com/tether-sh/tether/lib"
+	"github.com/tether-sh/tether/lib/cmd/ledgercmd"
 	"github.com/tether-sh/tether/lib/scripttest"
 )
 
@@ -29,6 +31,18 @@ func TestMain(m *testing.M) {
 	// still sleeps once.
 	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
 		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
+	if v := os.Getenv("TETHER_TEST_NOW"); v != "" {
+		// The scenarios' clock (DST, catch-up after downtime, simulated
+		// ticks): ledger in this test binary starts at v and runs on
+		// from it; no released binary reads the variable.
+		at, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "TETHER_TEST_NOW=%q: %v\n", v, err)
+			os.Exit(2)
+		}
+		start := time.Now()
+		ledgercmd.SetTestClock(func() time.Time { return at.Add(time.Since(start)) })
 	}
 	cmds := lib.ScriptCommands()
 	maps.Copy(cmds, scripttest.Programs())

@@ -92,6 +92,17 @@ type Claim struct {
 	Instant   time.Time
 	Exclusive bool
 	Every     time.Duration
+	// Once, Schedule, Attempt and Attempts are ledger.ClaimOptions'.
+	Once     bool
+	Schedule string
+	Attempt  int
+	Attempts int
+}
+
+// options are the claim's ledger.ClaimOptions for owner.
+func (c Claim) options(owner ledger.Owner) ledger.ClaimOptions {
+	return ledger.ClaimOptions{Owner: owner, Source: c.Source, Instant: c.Instant, Exclusive: c.Exclusive, Every: c.Every,
+		Once: c.Once, Schedule: c.Schedule, Attempt: c.Attempt, Attempts: c.Attempts}
 }
 
 // RunOptions says what RunJob claims and how it runs the payload.
@@ -181,8 +192,8 @@ func runJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 		if o.Signals != nil {
 			o.Signals.Caught()
 		}
-		co := ledger.ClaimOptions{Owner: owner, Source: o.Claim.Source, Instant: o.Claim.Instant,
-			Exclusive: o.Claim.Exclusive, Every: o.Claim.Every, Child: child, ID: id, Stop: stop}
+		co := o.Claim.options(owner)
+		co.Child, co.ID, co.Stop = child, id, stop
 		sent := time.Now()
 		if _, err := st.Claim(job, co); err != nil {
 			if errors.Is(err, ledger.ErrRefused) {

@@ -84,8 +84,7 @@ func SpawnJob(warn func(format string, args ...any), st ledger.Ledger, o SpawnJo
 		return nil, nil, &exit.Error{Code: notRunCode(err), Err: err}
 	}
 	job := o.Claim.Job
-	rec, err := st.Claim(job, ledger.ClaimOptions{Owner: owner, Source: o.Claim.Source, Instant: o.Claim.Instant,
-		Exclusive: o.Claim.Exclusive, Every: o.Claim.Every})
+	rec, err := st.Claim(job, o.Claim.options(owner))
 	if errors.Is(err, ledger.ErrRefused) {
 		return nil, fmt.Errorf("not spawning %s: %w", job, err), nil
 	}

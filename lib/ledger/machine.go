@@ -176,6 +176,15 @@ func CheckClaim(job string, o ClaimOptions) (ClaimOptions, error) {
 	if o.Every < 0 {
 		return o, badInputf("negative period %v", o.Every)
 	}
+	if o.Once && o.Instant.IsZero() {
+		return o, badInputf("a claim once per slot needs an instant")
+	}
+	if len(o.Schedule) > MaxScheduleLen {
+		return o, badInputf("schedule longer than %d bytes", MaxScheduleLen)
+	}
+	if o.Attempt < 0 || o.Attempt > MaxAttempts || o.Attempts < 0 || o.Attempts > MaxAttempts {
+		return o, badInputf("attempt %d of %d: want 0..%d", o.Attempt, o.Attempts, MaxAttempts)
+	}
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
@@ -189,6 +198,20 @@ func CheckClaim(job string, o ClaimOptions) (ClaimOptions, error) {
 // (job, instant) from being claimed again: claimed, running, completed and
 // unknown do; failed and abandoned may retry.
 func BlocksInstant(st Status) bool { return blocksInstant(st) }
+
+// BlocksSlot reports whether r, an execution of the job for o.Instant,
+// keeps the claim o from being made: BlocksInstant's statuses always;
+// with o.Once, also a failed execution that started, unless it is an
+// earlier attempt (1..o.Attempt-1) of the run that retries the slot.
+func BlocksSlot(r Record, o ClaimOptions) bool {
+	if blocksInstant(r.Status) {
+		return true
+	}
+	if !o.Once || r.Status != Failed || r.StartedAt.IsZero() {
+		return false
+	}
+	return !(o.Attempt > 1 && r.Attempt >= 1 && r.Attempt < o.Attempt)
+}
 
 // Refusedf returns an ErrRefused whose message is the format's alone, as
 // the store's own refusals read ("execution X is running and ...").

@@ -19,14 +19,36 @@ type ClaimOptions struct {
 	// so a claimer that crashed before starting does not block a retry.
 	// Any time zone; it is stored in UTC.
 	Instant time.Time
+	// Once, with Instant, makes the slot's first execution that ran its
+	// only one: the claim is also refused while JOB has a failed
+	// execution for Instant that started (a failed slot is not run again
+	// by a later tick: retries are the run's own, below). Abandoned
+	// executions, and failed ones that never started, still leave the
+	// slot free. The one exception is a retry of the same run: a claim
+	// with Attempt k > 1 is not refused by a failed execution of the slot
+	// whose Attempt is 1..k-1 (the earlier attempts of the run that
+	// retries it). Honoured under the same lock (transaction) as Instant,
+	// so that across processes and hosts on a shared store a slot runs
+	// at most once. Once without Instant is ErrBadInput.
+	Once bool
+	// Schedule, Attempt and Attempts are written into the claimed record
+	// as they are (Record.Schedule, Attempt, Attempts): the run's
+	// schedule in lib/schedule's canonical text, its attempt number
+	// (1-based) and how many attempts it allows; zero values for none.
+	// Bounded as Record.Validate says (ErrBadInput beyond).
+	Schedule string
+	Attempt  int
+	Attempts int
 	// Exclusive refuses the claim while JOB has a claimed or running
 	// execution whose owner is alive (or cannot be judged); dead owners of
 	// JOB are recovered first.
 	Exclusive bool
 	// Every, if not zero, refuses the claim (an error for which
 	// errors.Is(err, ErrNotDue) and errors.Is(err, ErrRefused) both hold)
-	// while JOB has an execution that completed within Every before now
-	// (its FinishedAt), or one that is live (claimed, claimed+fenced,
+	// while JOB's last completed execution started less than Every minus
+	// EverySlack before now (its StartedAt: a period counted from the
+	// last finish would drift by the run's length and a cron period per
+	// cycle), or while JOB has one that is live (claimed, claimed+fenced,
 	// running; dead owners recovered first, as Exclusive does). It is
 	// evaluated under the same lock (transaction) as the claim, so that
 	// across processes, and hosts on a shared store, a period gets at most
@@ -55,6 +77,22 @@ type ClaimOptions struct {
 	// milliseconds. ledger run closes it when a stop signal arrives while
 	// its payload is held, and then waits for the claim's answer.
 	Stop <-chan struct{}
+}
+
+// EverySlack is how much earlier than Every after the last completed
+// run's start a claim with Every is due: a tenth of the period, at most
+// 30 seconds, less than any cron line's period (a minute), so that a tick
+// a little early (a cron daemon's start-up, a host's load) is due and the
+// tick before it is not.
+func EverySlack(every time.Duration) time.Duration { return min(every/10, 30*time.Second) }
+
+// EveryFrom is the time Every counts from in r, a completed execution:
+// its start (its claim, for one recorded without).
+func EveryFrom(r Record) time.Time {
+	if r.StartedAt.IsZero() {
+		return r.ClaimedAt
+	}
+	return r.StartedAt
 }
 
 // Stopped is ErrClaimStopped once o.Stop is closed, else nil: what a

@@ -100,6 +100,15 @@ type Record struct {
 	// ended the execution: kept for the operator, the status unchanged
 	// (nil: none).
 	Late *Late
+	// Schedule is the schedule the run was claimed under, in the
+	// canonical text lib/schedule writes ("CRON_TZ=UTC 0 2 * * *",
+	// "@every 24h0m0s"): what views compute the next slot from ("" none).
+	Schedule string
+	// Attempt is the 1-based attempt number of a retried slot, Attempts
+	// how many attempts the run allows (0: not counted, as in records
+	// written before retries).
+	Attempt  int
+	Attempts int
 }
 
 // Late is a result recorded too late: a finish refused because recovery
@@ -130,6 +139,11 @@ const (
 	maxSourceLen = 1024
 	maxErrorLen  = 4096
 	maxNoteLen   = 1024
+	// MaxScheduleLen bounds Record.Schedule: a cron line's expression
+	// with its zone name is far shorter.
+	MaxScheduleLen = 256
+	// MaxAttempts bounds Record.Attempt and Record.Attempts.
+	MaxAttempts = 1000
 )
 
 // FormatTime formats t as RFC 3339 in UTC, with as many fractional digits
@@ -164,13 +178,16 @@ func (r Record) Validate() error {
 	if r.Fenced != !r.FencedAt.IsZero() {
 		return bad("fenced=%v disagrees with fenced_at", r.Fenced)
 	}
-	if len(r.Source) > maxSourceLen || len(r.Error) > maxErrorLen || len(r.Note) > maxNoteLen || len(r.Owner.Host) > 255 || len(r.Owner.BootID) > 64 {
+	if len(r.Source) > maxSourceLen || len(r.Error) > maxErrorLen || len(r.Note) > maxNoteLen || len(r.Owner.Host) > 255 || len(r.Owner.BootID) > 64 || len(r.Schedule) > MaxScheduleLen {
 		return bad("a text field is too long")
 	}
 	if !r.Instant.IsZero() {
 		if err := checkInstantRange(r.Instant); err != nil {
 			return bad("instant %v", err)
 		}
+	}
+	if r.Attempt < 0 || r.Attempt > MaxAttempts || r.Attempts < 0 || r.Attempts > MaxAttempts {
+		return bad("attempt %d of %d is out of range", r.Attempt, r.Attempts)
 	}
 	if r.Note != "" && r.BeatAt.IsZero() {
 		return bad("a note without beat_at")

@@ -30,6 +30,13 @@ func timep(t time.Time) *string {
 	return &s
 }
 
+func countp(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
 func u64p(v uint64) *uint64 {
 	if v == 0 {
 		return nil
@@ -47,6 +54,7 @@ func (r Record) Form() form.Record {
 		Status: string(r.Status), Fenced: r.Fenced, FencedAt: timep(r.FencedAt),
 		ClaimedAt: timep(r.ClaimedAt), StartedAt: timep(r.StartedAt), FinishedAt: timep(r.FinishedAt),
 		ExitCode: r.ExitCode, Error: strp(r.Error), BeatAt: timep(r.BeatAt), Note: strp(r.Note),
+		Schedule: strp(r.Schedule), Attempt: countp(r.Attempt), Attempts: countp(r.Attempts),
 	}
 	if r.Owner.PID != 0 {
 		j.Owner = &form.Owner{Host: strp(r.Owner.Host), BootID: strp(r.Owner.BootID), PIDNS: u64p(r.Owner.PIDNS), PID: r.Owner.PID, Start: u64p(r.Owner.Start)}

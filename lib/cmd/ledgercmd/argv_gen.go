@@ -611,6 +611,48 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Expected: "a duration value",
 					Negative: true,
 				}},
+				{Names: []string{"schedule"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Run.scheduled.Schedule = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Run.scheduled.Schedule = argvZero.commands.Run.scheduled.Schedule },
+					Summary:  "--schedule=EXPR",
+					Expected: "a value",
+				}},
+				{Names: []string{"tz"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Run.scheduled.TZ = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Run.scheduled.TZ = argvZero.commands.Run.scheduled.TZ },
+					Summary:  "--tz=ZONE",
+					Expected: "a value",
+				}},
+				{Names: []string{"catch-up"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Run.scheduled.CatchUp = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Run.scheduled.CatchUp = argvZero.commands.Run.scheduled.CatchUp },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--catch-up",
+				}},
+				{Names: []string{"jitter"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Run.scheduled.Jitter.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Run.scheduled.Jitter = argvZero.commands.Run.scheduled.Jitter },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Run.scheduled.Jitter.UnmarshalText([]byte(v))
+					},
+					Summary:  "--jitter=D",
+					Expected: "a duration value",
+					Negative: true,
+				}},
 				{Names: []string{"wait"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Run.Wait.UnmarshalText([]byte(v)) == nil
@@ -821,6 +863,48 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return g.commands.Spawn.jobClaim.Every.UnmarshalText([]byte(v))
 					},
 					Summary:  "--every=D",
+					Expected: "a duration value",
+					Negative: true,
+				}},
+				{Names: []string{"schedule"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Spawn.scheduled.Schedule = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Spawn.scheduled.Schedule = argvZero.commands.Spawn.scheduled.Schedule },
+					Summary:  "--schedule=EXPR",
+					Expected: "a value",
+				}},
+				{Names: []string{"tz"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						g.commands.Spawn.scheduled.TZ = v
+						return true
+					},
+					Zero:     func(g *grammar) { g.commands.Spawn.scheduled.TZ = argvZero.commands.Spawn.scheduled.TZ },
+					Summary:  "--tz=ZONE",
+					Expected: "a value",
+				}},
+				{Names: []string{"catch-up"}, Switch: true, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						b, ok := argv.Bool(v)
+						g.commands.Spawn.scheduled.CatchUp = b
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Spawn.scheduled.CatchUp = argvZero.commands.Spawn.scheduled.CatchUp },
+					Why: func(g *grammar, v string) error {
+						return argv.BoolError(v)
+					},
+					Summary: "--catch-up",
+				}},
+				{Names: []string{"jitter"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Spawn.scheduled.Jitter.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) { g.commands.Spawn.scheduled.Jitter = argvZero.commands.Spawn.scheduled.Jitter },
+					Why: func(g *grammar, v string) error {
+						return g.commands.Spawn.scheduled.Jitter.UnmarshalText([]byte(v))
+					},
+					Summary:  "--jitter=D",
 					Expected: "a duration value",
 					Negative: true,
 				}},

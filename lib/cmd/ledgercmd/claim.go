@@ -17,7 +17,7 @@ type jobClaim struct {
 	Source    string        `placeholder:"S" help:"Free text naming who dispatched it (cron, a host, a trigger)."`
 	Instant   instantFlag   `placeholder:"T" help:"Scheduled instant (RFC 3339 or unix seconds): refused if JOB already has a claimed, running, completed or unknown execution for it."`
 	Exclusive bool          `help:"Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first)."`
-	Every     cli.Retention `placeholder:"D" help:"Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts."`
+	Every     cli.Retention `placeholder:"D" help:"Refused while JOB's last success started less than D ago (a duration, or days: 1d; less a slack of D/10, at most 30s, so that a tick a little early is due), or while it has a live execution (dead owners are recovered first): an hourly cron line with --every 1d runs once a day, never drifting, and catches up after downtime, as anacron; the run records @every D as its schedule. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts."`
 }
 
 // options are the claim options the flags name, for ledger claim; the

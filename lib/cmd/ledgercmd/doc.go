@@ -107,7 +107,7 @@
 //
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
 //
-//   - --every=D: Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
+//   - --every=D: Refused while JOB's last success started less than D ago (a duration, or days: 1d; less a slack of D/10, at most 30s, so that a tick a little early is due), or while it has a live execution (dead owners are recovered first): an hourly cron line with --every 1d runs once a day, never drifting, and catches up after downtime, as anacron; the run records @every D as its schedule. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
 //
 //   - --owner=PID[@START]: Owning process (default: the caller's parent; in a script use --owner $$).
 //
@@ -330,21 +330,29 @@
 // last --keep-output but at least 64KiB of each stream) and the notices
 // held back follow. Faults of ledger itself are said whatever --quiet says.
 //
-// --every D runs at most once per period: an hourly line with --every 1d
-// runs daily and catches up after a host was down, as anacron.
-// --exclusive --wait D waits for the live run instead of being refused.
-// Every finished run prunes its job to the newest --keep executions
-// (default 1000), so that a frequent job does not grow the store forever.
+// --schedule EXPR names the slot of a cron expression the run stands for
+// (at or before now, or up to 10s after it) and records the schedule: a
+// slot runs at most once, failed included, and a tick more than a minute
+// after its slot is not due; --catch-up runs the newest slot that has no
+// execution however old (after downtime; never a backlog). DST as cronie.
+// --every D runs at most once per period, counted from the last success's
+// start: an hourly line with --every 1d runs daily and catches up after a
+// host was down, as anacron. --jitter D waits a delay below D, stable per
+// host and job, before the claim. --exclusive --wait D waits for the live
+// run instead of being refused. Every finished run prunes its job to the
+// newest --keep executions (default 1000), so that a frequent job does not
+// grow the store forever.
 //
-//	ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
+//	ledger run report --schedule '*/5 * * * *' --deadline 4m -- report.sh
+//	ledger run nightly --schedule '0 2 * * *' --tz Europe/Berlin --catch-up --quiet --conflict-exit 0 -- nightly.sh   # every minute in cron
 //	ledger run backup --exclusive -- backup.sh
 //	ledger run daily --every 1d --quiet --conflict-exit 0 -- daily.sh   # hourly in cron
 //	ledger run sync --exclusive --wait 10m -- sync.sh
 //	ledger output "$(ledger latest report --field id)"
 //
 // Exit status: CMD's own; 124 when --deadline stopped it; 125 when CMD did
-// not run: the claim was refused (the instant was taken, --exclusive found
-// a live run, --every found it not due), or the store or its database
+// not run: the claim was refused (the instant or slot was taken, the slot
+// not due, --exclusive found a live run, --every found it not due), or the store or its database
 // could not be opened, reached or written; with --conflict-exit N an
 // expected refusal exits N instead, and a fault still 125; 126 when CMD is
 // not executable; 127 when it is not found; 128+N when CMD died of signal
@@ -369,15 +377,23 @@
 //
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
 //
-//   - --every=D: Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
+//   - --every=D: Refused while JOB's last success started less than D ago (a duration, or days: 1d; less a slack of D/10, at most 30s, so that a tick a little early is due), or while it has a live execution (dead owners are recovered first): an hourly cron line with --every 1d runs once a day, never drifting, and catches up after downtime, as anacron; the run records @every D as its schedule. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
+//
+//   - --schedule=EXPR: Cron expression (5 fields, or @daily, @hourly...) the job runs on: the run stands for its slot at or just before now (or at most 10s after, so that a host whose clock is a little behind names the slot its peers do), as --instant names one, and the schedule is recorded for status, check and metrics. A slot runs at most once: once it has an execution that ran, failed included, a later tick is refused as expected (never started ones may be retried). A tick more than a minute after the slot is not due (refused as expected) unless --catch-up. Zone: --tz, else a CRON_TZ=Zone prefix of EXPR, else $CRON_TZ, else the local zone; DST as cronie: a time skipped runs once after the change, a time repeated runs once.
+//
+//   - --tz=ZONE: With --schedule: the time zone of EXPR (Europe/Berlin, UTC).
+//
+//   - --catch-up: With --schedule: run the newest slot at or before now if it has no execution, however old (as anacron and systemd's Persistent=): after downtime, one run for the newest missed slot, never a backlog. For a frequent cron line or @reboot.
+//
+//   - --jitter=D: Wait a delay below D before the claim, random per job and stable per host (a hash of /etc/machine-id and JOB, as systemd's RandomizedDelaySec with FixedRandomDelay), counted within --deadline; said unless --quiet. A TERM or INT during it ends the run, nothing claimed (128+N).
 //
 //   - --wait=D: With --exclusive: wait up to D for the live run of JOB to end, then run; refused as busy once D has passed. A local owner is waited for through a pidfd; one on another host is looked at again with a backoff of up to 1s. A TERM or INT while waiting ends the wait (128+N), nothing run.
 //
 //   - --keep-output=SIZE: Keep the last SIZE bytes of CMD's stdout and stderr with the execution, one combined stream, as they are written (ledger output ID prints them); both still reach the caller unchanged. 0 keeps nothing and leaves CMD's streams as they are. A stream that is a terminal is left to CMD and not kept (but with --quiet). SIZE is bytes or K, M, G (1K = 1024) (default: 64KiB).
 //
-//   - --quiet: As chronic: print nothing when CMD succeeds or the run is refused as expected (its instant taken, --exclusive busy, --every not due); when CMD fails, print its output (the last --keep-output, at least 64KiB, of each stream, to its own stream) and the notices held back. A fault of ledger itself (the store, a pipe) is always said.
+//   - --quiet: As chronic: print nothing when CMD succeeds or the run is refused as expected (its instant or slot taken, the slot not due, --exclusive busy, --every not due); when CMD fails, print its output (the last --keep-output, at least 64KiB, of each stream, to its own stream) and the notices held back. A fault of ledger itself (the store, a pipe) is always said.
 //
-//   - --conflict-exit=N: Exit N when the run is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault of ledger; N cannot be one of ledger's own statuses (2, 3, 124-127), so that a fault never exits N.
+//   - --conflict-exit=N: Exit N when the run is refused as expected (its instant or slot taken, the slot not due, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault of ledger; N cannot be one of ledger's own statuses (2, 3, 124-127), so that a fault never exits N.
 //
 //   - --keep=N: Retention: once the run is recorded, prune the terminal executions of JOB beyond its newest N (0 keeps every one), so that a frequent job does not grow the store forever; ledger prune still prunes by age (default: 1000).
 //
@@ -430,7 +446,15 @@
 //
 //   - --exclusive: Refused while JOB has a claimed or running execution whose owner is alive (dead owners are recovered first).
 //
-//   - --every=D: Refused while JOB has an execution that completed less than D ago (a duration, or days: 1d), or a live one (dead owners are recovered first): an hourly cron line with --every 1d runs once a day and catches up after downtime, as anacron. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
+//   - --every=D: Refused while JOB's last success started less than D ago (a duration, or days: 1d; less a slack of D/10, at most 30s, so that a tick a little early is due), or while it has a live execution (dead owners are recovered first): an hourly cron line with --every 1d runs once a day, never drifting, and catches up after downtime, as anacron; the run records @every D as its schedule. Decided under the store's lock (on PostgreSQL a lock on JOB), so that one run wins a period across hosts.
+//
+//   - --schedule=EXPR: Cron expression (5 fields, or @daily, @hourly...) the job runs on: the run stands for its slot at or just before now (or at most 10s after, so that a host whose clock is a little behind names the slot its peers do), as --instant names one, and the schedule is recorded for status, check and metrics. A slot runs at most once: once it has an execution that ran, failed included, a later tick is refused as expected (never started ones may be retried). A tick more than a minute after the slot is not due (refused as expected) unless --catch-up. Zone: --tz, else a CRON_TZ=Zone prefix of EXPR, else $CRON_TZ, else the local zone; DST as cronie: a time skipped runs once after the change, a time repeated runs once.
+//
+//   - --tz=ZONE: With --schedule: the time zone of EXPR (Europe/Berlin, UTC).
+//
+//   - --catch-up: With --schedule: run the newest slot at or before now if it has no execution, however old (as anacron and systemd's Persistent=): after downtime, one run for the newest missed slot, never a backlog. For a frequent cron line or @reboot.
+//
+//   - --jitter=D: Wait a delay below D before the claim, random per job and stable per host (a hash of /etc/machine-id and JOB, as systemd's RandomizedDelaySec with FixedRandomDelay), counted within --deadline; said unless --quiet. A TERM or INT during it ends the run, nothing claimed (128+N).
 //
 //   - --scope=auto|require|never: Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never (default: auto).
 //
@@ -444,7 +468,7 @@
 //
 //   - --keep-output=SIZE: The worker keeps the last SIZE bytes of CMD's stdout and stderr with the execution (ledger output ID prints them); they still go to --log. 0 keeps nothing (default: 64KiB).
 //
-//   - --conflict-exit=N: Exit N when the spawn is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault; N cannot be 2, 3 or 124-127.
+//   - --conflict-exit=N: Exit N when the spawn is refused as expected (its instant or slot taken, the slot not due, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault; N cannot be 2, 3 or 124-127.
 //
 //   - --keep=N: Retention: once the worker recorded the result, it prunes the terminal executions of JOB beyond its newest N (0 keeps every one) (default: 1000).
 //

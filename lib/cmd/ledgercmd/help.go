@@ -125,21 +125,29 @@ the run is refused as expected; when CMD fails, its output (held, the
 last --keep-output but at least 64KiB of each stream) and the notices
 held back follow. Faults of ledger itself are said whatever --quiet says.
 
---every D runs at most once per period: an hourly line with --every 1d
-runs daily and catches up after a host was down, as anacron.
---exclusive --wait D waits for the live run instead of being refused.
-Every finished run prunes its job to the newest --keep executions
-(default 1000), so that a frequent job does not grow the store forever.
+--schedule EXPR names the slot of a cron expression the run stands for
+(at or before now, or up to 10s after it) and records the schedule: a
+slot runs at most once, failed included, and a tick more than a minute
+after its slot is not due; --catch-up runs the newest slot that has no
+execution however old (after downtime; never a backlog). DST as cronie.
+--every D runs at most once per period, counted from the last success's
+start: an hourly line with --every 1d runs daily and catches up after a
+host was down, as anacron. --jitter D waits a delay below D, stable per
+host and job, before the claim. --exclusive --wait D waits for the live
+run instead of being refused. Every finished run prunes its job to the
+newest --keep executions (default 1000), so that a frequent job does not
+grow the store forever.
 
-  ledger run report --instant $(( $(date +%s) / 300 * 300 )) --deadline 4m -- report.sh
+  ledger run report --schedule '*/5 * * * *' --deadline 4m -- report.sh
+  ledger run nightly --schedule '0 2 * * *' --tz Europe/Berlin --catch-up --quiet --conflict-exit 0 -- nightly.sh   # every minute in cron
   ledger run backup --exclusive -- backup.sh
   ledger run daily --every 1d --quiet --conflict-exit 0 -- daily.sh   # hourly in cron
   ledger run sync --exclusive --wait 10m -- sync.sh
   ledger output "$(ledger latest report --field id)"
 
 Exit status: CMD's own; 124 when --deadline stopped it; 125 when CMD did
-not run: the claim was refused (the instant was taken, --exclusive found
-a live run, --every found it not due), or the store or its database
+not run: the claim was refused (the instant or slot was taken, the slot
+not due, --exclusive found a live run, --every found it not due), or the store or its database
 could not be opened, reached or written; with --conflict-exit N an
 expected refusal exits N instead, and a fault still 125; 126 when CMD is
 not executable; 127 when it is not found; 128+N when CMD died of signal

@@ -76,6 +76,7 @@ func (inv *invocation) openWith(o location.Options) (ledger.Ledger, error) {
 		return nil, err
 	}
 	o.LockTimeout, o.LockTimeoutGiven = inv.g.LockTimeout.D(), inv.g.LockTimeout.Given
+	o.Clock = testNow
 	return store.Open(inv.tool, loc, o)
 }
 

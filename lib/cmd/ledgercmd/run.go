@@ -30,6 +30,7 @@ import (
 // everything from there on is CMD's. The same holds for spawn.
 type runCmd struct {
 	jobClaim
+	scheduled
 	Wait cli.Duration `placeholder:"D" help:"With --exclusive: wait up to D for the live run of JOB to end, then run; refused as busy once D has passed. A local owner is waited for through a pidfd; one on another host is looked at again with a backoff of up to 1s. A TERM or INT while waiting ends the wait (128+N), nothing run."`
 	runOutput
 	retryFlags
@@ -81,6 +82,18 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	if c.Wait.D() < 0 || c.Wait.D() > 0 && !c.Exclusive {
 		return exit.Errorf(exit.Usage, "--wait waits for the live run of an --exclusive run: give --exclusive too")
 	}
+	if err := c.scheduled.checkJitter(c.Deadline.D()); err != nil {
+		return err
+	}
+	cl, notDue, err := c.scheduled.claim(c.jobClaim, clockNow())
+	if err != nil {
+		return err
+	}
+	if notDue != nil {
+		// Decided without the store: a tick that is not the slot's
+		// costs no more than ledger's start.
+		return c.refused(inv, fmt.Errorf("not running %s: %w", c.Job, notDue))
+	}
 	// The store is opened before any signal is caught: a TERM while it
 	// opens (a database connecting, a store migrated under its lock)
 	// ends ledger run at once, nothing claimed nor run, rather than wait
@@ -93,8 +106,23 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	defer st.Close()
 	sigs := execution.CatchSignals()
 	defer sigs.Stop()
-	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: c.claim(), Retry: c.retry()}
+	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: cl, Retry: c.retry()}
 	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
+	// A slot already run is refused before the payload is forked and
+	// held for the claim (and before a --jitter delay): a --catch-up
+	// line's every other tick costs one read.
+	if err := slotTaken(st, cl); err != nil {
+		return c.refused(inv, fmt.Errorf("not running %s: %w", c.Job, err))
+	}
+	if c.Jitter.D() > 0 {
+		d, err := c.scheduled.delay(c.Job, "running", sigs.C(), c.Quiet, inv.tool.Warnf)
+		if err != nil {
+			return err
+		}
+		if o.Deadline > 0 {
+			o.Deadline -= d
+		}
+	}
 	until := time.Now().Add(c.Wait.D())
 	lw := execution.LiveWait{Job: c.Job, Until: until, Sigs: sigs.C(), Waiting: func(live []ledger.Record) {
 		if !c.Quiet {
@@ -146,8 +174,8 @@ func (r retryFlags) check() error {
 	if r.Retry < 0 {
 		return exit.Errorf(exit.Usage, "--retry %d: want 0 (no retry) or more", r.Retry)
 	}
-	if r.Retry > 1000 {
-		return exit.Errorf(exit.Usage, "--retry %d: want at most 1000", r.Retry)
+	if r.Retry >= ledger.MaxAttempts {
+		return exit.Errorf(exit.Usage, "--retry %d: want at most %d", r.Retry, ledger.MaxAttempts-1)
 	}
 	if d := r.RetryDelay.D(); d <= 0 || d > maxRetryDelay {
 		return exit.Errorf(exit.Usage, "--retry-delay %v: want more than 0 and at most 3h", d)
@@ -164,8 +192,8 @@ func (r retryFlags) retry() execution.Retry {
 // its retention: run and spawn (spawn hands them to its worker).
 type runOutput struct {
 	KeepOutput   cli.Size     `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"Keep the last SIZE bytes of CMD's stdout and stderr with the execution, one combined stream, as they are written (ledger output ID prints them); both still reach the caller unchanged. 0 keeps nothing and leaves CMD's streams as they are. A stream that is a terminal is left to CMD and not kept (but with --quiet). SIZE is bytes or K, M, G (1K = 1024)."`
-	Quiet        bool         `help:"As chronic: print nothing when CMD succeeds or the run is refused as expected (its instant taken, --exclusive busy, --every not due); when CMD fails, print its output (the last --keep-output, at least 64KiB, of each stream, to its own stream) and the notices held back. A fault of ledger itself (the store, a pipe) is always said."`
-	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the run is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault of ledger; N cannot be one of ledger's own statuses (2, 3, 124-127), so that a fault never exits N."`
+	Quiet        bool         `help:"As chronic: print nothing when CMD succeeds or the run is refused as expected (its instant or slot taken, the slot not due, --exclusive busy, --every not due); when CMD fails, print its output (the last --keep-output, at least 64KiB, of each stream, to its own stream) and the notices held back. A fault of ledger itself (the store, a pipe) is always said."`
+	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the run is refused as expected (its instant or slot taken, the slot not due, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault of ledger; N cannot be one of ledger's own statuses (2, 3, 124-127), so that a fault never exits N."`
 	Keep         int          `default:"1000" placeholder:"N" help:"Retention: once the run is recorded, prune the terminal executions of JOB beyond its newest N (0 keeps every one), so that a frequent job does not grow the store forever; ledger prune still prunes by age."`
 }
 

@@ -18,13 +18,14 @@ import (
 // spawnCmd is `ledger spawn JOB ... -- CMD...`: the restart-safe handoff.
 type spawnCmd struct {
 	jobClaim
+	scheduled
 	Scope        string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never."`
 	AckTimeout   cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
 	Wait         bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
 	Log          string       `type:"path" placeholder:"F" help:"Append the worker's output to F, a regular file (created 0600 if missing; a symbolic link, FIFO or device there is refused) (default: discard)."`
 	Lease        cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: the lease of the claim and of the worker, renewed while it runs on the server's clock; recover on another host judges it gone only once it ran out."`
 	KeepOutput   cli.Size     `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"The worker keeps the last SIZE bytes of CMD's stdout and stderr with the execution (ledger output ID prints them); they still go to --log. 0 keeps nothing."`
-	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the spawn is refused as expected (its instant taken, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault; N cannot be 2, 3 or 124-127."`
+	ConflictExit conflictExit `name:"conflict-exit" placeholder:"N" help:"Exit N when the spawn is refused as expected (its instant or slot taken, the slot not due, --exclusive busy, --every not due), as flock -E. Without it, 125, as for a fault; N cannot be 2, 3 or 124-127."`
 	Keep         int          `default:"1000" placeholder:"N" help:"Retention: once the worker recorded the result, it prunes the terminal executions of JOB beyond its newest N (0 keeps every one)."`
 	Cmd          []string     `arg:"" passthrough:"partial" name:"CMD" help:"-- then the command and its arguments. Every argument before CMD that starts with - is a ledger flag, and an unknown one is an error (125, nothing recorded or run); without --, CMD starts at the first argument after JOB that is neither a flag nor its value."`
 }
@@ -51,6 +52,16 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	if err := appendable(c.Log); err != nil {
 		return err
 	}
+	if err := c.scheduled.checkJitter(0); err != nil {
+		return err
+	}
+	cl, notDue, err := c.scheduled.claim(c.jobClaim, clockNow())
+	if err != nil {
+		return err
+	}
+	if notDue != nil {
+		return runOutput{ConflictExit: c.ConflictExit}.refused(inv, fmt.Errorf("not spawning %s: %w", c.Job, notDue))
+	}
 	adoptPath, err := sibling.Find("adopt")
 	if err != nil {
 		return notRun(err)
@@ -60,7 +71,18 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 		return notRun(err)
 	}
 	defer st.Close()
-	o := execution.SpawnJobOptions{Claim: c.claim(), SpawnOptions: execution.SpawnOptions{
+	if err := slotTaken(st, cl); err != nil {
+		return runOutput{ConflictExit: c.ConflictExit}.refused(inv, fmt.Errorf("not spawning %s: %w", c.Job, err))
+	}
+	if c.Jitter.D() > 0 {
+		sigs := execution.CatchSignals()
+		_, err := c.scheduled.delay(c.Job, "spawning", sigs.C(), false, inv.tool.Warnf)
+		sigs.Stop()
+		if err != nil {
+			return err
+		}
+	}
+	o := execution.SpawnJobOptions{Claim: cl, SpawnOptions: execution.SpawnOptions{
 		Adopt: adoptPath, Argv: argv, Scope: execution.Scope(c.Scope), AckTimeout: c.AckTimeout.D(), Log: c.Log,
 	}}
 	// Only what differs from adopt's defaults (the same as spawn's).

@@ -106,6 +106,7 @@ func (s *Store) claimIn(job string, jobDir dirh, newJob bool, o ledger.ClaimOpti
 	r := ledger.Record{
 		ID: id, Job: job, Source: o.Source, Instant: o.Instant,
 		Status: ledger.Claimed, Owner: o.Owner, ClaimedAt: now,
+		Schedule: o.Schedule, Attempt: o.Attempt, Attempts: o.Attempts,
 	}
 	if o.Child.PID != 0 {
 		r.Status, r.StartedAt, r.Child = ledger.Running, now, o.Child
@@ -120,7 +121,7 @@ func (s *Store) claimIn(job string, jobDir dirh, newJob bool, o ledger.ClaimOpti
 // claim of job, whose directory is jobDir. Called with the lock held.
 func (s *Store) admitClaim(job string, jobDir dirh, o ledger.ClaimOptions) error {
 	if !o.Instant.IsZero() {
-		if err := s.checkInstant(job, jobDir, o.Instant, o.Grace); err != nil {
+		if err := s.checkInstant(job, jobDir, o); err != nil {
 			return fmt.Errorf("cannot claim %s for %s: %w", job, ledger.FormatTime(o.Instant), err)
 		}
 	}
@@ -262,8 +263,9 @@ func (s *Store) checkDue(job string, every, grace time.Duration) error {
 	// ledger.Summary's last success is the last in the log, whatever its
 	// time). It does not hold the period.
 	if r := sum.LastSuccess; r.ID != "" {
-		if since := s.clock().Sub(r.FinishedAt); since > -ledger.FutureSkew && since < every {
-			return ledger.NotDuef("execution %s completed %v ago (at %s), less than %v", r.ID, since.Round(time.Millisecond), ledger.FormatTime(r.FinishedAt), every)
+		from := ledger.EveryFrom(r)
+		if since := s.clock().Sub(from); since > -ledger.FutureSkew && since < every-ledger.EverySlack(every) {
+			return ledger.NotDuef("execution %s completed, started %v ago (at %s), less than %v", r.ID, since.Round(time.Millisecond), ledger.FormatTime(from), every)
 		}
 	}
 	return nil

@@ -22,7 +22,8 @@ func instantKey(t time.Time) string {
 	return "@" + t.UTC().Format("20060102T150405.000000000Z")
 }
 
-// checkInstant refuses when job's execution for instant blocks a new claim.
+// checkInstant refuses when job's execution for o.Instant blocks the claim
+// o (ledger.BlocksSlot).
 // A claimed or running holder whose owner is dead is recovered first.
 // Called with the lock held; jobDir is job's directory.
 //
@@ -32,18 +33,19 @@ func instantKey(t time.Time) string {
 // the log that holds the slot is damage the slot did not show (removed,
 // overwritten or restored without it): the claim is refused, never
 // granted on the slot's silence.
-func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace time.Duration) error {
+func (s *Store) checkInstant(job string, jobDir dirh, o ledger.ClaimOptions) error {
+	instant := o.Instant
 	key := instantKey(instant)
 	b, err := readSlot(jobDir, key)
 	if errors.Is(err, os.ErrNotExist) {
-		return s.instantInLog(job, jobDir, instant, grace, jobDir.Show(key)+" is missing")
+		return s.instantInLog(job, jobDir, o, jobDir.Show(key)+" is missing")
 	}
 	if errors.Is(err, ledger.ErrUnsafeStore) {
 		return err
 	}
 	f := strings.Fields(string(b))
 	if err != nil || len(f) < 1 || len(f) > 2 || ledger.ValidID(f[0]) != nil {
-		return s.instantInLog(job, jobDir, instant, grace, fmt.Sprintf("%s is not a slot (%q)", jobDir.Show(key), b))
+		return s.instantInLog(job, jobDir, o, fmt.Sprintf("%s is not a slot (%q)", jobDir.Show(key), b))
 	}
 	id := f[0]
 	r, err := s.readRecord(id)
@@ -53,28 +55,29 @@ func (s *Store) checkInstant(job string, jobDir dirh, instant time.Time, grace t
 		}
 		// A claim that died before its frame, or a slot naming what the
 		// log lost.
-		return s.instantInLog(job, jobDir, instant, grace, fmt.Sprintf("%s names execution %s, which the store does not hold", jobDir.Show(key), id))
+		return s.instantInLog(job, jobDir, o, fmt.Sprintf("%s names execution %s, which the store does not hold", jobDir.Show(key), id))
 	}
 	if err != nil {
 		return err
 	}
 	if r.Job != job || !r.Instant.Equal(instant) {
-		return s.instantInLog(job, jobDir, instant, grace, fmt.Sprintf("%s names execution %s, which holds another slot", jobDir.Show(key), id))
+		return s.instantInLog(job, jobDir, o, fmt.Sprintf("%s names execution %s, which holds another slot", jobDir.Show(key), id))
 	}
-	return s.blocks(r, grace, "")
+	return s.blocks(r, o, "")
 }
 
-// blocks refuses while r, the execution holding a slot, blocks a new claim
-// of it (a live one whose owner is dead is recovered first); why, when
-// set, is the damage that hid it from its slot: ErrCorrupt, not a refusal.
-func (s *Store) blocks(r ledger.Record, grace time.Duration, why string) error {
+// blocks refuses while r, the execution holding a slot, blocks the claim
+// o of it (ledger.BlocksSlot; a live one whose owner is dead is recovered
+// first); why, when set, is the damage that hid it from its slot:
+// ErrCorrupt, not a refusal.
+func (s *Store) blocks(r ledger.Record, o ledger.ClaimOptions, why string) error {
 	if !r.Status.Terminal() {
 		var err error
-		if r, _, err = s.recoverID(r.ID, grace); err != nil {
+		if r, _, err = s.recoverID(r.ID, o.Grace); err != nil {
 			return err
 		}
 	}
-	if !ledger.BlocksInstant(r.Status) {
+	if !ledger.BlocksSlot(r, o) {
 		return nil
 	}
 	if why != "" {
@@ -88,7 +91,8 @@ func (s *Store) blocks(r ledger.Record, grace time.Duration, why string) error {
 // the instant is after every instant the log holds a claim of (its cached
 // summary's last and the claims after it) that is known without a walk:
 // a new instant, the common case; else the log's claims are walked.
-func (s *Store) instantInLog(job string, jd dirh, instant time.Time, grace time.Duration, why string) error {
+func (s *Store) instantInLog(job string, jd dirh, o ledger.ClaimOptions, why string) error {
+	instant := o.Instant
 	l, err := openLog(jd, job, false)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -118,7 +122,7 @@ func (s *Store) instantInLog(job string, jd dirh, instant time.Time, grace time.
 		if err != nil {
 			return err
 		}
-		if err := s.blocks(r, grace, why); err != nil {
+		if err := s.blocks(r, o, why); err != nil {
 			return err
 		}
 	}

@@ -89,6 +89,17 @@ func LockTimeoutFlag(given bool, d time.Duration) Option {
 	return LockTimeout(d)
 }
 
+// Clock makes now the store's clock (the times it records and judges
+// periods by) instead of time.Now: for the scenarios that put a tool at
+// a given time (the test binary's clock hook, never a released one's).
+func Clock(now func() time.Time) Option {
+	return func(s *Store) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
 // LockWarn makes fn receive, once per operation, a line saying that the
 // operation waits for the lock (and who holds it, when known), after a
 // second of waiting. Without it nothing is said.

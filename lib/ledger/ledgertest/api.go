@@ -188,8 +188,10 @@ func testClaimEvery(t *testing.T, h Harness) {
 	now = now.Add(10 * time.Minute)
 	code = 0
 	Must(t)(s.Finish(second.ID, ledger.Completed, &code, ""))
-	now = now.Add(59 * time.Minute)
-	notDue("59 minutes after completing")
+	// The period counts from the start of the last success, not its
+	// finish: 59 minutes after the start is not due, 60 minutes is.
+	now = now.Add(49 * time.Minute)
+	notDue("59 minutes after starting")
 	// Other jobs, and claims without Every, are not held back.
 	MustClaim(t, s, "k", every)
 	plain := MustClaim(t, s, "j", ledger.ClaimOptions{})
@@ -201,6 +203,36 @@ func testClaimEvery(t *testing.T, h Harness) {
 	MustClaim(t, s, "d", ledger.ClaimOptions{Owner: DeadOwner(t)})
 	if _, err := s.Claim("d", ledger.ClaimOptions{Owner: Self(t), Every: time.Hour}); err != nil {
 		t.Fatalf("Claim(Every) past a dead owner's claim = %v; want it recovered and claimed", err)
+	}
+}
+
+// testClaimEveryDrift: --every 2m under a per-minute cron, ticks a
+// second or two early or late and runs of 20 seconds, runs every other
+// tick: 15 runs in 30 ticks. Counted from the last finish it ran every
+// third (10), and an hourly line with --every 1d every 25 hours.
+func testClaimEveryDrift(t *testing.T, h Harness) {
+	start := time.Now().UTC().Truncate(time.Minute).Add(-time.Hour)
+	now := start
+	s := h.open(t, func() time.Time { return now })
+	jitter := []time.Duration{0, 2 * time.Second, -time.Second, 1500 * time.Millisecond, -2 * time.Second, 300 * time.Millisecond}
+	runs := 0
+	code := 0
+	for i := 0; i < 30; i++ {
+		now = start.Add(time.Duration(i)*time.Minute + jitter[i%len(jitter)])
+		r, err := s.Claim("tick", ledger.ClaimOptions{Owner: Self(t), Every: 2 * time.Minute})
+		if errors.Is(err, ledger.ErrNotDue) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("tick %d: Claim(Every 2m) = %v", i, err)
+		}
+		runs++
+		Must(t)(s.Start(r.ID, nil))
+		now = now.Add(20 * time.Second)
+		Must(t)(s.Finish(r.ID, ledger.Completed, &code, ""))
+	}
+	if runs != 15 {
+		t.Errorf("Every 2m over 30 ticks a minute apart = %d runs; want 15 (no drift)", runs)
 	}
 }
 

@@ -64,6 +64,10 @@ type Options struct {
 	// closed. Only for a command that then only prints, to a stdout
 	// already open.
 	AsOwner bool
+	// Clock, if set, is the file store's clock (filestore.Clock): the
+	// test binary's, never a released tool's. A PostgreSQL store keeps
+	// the server's.
+	Clock func() time.Time
 }
 
 // fileOptions are the file store's options o names.
@@ -71,6 +75,9 @@ func (o Options) fileOptions() []filestore.Option {
 	opts := []filestore.Option{filestore.LockTimeoutFlag(o.LockTimeoutGiven, o.LockTimeout)}
 	if o.Warn != nil {
 		opts = append(opts, filestore.LockWarn(o.Warn))
+	}
+	if o.Clock != nil {
+		opts = append(opts, filestore.Clock(o.Clock))
 	}
 	return opts
 }

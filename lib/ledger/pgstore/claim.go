@@ -15,14 +15,16 @@ import (
 // insertClaim is a claim: one INSERT, which the unique index on (job,
 // instant) turns into nothing when another execution holds the instant.
 // $1 id, $2 time, $3 job, $4 source, $5 instant, $6 status, $7..$11 the
-// owner, $12 $13 the child, $14 the lease. It names tether.job_runs (and
-// reads nothing from it) so that in a database of schema version 1 it
-// fails as a missing table, and Claim migrates the schema first.
+// owner, $12 $13 the child, $14 the lease, $15 the schedule, $16 $17 the
+// attempt and attempts. It names tether.job_runs (and reads nothing from
+// it) so that in a database of schema version 1 it fails as a missing
+// table, and the columns of version 3, so that in one of version 2 it
+// fails as a missing column: Claim migrates the schema first.
 var insertClaim = `WITH v2 AS (SELECT FROM tether.job_runs LIMIT 0) INSERT INTO tether.executions
 	(id, claimed_at, job, source, instant, status, owner_host, owner_boot_id, owner_pidns, owner_pid, owner_start,
-	 child_pid, child_start, started_at, lease, lease_until)
+	 child_pid, child_start, started_at, lease, lease_until, schedule, attempt, attempts)
 	VALUES ($1, ` + now + `, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-	 CASE WHEN $6 = 'running' THEN ` + now + ` END, $14::interval, now() + $14::interval)
+	 CASE WHEN $6 = 'running' THEN ` + now + ` END, $14::interval, now() + $14::interval, $15, $16, $17)
 	ON CONFLICT (job, instant) WHERE status IN ` + blockingStatuses + ` DO NOTHING
 	RETURNING ` + cols
 
@@ -71,6 +73,11 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 						return err
 					}
 				}
+				if o.Once {
+					if err := s.checkOnce(ctx, tx, job, o); err != nil {
+						return err
+					}
+				}
 				var err error
 				if r, retry, err = s.claimOnce(ctx, tx, job, o); err != nil {
 					return err
@@ -92,7 +99,7 @@ func (s *Store) Claim(job string, o ledger.ClaimOptions) (ledger.Record, error) 
 			return r, nil
 		case err == nil && try < maxSwaps:
 			continue // the holder of the instant was recovered, or ended
-		case missingSchema(err) && !created:
+		case (missingSchema(err) || undefinedColumn(err)) && !created:
 			created = true
 			if err := s.do(func(ctx context.Context, c *pgx.Conn) error { return s.ensureSchema(ctx) }); err != nil {
 				return ledger.Record{}, fmt.Errorf("cannot claim %s: %w", job, err)
@@ -225,7 +232,7 @@ func (s *Store) claimOnce(ctx context.Context, q querier, job string, o ledger.C
 	}
 	args := []any{id, s.clock(), job, null(o.Source), instantText(o.Instant), string(status)}
 	args = append(args, ownerArgs(o.Owner)...)
-	args = append(args, childPID, childStart, s.lease())
+	args = append(args, childPID, childStart, s.lease(), null(o.Schedule), null(int32(o.Attempt)), null(int32(o.Attempts)))
 	r, err := scanRecord(q.QueryRow(ctx, insertClaim, args...))
 	if err == nil {
 		return r, false, nil
@@ -262,6 +269,51 @@ func (s *Store) claimOnce(ctx context.Context, q querier, job string, o ledger.C
 		holder = next
 	}
 	return ledger.Record{}, false, instantRefusal{ledger.Refusedf("execution %s is %s", holder.ID, holder.State())}
+}
+
+// checkOnce, in the claim's transaction (one with Once), refuses while
+// job has a terminal execution of o.Instant that blocks the claim
+// (ledger.BlocksSlot), the newest first: failed ones, which the unique
+// index does not hold, and, so that the refusal names what the file
+// store's does, the completed and unknown one the index holds. Under the
+// job's advisory lock, which every claim with Once takes, so that of
+// claims once per slot on every host one at a time judges the slot. A
+// live holder is left to claimOnce, which judges its owner.
+func (s *Store) checkOnce(ctx context.Context, tx pgx.Tx, job string, o ledger.ClaimOptions) error {
+	if !o.Exclusive && o.Every == 0 {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('tether.job:' || $1, 0))`, job); err != nil {
+			return err
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT `+cols+`, pruned FROM tether.executions
+		WHERE job = $1 AND instant = $2 AND (status = 'failed' AND started_at IS NOT NULL OR status IN `+takenForGood+`)
+		ORDER BY seq DESC`, job, instantText(o.Instant))
+	if err != nil {
+		return err
+	}
+	type row struct {
+		r      ledger.Record
+		pruned bool
+	}
+	held, err := pgx.CollectRows(rows, func(cr pgx.CollectableRow) (row, error) {
+		var x row
+		var err error
+		x.r, err = scanRecord(cr, &x.pruned)
+		return x, err
+	})
+	if err != nil {
+		return err
+	}
+	for _, x := range held {
+		if !ledger.BlocksSlot(x.r, o) {
+			continue
+		}
+		if x.pruned {
+			return instantRefusal{ledger.Refusedf("execution %s (since pruned) was %s", x.r.ID, x.r.Status)}
+		}
+		return instantRefusal{ledger.Refusedf("execution %s is %s", x.r.ID, x.r.State())}
+	}
+	return nil
 }
 
 // checkExclusive, in the claim's transaction (one with Exclusive or

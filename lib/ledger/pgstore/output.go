@@ -131,26 +131,28 @@ func undefinedColumn(err error) bool {
 
 // checkDue, in the claim's transaction under the job's advisory lock
 // (checkExclusive took it and recovered what it could), refuses with
-// ledger.ErrNotDue while job completed within every before now (the test
-// clock, else the server's).
+// ledger.ErrNotDue while job's last success started less than every
+// (less ledger.EverySlack) before now (the test clock, else the
+// server's).
 func (s *Store) checkDue(ctx context.Context, tx pgx.Tx, job string, every time.Duration) error {
 	var id string
-	var finished, at time.Time
+	var started, at time.Time
 	// clock_timestamp(), not now(): this transaction may have begun
 	// before the finish it must see, while it waited for the job's lock.
-	err := tx.QueryRow(ctx, `SELECT id, finished_at, coalesce($2::timestamptz, clock_timestamp()) FROM tether.executions
-		WHERE job = $1 AND status = 'completed' AND NOT pruned ORDER BY seq DESC LIMIT 1`, job, s.clock()).Scan(&id, &finished, &at)
+	err := tx.QueryRow(ctx, `SELECT id, coalesce(started_at, claimed_at), coalesce($2::timestamptz, clock_timestamp()) FROM tether.executions
+		WHERE job = $1 AND status = 'completed' AND NOT pruned ORDER BY seq DESC LIMIT 1`, job, s.clock()).Scan(&id, &started, &at)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	// The last success claimed, not the greatest finished_at; one that
-	// finished later than now (a clock stepped back) does not hold the
-	// period, as on the file store.
-	if since := at.Sub(finished); since > -ledger.FutureSkew && since < every {
-		return ledger.NotDuef("execution %s completed %v ago (at %s), less than %v", id, since.Round(time.Millisecond), ledger.FormatTime(finished), every)
+	// The last success claimed, not the greatest finished_at, counted
+	// from its start (ledger.EveryFrom); one that started later than now
+	// (a clock stepped back) does not hold the period, as on the file
+	// store.
+	if since := at.Sub(started); since > -ledger.FutureSkew && since < every-ledger.EverySlack(every) {
+		return ledger.NotDuef("execution %s completed, started %v ago (at %s), less than %v", id, since.Round(time.Millisecond), ledger.FormatTime(started), every)
 	}
 	return nil
 }

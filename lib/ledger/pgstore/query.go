@@ -19,7 +19,7 @@ func (s *Store) Get(id string) (ledger.Record, error) {
 	var r ledger.Record
 	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
 		var err error
-		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+cols+` FROM tether.executions WHERE id = $1 AND NOT pruned`, id))
+		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+s.cols()+` FROM tether.executions WHERE id = $1 AND NOT pruned`, id))
 		return err
 	})
 	if err := s.noStore(err); err != nil {
@@ -39,7 +39,7 @@ func (s *Store) Latest(job string) (ledger.Record, error) {
 	var r ledger.Record
 	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
 		var err error
-		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+cols+` FROM tether.executions
+		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+s.cols()+` FROM tether.executions
 			WHERE job = $1 AND NOT pruned ORDER BY seq DESC LIMIT 1`, job))
 		return err
 	})
@@ -86,7 +86,7 @@ func (s *Store) Each(f ledger.Filter, fn func(ledger.Record) error) error {
 		if _, err := c.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`); err != nil {
 			return err
 		}
-		_, err := c.Exec(ctx, `DECLARE tether_each NO SCROLL CURSOR FOR SELECT `+cols+` FROM tether.executions
+		_, err := c.Exec(ctx, `DECLARE tether_each NO SCROLL CURSOR FOR SELECT `+s.cols()+` FROM tether.executions
 			WHERE NOT pruned AND ($1 = '' OR job = $1) AND ($2 = '' OR status = $2) ORDER BY seq`, f.Job, string(f.Status))
 		return err
 	})

@@ -45,6 +45,9 @@ var recordColumns = []struct {
 	{"late_exit_code", func(s *scanned) any { return &s.lateCode }},
 	{"late_error", func(s *scanned) any { return &s.lateErr }},
 	{"late_finished_at", func(s *scanned) any { return &s.lateAt }},
+	{"schedule", func(s *scanned) any { return &s.schedule }},
+	{"attempt", func(s *scanned) any { return &s.attempt }},
+	{"attempts", func(s *scanned) any { return &s.attempts }},
 }
 
 // cols is recordColumns' names, comma-separated.
@@ -56,11 +59,41 @@ var cols = func() string {
 	return strings.Join(names, ", ")
 }()
 
+// v2Cols is cols as a schema of version 2 or 1 answers them, NULL for
+// the columns of version 3 (v3Columns): what the reads of a store ask
+// (Store.cols) once they found a column missing, so that a database an
+// older release made is read as it is; the first write migrates it.
+var v2Cols = func() string {
+	names := make([]string, len(recordColumns))
+	for i, c := range recordColumns {
+		names[i] = c.name
+		if t, ok := v3Columns[c.name]; ok {
+			names[i] = "NULL::" + t + " AS " + c.name
+		}
+	}
+	return strings.Join(names, ", ")
+}()
+
+// v3Columns are the columns schema version 3 added, with their types.
+var v3Columns = map[string]string{"schedule": "text", "attempt": "integer", "attempts": "integer"}
+
+// cols is the column list the store's reads select: v2Cols while the
+// database lacks the columns of version 3 (doLocked found them missing).
+// Called with s.mu held (in do's fn).
+func (s *Store) cols() string {
+	if s.legacy {
+		return v2Cols
+	}
+	return cols
+}
+
 // scanned is one row of recordColumns as the driver scans it: NULL-able
 // columns into pointers, which record turns into a Record's zero values.
 type scanned struct {
 	r                                         ledger.Record
 	source, instant, host, boot, errMsg, note *string
+	schedule                                  *string
+	attempt, attempts                         *int32
 	status                                    string
 	pidns, ownerStart, childStart             *int64
 	childPID, exitCode, lateCode              *int32
@@ -143,6 +176,13 @@ func (s *scanned) record() (ledger.Record, error) {
 		r.ExitCode = &c
 	}
 	r.BeatAt, r.LeaseUntil = tm(s.beatAt), tm(s.leaseUntil)
+	r.Schedule = str(s.schedule)
+	if s.attempt != nil {
+		r.Attempt = int(*s.attempt)
+	}
+	if s.attempts != nil {
+		r.Attempts = int(*s.attempts)
+	}
 	if s.lateAt != nil {
 		r.Late = &ledger.Late{Status: ledger.Status(str(s.lateStatus)), Error: str(s.lateErr), FinishedAt: s.lateAt.UTC()}
 		if s.lateCode != nil {

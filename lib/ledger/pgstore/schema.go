@@ -15,7 +15,7 @@ import (
 // SchemaVersion is the version of the schema this package writes and
 // reads. A later release that changes the tables migrates from the
 // version it finds in tether.schema_version.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Schema is the name of the PostgreSQL schema the store keeps its tables
 // in; Tables lists them. A least-privileged role needs USAGE on the schema

@@ -137,6 +137,10 @@ type Store struct {
 	// pageSize is how many rows Each fetches per statement (eachPage;
 	// tests make it small).
 	pageSize int
+	// legacy: a statement found a column of SchemaVersion missing, and
+	// reads select v2Cols (Store.cols); migrated: the schema was then
+	// migrated (or could not be), once (doLocked).
+	legacy, migrated bool
 }
 
 var _ ledger.Ledger = (*Store)(nil)
@@ -306,7 +310,37 @@ func (s *Store) doLocked(fn func(ctx context.Context, c *pgx.Conn) error) error 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.StatementTimeout+2*time.Second)
 	defer cancel()
-	return s.wrap(fn(ctx, s.conn))
+	err := fn(ctx, s.conn)
+	if undefinedColumn(err) && !s.legacy && !s.conn.IsClosed() {
+		// A database an older release made, before any claim of this
+		// one migrated it: a read selects NULL for what it lacks, and
+		// succeeds; a read migrates nothing (a monitoring role may only
+		// read).
+		s.legacy = true
+		s.rollback(ctx)
+		err = fn(ctx, s.conn)
+	}
+	if undefinedColumn(err) && !s.migrated && !s.conn.IsClosed() {
+		// A write that needs the columns (a finish or a recovery of an
+		// execution an older release claimed): migrate, if the role
+		// may (else the missing column is the answer), and try again.
+		s.migrated = true
+		s.rollback(ctx)
+		if s.ensureSchema(ctx) == nil {
+			s.legacy = false
+			err = fn(ctx, s.conn)
+		}
+	}
+	return s.wrap(err)
+}
+
+// rollback ends the transaction a statement that failed left open on the
+// connection (Each's cursor opens one by hand), so that it can be asked
+// again.
+func (s *Store) rollback(ctx context.Context) {
+	if s.conn.PgConn().TxStatus() != 'I' {
+		s.conn.Exec(ctx, `ROLLBACK`)
+	}
 }
 
 // wrap classifies err: the package's and ledger's errors pass; a server

@@ -77,6 +77,13 @@ var schemaMigrations = []schemaMigration{
 		// The kept tail of an execution's output (output.go).
 		addOutputColumn,
 	}},
+	// The schedule a run was claimed under and its attempt k of n
+	// (ledger.Record.Schedule, Attempt, Attempts): NULL in the rows
+	// written before.
+	{3, []string{
+		`ALTER TABLE tether.executions ADD COLUMN IF NOT EXISTS schedule text,
+			ADD COLUMN IF NOT EXISTS attempt integer, ADD COLUMN IF NOT EXISTS attempts integer`,
+	}},
 }
 
 // Summaries returns the summary of each named job (every job when none is
@@ -92,7 +99,7 @@ func (s *Store) Summaries(jobs ...string) ([]ledger.Summary, error) {
 	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
 		return pgx.BeginTxFunc(ctx, c, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 			var err error
-			out, err = summaries(ctx, tx, jobs)
+			out, err = summaries(ctx, tx, jobs, s.cols())
 			return err
 		})
 	})
@@ -123,7 +130,7 @@ func emptySummaries(jobs []string) []ledger.Summary {
 }
 
 // summaries reads the summaries in tx.
-func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary, error) {
+func summaries(ctx context.Context, tx pgx.Tx, jobs []string, cols string) ([]ledger.Summary, error) {
 	var counted bool
 	if err := tx.QueryRow(ctx, `SELECT to_regclass('tether.job_runs') IS NOT NULL`).Scan(&counted); err != nil {
 		return nil, err
@@ -177,7 +184,7 @@ func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary,
 			return nil, err
 		}
 	}
-	if err := prunedLast(ctx, tx, out, byJob); err != nil {
+	if err := prunedLast(ctx, tx, out, byJob, cols); err != nil {
 		return nil, err
 	}
 	rows, err := tx.Query(ctx, `SELECT job, count(*) FROM tether.executions
@@ -224,7 +231,7 @@ func summaries(ctx context.Context, tx pgx.Tx, jobs []string) ([]ledger.Summary,
 // whose every record was pruned still reports them, as on the file
 // store. It walks the job's pruned rows (no partial index holds them),
 // only for a job that has none left of the kind.
-func prunedLast(ctx context.Context, tx pgx.Tx, out []ledger.Summary, byJob map[string]*ledger.Summary) error {
+func prunedLast(ctx context.Context, tx pgx.Tx, out []ledger.Summary, byJob map[string]*ledger.Summary, cols string) error {
 	for _, q := range []struct {
 		where string
 		unset func(*ledger.Summary) bool

@@ -109,7 +109,7 @@ func TestCanonicalDecodeOlderRecord(t *testing.T) {
 	if enc := Encode(r); !bytes.Contains(enc, []byte(`"boot_id":"4f8c2e7a-1b2d-4c3e-9f00-0123456789ab","pidns":null,"pid":4242`)) {
 		t.Errorf("encode(Decode(older record)) = %s; want \"pidns\":null", enc)
 	}
-	if enc := Encode(r); !bytes.HasSuffix(enc, []byte(`"error":null,"beat_at":null,"note":null}`+"\n")) {
+	if enc := Encode(r); !bytes.HasSuffix(enc, []byte(`"error":null,"beat_at":null,"note":null,"schedule":null,"attempt":null,"attempts":null}`+"\n")) {
 		t.Errorf("encode(Decode(older record)) = %s; want \"beat_at\":null,\"note\":null", enc)
 	}
 }

@@ -105,6 +105,13 @@ func fromForm(j form.Record, id string) (ledger.Record, error) {
 	r.FinishedAt = tm("finished_at", j.FinishedAt)
 	r.BeatAt = tm("beat_at", j.BeatAt) // absent in records written before beats
 	r.Note = str(j.Note)
+	r.Schedule = str(j.Schedule) // absent, as the two counts, in records written before schedules
+	if j.Attempt != nil {
+		r.Attempt = *j.Attempt
+	}
+	if j.Attempts != nil {
+		r.Attempts = *j.Attempts
+	}
 	if err != nil {
 		return ledger.Record{}, err
 	}

@@ -67,5 +67,18 @@ func (sp *storedSpans) fill(r *ledger.Record) bool {
 	if v := sp.v[15]; v != nil { // note
 		r.Note = spanText(v)
 	}
+	if v := sp.v[16]; v != nil { // schedule
+		r.Schedule = spanText(v)
+	}
+	if v := sp.v[17]; v != nil { // attempt
+		if !fillCount(&r.Attempt, v) {
+			return false
+		}
+	}
+	if v := sp.v[18]; v != nil { // attempts
+		if !fillCount(&r.Attempts, v) {
+			return false
+		}
+	}
 	return true
 }

@@ -52,6 +52,8 @@ func (sp *storedSpans) fill(r *ledger.Record) bool {
 			fmt.Fprintf(&b, "\t\tif !fillTime(&r.%s, v, %v) {\n\t\t\treturn false\n\t\t}\n", f.Rec, f.Ranged)
 		case reflect.TypeOf((*int)(nil)):
 			fmt.Fprintf(&b, "\t\tfillInt(&r.%s, v)\n", f.Rec)
+		case reflect.TypeOf(0):
+			fmt.Fprintf(&b, "\t\tif !fillCount(&r.%s, v) {\n\t\t\treturn false\n\t\t}\n", f.Rec)
 		case reflect.TypeOf(ledger.Owner{}):
 			fmt.Fprintf(&b, "\t\tif !fillOwner(&r.%s, v) {\n\t\t\treturn false\n\t\t}\n", f.Rec)
 		case reflect.TypeOf(proc.ID{}):

@@ -133,7 +133,7 @@ var spanKinds struct {
 // absent, an optional key of an older record, which MarshalJSON prints as
 // null).
 type storedSpans struct {
-	v [16][]byte
+	v [19][]byte
 }
 
 // read reads the object's keys in table order (the id only in a claim:
@@ -326,6 +326,18 @@ func fillInt(p **int, v []byte) {
 		c := int(spanInt(&canonicalReader{b: v, ok: true}, 9))
 		*p = &c
 	}
+}
+
+// fillCount sets *p from a count's value (null: 0); false for a value
+// MarshalJSON writes as null (0) or Validate refuses (negative), so that
+// the general path reads it.
+func fillCount(p *int, v []byte) bool {
+	*p = 0
+	if string(v) == "null" {
+		return true
+	}
+	*p = int(spanInt(&canonicalReader{b: v, ok: true}, 9))
+	return *p > 0
 }
 
 // fillOwner sets *o from an owner value; false for one of PID 0, which

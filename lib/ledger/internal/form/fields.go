@@ -29,7 +29,7 @@ type Field[T any] struct {
 	// *int, **int, **uint64, **Owner or **Child.
 	Val func(*T) any
 	// Rec, in Fields, names the ledger.Record field the key holds (of
-	// type string, Status, bool, time.Time, *int, Owner or proc.ID): what
+	// type string, Status, bool, time.Time, *int, int, Owner or proc.ID): what
 	// the stored-bytes reader sets from the key's value, in code
 	// generated from this table (wire's storedfill_gen.go). Empty for the
 	// id, which the reader is given.
@@ -55,6 +55,10 @@ var Fields = []Field[Record]{
 	// Records written before beats have neither.
 	{Key: "beat_at", Optional: true, Time: true, Val: func(j *Record) any { return &j.BeatAt }, Rec: "BeatAt"},
 	{Key: "note", Optional: true, Val: func(j *Record) any { return &j.Note }, Rec: "Note"},
+	// Records written before schedules and retries have none of these.
+	{Key: "schedule", Optional: true, Val: func(j *Record) any { return &j.Schedule }, Rec: "Schedule"},
+	{Key: "attempt", Optional: true, Val: func(j *Record) any { return &j.Attempt }, Rec: "Attempt"},
+	{Key: "attempts", Optional: true, Val: func(j *Record) any { return &j.Attempts }, Rec: "Attempts"},
 }
 
 // OwnerFields is Owner's table.

@@ -46,6 +46,9 @@ type Record struct {
 	Error      *string `json:"error"`
 	BeatAt     *string `json:"beat_at"`
 	Note       *string `json:"note"`
+	Schedule   *string `json:"schedule"`
+	Attempt    *int    `json:"attempt"`
+	Attempts   *int    `json:"attempts"`
 }
 
 // Owner is the form of a record's owner.
