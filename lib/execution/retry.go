@@ -118,6 +118,13 @@ func runAttempts(warn func(format string, args ...any), st ledger.Ledger, o RunO
 	for k := 1; ; k++ {
 		a := o
 		a.attempt, a.attempts, a.hold, a.runDeadline = k, attempts, o.Quiet, o.Deadline
+		// Recorded as attempt k of attempts; a claim of attempt k > 1 is
+		// not refused by the run's own failed attempts of a slot run
+		// once (ledger.ClaimOptions.Once). --exclusive and --every are
+		// asked again: a run of another host or process that took the
+		// job meanwhile (live, or completed within the period) refuses
+		// it, and the run ends with its last attempt's status.
+		a.Claim.Attempt, a.Claim.Attempts = k, attempts
 		if !until.IsZero() {
 			// What is left; none at all (Deadline 0 would be no
 			// deadline) ends the run.
