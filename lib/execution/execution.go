@@ -123,6 +123,12 @@ type AdoptOptions struct {
 	// AckFile, if set, receives the acknowledgement (handoff.WriteAck)
 	// once the adoption is durable, before the payload starts.
 	AckFile string
+	// Retry, as RunOptions', runs the payload again after a failure, each
+	// later attempt claimed afresh for the adopted execution's job,
+	// instant, source and schedule, with Claim's Exclusive and Every
+	// (retry.go); the other fields of Claim are the record's.
+	Retry Retry
+	Claim Claim
 }
 
 // Outcome is how Run, RunJob or Adopt ended.
@@ -172,7 +178,7 @@ func CatchSignals() *runner.Catcher {
 // Outcome.Refused, unsaid; other claim failures are said.
 func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOptions) Outcome {
 	if o.Retry.Retries > 0 {
-		return runAttempts(warn, st, o)
+		return runAttempts(warn, st, o, nil)
 	}
 	return runJob(warn, st, o)
 }
@@ -213,6 +219,14 @@ func runJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 // Outcome.Err, unsaid; an adopted execution whose acknowledgement could
 // not be written is given up as failed, its payload not run.
 func Adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptions) Outcome {
+	if o.Retry.Retries > 0 {
+		return adoptAttempts(warn, st, o)
+	}
+	return adopt(warn, st, o)
+}
+
+// adopt is Adopt's one attempt.
+func adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptions) Outcome {
 	self := proc.Self()
 	owner, err := ledger.LocalOwner(self)
 	if err != nil {

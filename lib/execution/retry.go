@@ -72,7 +72,10 @@ func BackoffDelay(base time.Duration, k int, rnd *rand.Rand) time.Duration {
 // runAttempts is RunJob with retries: the first attempt as runJob makes
 // it (a refusal of it is RunJob's refusal), then up to o.Retry.Retries
 // more while the payload fails. It returns the last attempt's outcome.
-func runAttempts(warn func(format string, args ...any), st ledger.Ledger, o RunOptions) Outcome {
+//
+// first, when set, makes the first attempt instead of a claim (spawn's
+// worker adopts it), with the attempt's options.
+func runAttempts(warn func(format string, args ...any), st ledger.Ledger, o RunOptions, first func(Options) Outcome) Outcome {
 	r := o.Retry
 	if r.Delay <= 0 {
 		r.Delay = DefaultRetryDelay
@@ -133,7 +136,12 @@ func runAttempts(warn func(format string, args ...any), st ledger.Ledger, o RunO
 				return end(k - 1)
 			}
 		}
-		out := runJob(warn, st, a)
+		var out Outcome
+		if k == 1 && first != nil {
+			out = first(a.Options)
+		} else {
+			out = runJob(warn, st, a)
+		}
 		switch {
 		case out.Refused != nil && k == 1:
 			return out
@@ -233,4 +241,33 @@ func tapSignals(in chan os.Signal) (out chan os.Signal, forwarded func() bool, s
 		}
 	}()
 	return out, seen.Load, func() { close(done) }
+}
+
+// adoptAttempts is Adopt with retries (spawn's worker, adopt --retry):
+// the fenced execution o.ID is the first attempt; the later ones are
+// claimed afresh for its job, instant, source and schedule, as ledger
+// run's retries are, with o.Claim's Exclusive and Every.
+func adoptAttempts(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptions) Outcome {
+	rec, err := st.Get(o.ID)
+	if err != nil {
+		// Adopt says why (its store's words).
+		o.Retry = Retry{}
+		return Adopt(warn, st, o)
+	}
+	if o.Signals == nil {
+		// Caught across the attempts and their delays.
+		o.Signals = CatchSignals()
+		defer o.Signals.Stop()
+	}
+	cl := o.Claim
+	cl.Job, cl.Source, cl.Instant, cl.Schedule = rec.Job, rec.Source, rec.Instant, rec.Schedule
+	// A --schedule slot runs once (ledger.ClaimOptions.Once): its record
+	// names a cron schedule, not --every's "@every".
+	cl.Once = rec.Schedule != "" && !rec.Instant.IsZero()
+	ro := RunOptions{Options: o.Options, Claim: cl, Retry: o.Retry}
+	return runAttempts(warn, st, ro, func(a Options) Outcome {
+		ao := o
+		ao.Options, ao.Retry = a, Retry{}
+		return adopt(warn, st, ao)
+	})
 }

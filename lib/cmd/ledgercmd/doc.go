@@ -6,7 +6,7 @@
 //
 //	ledger [--ledger DIR] [--json] [--lock-timeout D] COMMAND [ARGS...]
 //	ledger run JOB [--instant T] [--exclusive [--wait D]] [--every D] [--retry N [--retry-delay D]] [--deadline D] [--grace D] [--pidns] [--keep-output SIZE] [--quiet] [--conflict-exit N] [--keep N] -- CMD [ARGS...]
-//	ledger spawn JOB [--instant T] [--scope auto|require|never] [--wait] [--log F] [--keep-output SIZE] [--keep N] -- CMD [ARGS...]
+//	ledger spawn JOB [--instant T] [--retry N [--retry-delay D]] [--scope auto|require|never] [--wait] [--log F] [--keep-output SIZE] [--keep N] -- CMD [ARGS...]
 //	ledger output ID
 //
 // ledger records that a job was claimed, handed off, started and finished,
@@ -443,6 +443,12 @@
 // The worker keeps CMD's output (--keep-output, ledger output ID) and prunes
 // JOB to its newest --keep executions (default 1000) once it finished.
 //
+// --retry N and --retry-delay D go to the worker, which retries as ledger
+// run does (see ledger run --help): the spawned execution is attempt 1 of
+// N+1; the worker claims each later one itself, for the same instant and
+// source, as --exclusive and --every say; --wait exits with the last
+// attempt's status.
+//
 //	ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
 //	ledger spawn sync --wait --log /var/log/sync.log -- ./sync.sh
 //
@@ -451,7 +457,7 @@
 // not found, the worker did not take it within --ack-timeout; the record
 // ends failed), bad usage included (nothing recorded); 3 when the worker
 // took it but its id could not be printed. With --wait: CMD's
-// recorded status (124, 126, 127 and 128+N as for run), 1 when it failed
+// recorded status (with --retry, the last attempt's) (124, 126, 127 and 128+N as for run), 1 when it failed
 // without one, 125 when it ended abandoned (never started), 255 when it
 // ended unknown, 128+N when signal N ended the waiting.
 //
@@ -477,6 +483,10 @@
 //   - --catch-up: With --schedule: run the newest slot at or before now if it has no execution, however old (as anacron and systemd's Persistent=): after downtime, one run for the newest missed slot, never a backlog. For a frequent cron line or @reboot.
 //
 //   - --jitter=D: Wait a delay below D before the claim, random per job and stable per host (a hash of /etc/machine-id and JOB, as systemd's RandomizedDelaySec with FixedRandomDelay), counted within --deadline; said unless --quiet. A TERM or INT during it ends the run, nothing claimed (128+N).
+//
+//   - --retry=N: When CMD fails (a non-zero exit, or a signal ledger did not forward), run it again up to N more times, each attempt its own execution of JOB with the same instant and source (attempt k of N+1), claimed afresh after a delay; the exit status is the last attempt's. Not retried: a refusal, the deadline (124), a fault of ledger (125), CMD not runnable (126, 127), a TERM or INT to ledger (which, during a delay, ends the run at once with 128+N).
+//
+//   - --retry-delay=D: With --retry: after failed attempt k, wait D·2^(k-1), at most 10·D, with equal jitter (a time drawn between half of it and all of it), before the next attempt (default: 10s).
 //
 //   - --scope=auto|require|never: Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never (default: auto).
 //

@@ -138,6 +138,8 @@ var completeTables = &cli.CompleteNode{
 				{Names: []string{"--tz"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--catch-up"}, Value: cli.CompleteValue{Switch: true}},
 				{Names: []string{"--jitter"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--retry"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--retry-delay"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--scope"}, Value: cli.CompleteValue{Enum: []string{"auto", "never", "require"}}},
 				{Names: []string{"--ack-timeout"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--wait"}, Value: cli.CompleteValue{Switch: true}},
@@ -1026,16 +1028,22 @@ once and finishes the record.
 The worker keeps CMD's output (--keep-output, ledger output ID) and prunes JOB
 to its newest --keep executions (default 1000) once it finished.
 
+--retry N and --retry-delay D go to the worker, which retries as ledger run
+does (see ledger run --help): the spawned execution is attempt 1 of N+1;
+the worker claims each later one itself, for the same instant and source,
+as --exclusive and --every say; --wait exits with the last attempt's status.
+
     ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
     ledger spawn sync --wait --log /var/log/sync.log -- ./sync.sh
 
 Exit status: 0 when the worker took the execution; 125 when CMD will not run
-(the claim was refused: --conflict-exit N makes that N; adopt was not found, the
-worker did not take it within --ack-timeout; the record ends failed), bad usage
-included (nothing recorded); 3 when the worker took it but its id could not be
-printed. With --wait: CMD's recorded status (124, 126, 127 and 128+N as for
-run), 1 when it failed without one, 125 when it ended abandoned (never started),
-255 when it ended unknown, 128+N when signal N ended the waiting.
+(the claim was refused: --conflict-exit N makes that N; adopt was not found,
+the worker did not take it within --ack-timeout; the record ends failed),
+bad usage included (nothing recorded); 3 when the worker took it but its id
+could not be printed. With --wait: CMD's recorded status (with --retry, the last
+attempt's) (124, 126, 127 and 128+N as for run), 1 when it failed without one,
+125 when it ended abandoned (never started), 255 when it ended unknown, 128+N
+when signal N ended the waiting.
 
 Arguments:
   <job>        Job name: 1-128 of [A-Za-z0-9._:@-].
@@ -1106,6 +1114,19 @@ Flags:
                             FixedRandomDelay), counted within --deadline;
                             said unless --quiet. A TERM or INT during it ends
                             the run, nothing claimed (128+N).
+      --retry=N             When CMD fails (a non-zero exit, or a signal ledger
+                            did not forward), run it again up to N more times,
+                            each attempt its own execution of JOB with the
+                            same instant and source (attempt k of N+1),
+                            claimed afresh after a delay; the exit status
+                            is the last attempt's. Not retried: a refusal,
+                            the deadline (124), a fault of ledger (125), CMD not
+                            runnable (126, 127), a TERM or INT to ledger (which,
+                            during a delay, ends the run at once with 128+N).
+      --retry-delay=D       With --retry: after failed attempt k, wait
+                            D·2^(k-1), at most 10·D, with equal jitter (a time
+                            drawn between half of it and all of it), before the
+                            next attempt (default: 10s).
       --scope=auto|require|never
                             Run the worker in a systemd-run --user --scope: auto
                             (when it works: probed once per boot, the answer

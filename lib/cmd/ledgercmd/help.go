@@ -191,6 +191,12 @@ worker runs CMD once and finishes the record.
 The worker keeps CMD's output (--keep-output, ledger output ID) and prunes
 JOB to its newest --keep executions (default 1000) once it finished.
 
+--retry N and --retry-delay D go to the worker, which retries as ledger
+run does (see ledger run --help): the spawned execution is attempt 1 of
+N+1; the worker claims each later one itself, for the same instant and
+source, as --exclusive and --every say; --wait exits with the last
+attempt's status.
+
   ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
   ledger spawn sync --wait --log /var/log/sync.log -- ./sync.sh
 
@@ -199,7 +205,7 @@ run (the claim was refused: --conflict-exit N makes that N; adopt was
 not found, the worker did not take it within --ack-timeout; the record
 ends failed), bad usage included (nothing recorded); 3 when the worker
 took it but its id could not be printed. With --wait: CMD's
-recorded status (124, 126, 127 and 128+N as for run), 1 when it failed
+recorded status (with --retry, the last attempt's) (124, 126, 127 and 128+N as for run), 1 when it failed
 without one, 125 when it ended abandoned (never started), 255 when it
 ended unknown, 128+N when signal N ended the waiting.`
 }

@@ -19,6 +19,7 @@ import (
 type spawnCmd struct {
 	jobClaim
 	scheduled
+	retryFlags
 	Scope        string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never."`
 	AckTimeout   cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
 	Wait         bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
@@ -44,6 +45,9 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	}
 	// The worker (adopt) stops its payload with the default grace.
 	if err := inv.checkLease(c.Lease.D(), stop.DefaultGrace); err != nil {
+		return err
+	}
+	if err := c.retryFlags.check(); err != nil {
 		return err
 	}
 	if c.Keep < 0 {
@@ -91,6 +95,19 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	}
 	if c.Keep != defaultKeep {
 		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
+	}
+	if c.Retry > 0 {
+		// The worker makes the later attempts: it claims them as this
+		// claim was made (the record holds the rest: job, instant,
+		// source, schedule).
+		o.Claim.Attempt, o.Claim.Attempts = 1, c.Retry+1
+		o.AdoptFlags = append(o.AdoptFlags, "--retry", strconv.Itoa(c.Retry), "--retry-delay", c.RetryDelay.D().String())
+		if c.Exclusive {
+			o.AdoptFlags = append(o.AdoptFlags, "--retry-exclusive")
+		}
+		if c.Every.D() > 0 {
+			o.AdoptFlags = append(o.AdoptFlags, "--retry-every", c.Every.D().String())
+		}
 	}
 	if loc, err := inv.location(); err == nil {
 		// A URL through the environment: its password must not show in
