@@ -214,3 +214,26 @@ func TestNextCost(t *testing.T) {
 		}
 	}
 }
+
+// TestNextPrevAgree: across a year with both changes, in zones that have
+// them, Next and Prev agree: the slot after t is its own newest, and the
+// newest at or before t is followed by the first after t.
+func TestNextPrevAgree(t *testing.T) {
+	for _, c := range []struct{ spec, tz string }{
+		{"30 2 * * *", "Europe/Berlin"},
+		{"*/20 * * * *", "Europe/Berlin"},
+		{"0 1-3 * * 0", "America/New_York"},
+		{"@hourly", "Australia/Lord_Howe"}, // a change of 30 minutes
+	} {
+		s := mustParse(t, c.spec, c.tz)
+		for at := utc("2024-01-01T00:00:00Z"); at.Before(utc("2025-01-01T00:00:00Z")); at = at.Add(197 * time.Minute) {
+			n := s.Next(at)
+			if !n.After(at) || !s.Prev(n).Equal(n) {
+				t.Fatalf("%s in %s: Next(%s) = %s, Prev of it %s; want a slot after it that is its own newest", c.spec, c.tz, at, n, s.Prev(n))
+			}
+			if p := s.Prev(at); p.After(at) || !s.Next(p).Equal(n) {
+				t.Fatalf("%s in %s: Prev(%s) = %s, Next of it %s; want %s", c.spec, c.tz, at, p, s.Next(p), n)
+			}
+		}
+	}
+}

@@ -108,10 +108,14 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	defer sigs.Stop()
 	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: cl, Retry: c.retry()}
 	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
-	// A slot already run is refused before the payload is forked and
-	// held for the claim (and before a --jitter delay): a --catch-up
-	// line's every other tick costs one read.
+	// A slot already run, or a period that surely still holds, is
+	// refused before the payload is forked and held for the claim (and
+	// before a --jitter delay): a --catch-up or --every line's every
+	// other tick costs one read.
 	if err := slotTaken(st, cl); err != nil {
+		return c.refused(inv, fmt.Errorf("not running %s: %w", c.Job, err))
+	}
+	if err := everyHeld(st, cl, clockNow()); err != nil {
 		return c.refused(inv, fmt.Errorf("not running %s: %w", c.Job, err))
 	}
 	if c.Jitter.D() > 0 {

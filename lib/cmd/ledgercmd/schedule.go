@@ -130,6 +130,32 @@ func (f scheduled) delay(job, verb string, sigs <-chan os.Signal, quiet bool, sa
 	}
 }
 
+// everySkew is how far a store's clock (a database server's) may be
+// from this host's for everyHeld to judge by this host's: a tick that
+// close to due goes to the claim, which judges on the store's clock.
+const everySkew = time.Minute
+
+// everyHeld reports, before the payload is forked and held for the
+// claim, whether --every's period surely still holds (the last success
+// started well within it, by now): a refused tick then costs a summary's
+// read. The claim judges again, on the store's clock, whatever this says.
+func everyHeld(st ledger.Ledger, cl execution.Claim, now time.Time) error {
+	if cl.Every <= 2*everySkew {
+		return nil
+	}
+	sums, err := st.Summaries(cl.Job)
+	if err != nil || len(sums) != 1 || sums[0].LastSuccess.ID == "" {
+		return nil
+	}
+	r := sums[0].LastSuccess
+	from := ledger.EveryFrom(r)
+	if since := now.Sub(from); since >= 0 && since < cl.Every-ledger.EverySlack(cl.Every)-everySkew {
+		return fmt.Errorf("cannot claim %s every %v: %w", cl.Job, cl.Every,
+			ledger.NotDuef("execution %s completed, started %v ago (at %s), less than %v", r.ID, since.Round(time.Millisecond), ledger.FormatTime(from), cl.Every))
+	}
+	return nil
+}
+
 // slotTaken reports, before the payload is forked and held for the claim
 // and before a --jitter delay, whether the slot of cl already ran (its
 // newest execution holds it for good): the claim would be refused, and a
