@@ -15,12 +15,11 @@ import (
 // TestLedgerHelpFromSibling: the ledger binary does not link kong, so that
 // no verb pays for it at start-up; its help, a shell's completion and its
 // usage errors are its own (generated from kong's model), byte for byte
-// as tether-pg's kong model says them, with the same exit code; the rare
-// line whose values its generated parser leaves to kong (-nq, not UTF-8) is
-// tether-pg's. Without tether-pg, help, completion and usage errors still
-// work, those lines are refused in one line with the exit code of a usage
-// error (125 for run, UNKNOWN for check), and every command line the
-// generated parser takes still runs.
+// as tether-pg's kong model says them, with the same exit code, the lines
+// it once handed to tether-pg to parse (-nq, -- list, ~/x, not UTF-8)
+// included. Without tether-pg, help, completion and usage errors still
+// work, and every command line runs: tether-pg is only ever execed for a
+// PostgreSQL store.
 func TestLedgerHelpFromSibling(t *testing.T) {
 	deps, err := exec.Command("go", "list", "-deps", "./cmd/ledger").Output()
 	if err != nil {
@@ -72,6 +71,12 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 		{nil, []string{"run", "j", "--dedline", "4m", "--", "true"}, 125},
 		{nil, []string{"--lock-timeout", "x", "spawn", "j", "--", "true"}, 125},
 		{nil, []string{"check", "j", "--max-agee", "1h"}, 3},
+		{nil, []string{"prune", "-nq"}, 2},
+		{nil, []string{"prune", "-nh"}, 0},
+		{nil, []string{"--", "bogus"}, 2},
+		{nil, []string{"--help=false", "list"}, 0},
+		{nil, []string{"spawn", "j", "--log", "~/x", "--bogus", "--", "true"}, 125},
+		{nil, []string{"check", "\xff", "--max-agee", "1h"}, 3},
 		{[]string{"COMP_LINE=ledger li", "COMP_POINT=9"}, []string{}, 0},
 		{[]string{"COMP_LINE=ledger list --st", "COMP_POINT=18"}, []string{}, 0},
 	}
@@ -105,7 +110,7 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 	for _, l := range []struct {
 		args []string
 		code int
-	}{{[]string{"prune", "-nq"}, 2}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "list"}, 3}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "run", "j", "--", "true"}, 125}} {
+	}{{[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "list"}, 3}, {[]string{"--ledger", "postgres://u@127.0.0.1:1/db", "run", "j", "--", "true"}, 125}} {
 		args := l.args
 		cmd := exec.Command(filepath.Join(loop, "ledger"), args...)
 		var stderr strings.Builder
@@ -131,16 +136,20 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No tether-pg beside it, none on PATH: an unknown flag or command,
-	// help and completion are ledger's own; the usage errors it leaves to
-	// kong cannot be worded, and ledger says why.
+	// help and completion are ledger's own, whatever the line.
 	noPath := []string{"PATH=" + t.TempDir()}
 	for _, l := range []struct {
 		args         []string
 		code         int
 		stdout, line string
 	}{
-		{[]string{"run", "\xff", "--", "true"}, 125, "", "ledger: this command line is parsed by kong's model, in tether-pg, which is neither beside this program nor on PATH\n"},
-		{[]string{"check", "\xff", "--max-age", "1h"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: this command line is parsed by kong's model, in tether-pg, which is neither beside this program nor on PATH\n"},
+		// bytes that are not UTF-8 read as kong reads them
+		{[]string{"run", "\xff", "--", "true"}, 125, "", "ledger: invalid job name \"\uFFFD\": want 1-128 of [A-Za-z0-9._:@-], not . or ..\n"},
+		{[]string{"check", "\xff", "--max-age", "1h"}, 3, "UNKNOWN: invalid job name \"\uFFFD\": want 1-128 of [A-Za-z0-9._:@-], not . or ..\n", ""},
+		// a cluster of short flags, a path's ~, a command after --
+		{[]string{"prune", "-nq"}, 2, "", "ledger: unknown flag -q, did you mean one of \"-h\", \"-n\"?\n"},
+		{[]string{"spawn", "j", "--log", "~/x", "--bogus", "--", "true"}, 125, "", "ledger: unknown flag --bogus\n"},
+		{[]string{"--", "list", "--bogus"}, 2, "", "ledger: unexpected argument --bogus\n"},
 		{[]string{"run", "j", "--every", "x", "--", "true"}, 125, "", "ledger: --every: invalid duration \"x\"\n"},
 		{[]string{"check", "j"}, 3, "UNKNOWN: bad usage of ledger check (see ledger check --help)\n", "ledger: missing flags: --max-age=D\n"},
 		{[]string{"run", "j", "--dedline", "4m", "--", "true"}, 125, "", "ledger: unknown flag --dedline, did you mean \"--deadline\"?\n"},
@@ -163,5 +172,16 @@ func TestLedgerHelpFromSibling(t *testing.T) {
 	}
 	if got := run(noPath, "ledger", "run", "j", "--", "/bin/sh", "-c", "echo ran"); got.code != 0 || got.stdout != "ran\n" {
 		t.Errorf("without tether-pg, ledger run = %+v; want ran, 0", got)
+	}
+	// ... and so do the lines it once handed to tether-pg to parse; CMD's
+	// arguments reach it byte for byte.
+	if got := run(noPath, "ledger", "--", "run", "k", "/bin/sh", "-c", `printf %s "$1"`, "sh", "a\xffb"); got.code != 0 || got.stdout != "a\xffb" {
+		t.Errorf("without tether-pg, ledger -- run k ... a\\xffb = %+v; want a\\xffb, 0", got)
+	}
+	if got := run(noPath, "ledger", "prune", "-nn", "--all"); got.code != 0 || got.stderr != "" {
+		t.Errorf("without tether-pg, ledger prune -nn --all = %+v; want 0", got)
+	}
+	if got := run(noPath, "ledger", "--json", "--", "list"); got.code != 0 || strings.Count(got.stdout, "\n") != 2 {
+		t.Errorf("without tether-pg, ledger --json -- list = %+v; want two records, 0", got)
 	}
 }

@@ -26,8 +26,9 @@
 // testscript.RunMain takes ScriptMainCommands instead.
 //
 // Each tool is also importable as lib/cmd/<tool>.Main (ledger as
-// lib/cmd/ledgercmd/ledgerkong.Main, with its help; lib/cmd/ledgercmd.Main
-// is the ledger binary's, which leaves help and usage errors to tether-pg).
+// lib/cmd/ledgercmd/ledgerkong.Main, with kong's model linked;
+// lib/cmd/ledgercmd.Main is the ledger binary's, which says its help and
+// usage errors from tables generated from that model).
 package lib
 
 import (

@@ -3,9 +3,9 @@
 // runner), and a shell's completion. It is the part of lib/cli that links
 // kong, whose initialisation and reflection a tool pays for at every
 // start-up once it imports it: ledger's binary does not (it parses with
-// the generated tables of lib/internal/argv, says its help and completes
-// from tables generated from its kong model, and leaves every other
-// command line to tether-pg, which links this), the other tools do.
+// the generated tables of lib/internal/argv, and says its help, its
+// usage errors and its completions from tables generated from its kong
+// model), the other tools do.
 //
 //	t := kongcli.New("reap", Page.Description)
 //	t.RunsCommand = func(*kong.Context, []string) bool { return true }

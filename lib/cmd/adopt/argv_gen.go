@@ -19,11 +19,11 @@ var argvTables = &argv.Node[grammar, struct{}]{
 	Flags: []argv.Flag[grammar]{
 		{Names: []string{"ledger"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				return g.Ledger.UnmarshalText([]byte(v)) == nil
+				return g.Ledger.UnmarshalText([]byte(argv.Mend(v))) == nil
 			},
 			Zero: func(g *grammar) { g.Ledger = argvZero.Ledger },
 			Why: func(g *grammar, v string) error {
-				return g.Ledger.UnmarshalText([]byte(v))
+				return g.Ledger.UnmarshalText([]byte(argv.Mend(v)))
 			},
 			Summary:  "--ledger=DIR|URL",
 			Expected: "a value",
@@ -43,7 +43,7 @@ var argvTables = &argv.Node[grammar, struct{}]{
 		}},
 		{Names: []string{"ack-file"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.AckFile = v
+				g.AckFile = argv.Mend(v)
 				return true
 			},
 			Zero:     func(g *grammar) { g.AckFile = argvZero.AckFile },
@@ -77,12 +77,12 @@ var argvTables = &argv.Node[grammar, struct{}]{
 		}},
 		{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				return g.KeepOutput.UnmarshalText([]byte(v)) == nil
+				return g.KeepOutput.UnmarshalText([]byte(argv.Mend(v))) == nil
 			},
 			Zero:    func(g *grammar) { g.KeepOutput = argvZero.KeepOutput },
 			Default: "64KiB", HasDefault: true,
 			Why: func(g *grammar, v string) error {
-				return g.KeepOutput.UnmarshalText([]byte(v))
+				return g.KeepOutput.UnmarshalText([]byte(argv.Mend(v)))
 			},
 			Summary:  "--keep-output=SIZE",
 			Expected: "a value",
@@ -167,7 +167,7 @@ var argvTables = &argv.Node[grammar, struct{}]{
 	Positionals: []argv.Positional[grammar]{
 		{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.ID = v
+				g.ID = argv.Mend(v)
 				return true
 			},
 			Zero:     func(g *grammar) { g.ID = argvZero.ID },
@@ -176,7 +176,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 		}},
 		{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.Cmd = append(g.Cmd, v)
+				for _, s := range []string{v} {
+					g.Cmd = append(g.Cmd, argv.Mend(s))
+				}
 				return true
 			},
 			Zero:    func(g *grammar) { g.Cmd = argvZero.Cmd },

@@ -19,11 +19,11 @@ var argvTables = &argv.Node[grammar, *invocation]{
 	Flags: []argv.Flag[grammar]{
 		{Names: []string{"ledger"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				return g.Ledger.UnmarshalText([]byte(v)) == nil
+				return g.Ledger.UnmarshalText([]byte(argv.Mend(v))) == nil
 			},
 			Zero: func(g *grammar) { g.Ledger = argvZero.Ledger },
 			Why: func(g *grammar, v string) error {
-				return g.Ledger.UnmarshalText([]byte(v))
+				return g.Ledger.UnmarshalText([]byte(argv.Mend(v)))
 			},
 			Summary:  "--ledger=DIR|URL",
 			Expected: "a value",
@@ -59,7 +59,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"source"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Claim.jobClaim.Source = v
+						g.commands.Claim.jobClaim.Source = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Claim.jobClaim.Source = argvZero.commands.Claim.jobClaim.Source },
@@ -68,11 +68,11 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"instant"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.commands.Claim.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
+						return g.commands.Claim.jobClaim.Instant.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Claim.jobClaim.Instant = argvZero.commands.Claim.jobClaim.Instant },
 					Why: func(g *grammar, v string) error {
-						return g.commands.Claim.jobClaim.Instant.UnmarshalText([]byte(v))
+						return g.commands.Claim.jobClaim.Instant.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--instant=T",
 					Expected: "a value",
@@ -103,11 +103,11 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"owner"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.commands.Claim.Owner.UnmarshalText([]byte(v)) == nil
+						return g.commands.Claim.Owner.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Claim.Owner = argvZero.commands.Claim.Owner },
 					Why: func(g *grammar, v string) error {
-						return g.commands.Claim.Owner.UnmarshalText([]byte(v))
+						return g.commands.Claim.Owner.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--owner=PID[@START]",
 					Expected: "a value",
@@ -128,7 +128,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Claim.jobClaim.Job = v
+						g.commands.Claim.jobClaim.Job = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Claim.jobClaim.Job = argvZero.commands.Claim.jobClaim.Job },
@@ -149,7 +149,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Fence.ID = v
+						g.commands.Fence.ID = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Fence.ID = argvZero.commands.Fence.ID },
@@ -170,11 +170,11 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"owner"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.commands.Adopt.Owner.UnmarshalText([]byte(v)) == nil
+						return g.commands.Adopt.Owner.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Adopt.Owner = argvZero.commands.Adopt.Owner },
 					Why: func(g *grammar, v string) error {
-						return g.commands.Adopt.Owner.UnmarshalText([]byte(v))
+						return g.commands.Adopt.Owner.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--owner=PID[@START]",
 					Expected: "a value",
@@ -183,7 +183,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Adopt.ID = v
+						g.commands.Adopt.ID = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Adopt.ID = argvZero.commands.Adopt.ID },
@@ -204,11 +204,11 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"owner"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.commands.Start.Owner.UnmarshalText([]byte(v)) == nil
+						return g.commands.Start.Owner.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Start.Owner = argvZero.commands.Start.Owner },
 					Why: func(g *grammar, v string) error {
-						return g.commands.Start.Owner.UnmarshalText([]byte(v))
+						return g.commands.Start.Owner.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--owner=PID[@START]",
 					Expected: "a value",
@@ -217,7 +217,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Start.ID = v
+						g.commands.Start.ID = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Start.ID = argvZero.commands.Start.ID },
@@ -238,7 +238,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"status"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Finish.Status = v
+						g.commands.Finish.Status = argv.Mend(v)
 						return true
 					},
 					Zero:       func(g *grammar) { g.commands.Finish.Status = argvZero.commands.Finish.Status },
@@ -274,7 +274,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"error"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Finish.Error = v
+						g.commands.Finish.Error = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Finish.Error = argvZero.commands.Finish.Error },
@@ -285,7 +285,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Finish.ID = v
+						g.commands.Finish.ID = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Finish.ID = argvZero.commands.Finish.ID },
@@ -308,7 +308,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Set: func(g *grammar, v string) bool {
 						var x string
 						ok := func() bool {
-							x = v
+							x = argv.Mend(v)
 							return true
 						}()
 						g.commands.Beat.Note = &x
@@ -334,7 +334,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Beat.ID = v
+						g.commands.Beat.ID = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Beat.ID = argvZero.commands.Beat.ID },
@@ -368,7 +368,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"host"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Recover.Host = v
+						g.commands.Recover.Host = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Recover.Host = argvZero.commands.Recover.Host },
@@ -401,7 +401,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"field"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Show.Field = v
+						g.commands.Show.Field = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Show.Field = argvZero.commands.Show.Field },
@@ -412,7 +412,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Show.ID = v
+						g.commands.Show.ID = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Show.ID = argvZero.commands.Show.ID },
@@ -433,7 +433,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"field"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Latest.Field = v
+						g.commands.Latest.Field = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Latest.Field = argvZero.commands.Latest.Field },
@@ -444,7 +444,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Latest.Job = v
+						g.commands.Latest.Job = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Latest.Job = argvZero.commands.Latest.Job },
@@ -467,7 +467,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Set: func(g *grammar, v string) bool {
 						var x string
 						ok := func() bool {
-							x = v
+							x = argv.Mend(v)
 							return true
 						}()
 						g.commands.List.Job = &x
@@ -479,7 +479,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"status"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.List.Status = v
+						g.commands.List.Status = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.List.Status = argvZero.commands.List.Status },
@@ -488,7 +488,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"field"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.List.Field = v
+						g.commands.List.Field = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.List.Field = argvZero.commands.List.Field },
@@ -569,7 +569,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"source"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Run.jobClaim.Source = v
+						g.commands.Run.jobClaim.Source = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Run.jobClaim.Source = argvZero.commands.Run.jobClaim.Source },
@@ -578,11 +578,11 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"instant"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.commands.Run.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
+						return g.commands.Run.jobClaim.Instant.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Run.jobClaim.Instant = argvZero.commands.Run.jobClaim.Instant },
 					Why: func(g *grammar, v string) error {
-						return g.commands.Run.jobClaim.Instant.UnmarshalText([]byte(v))
+						return g.commands.Run.jobClaim.Instant.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--instant=T",
 					Expected: "a value",
@@ -613,7 +613,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"schedule"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Run.scheduled.Schedule = v
+						g.commands.Run.scheduled.Schedule = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Run.scheduled.Schedule = argvZero.commands.Run.scheduled.Schedule },
@@ -622,7 +622,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"tz"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Run.scheduled.TZ = v
+						g.commands.Run.scheduled.TZ = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Run.scheduled.TZ = argvZero.commands.Run.scheduled.TZ },
@@ -667,12 +667,12 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.commands.Run.runOutput.KeepOutput.UnmarshalText([]byte(v)) == nil
+						return g.commands.Run.runOutput.KeepOutput.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero:    func(g *grammar) { g.commands.Run.runOutput.KeepOutput = argvZero.commands.Run.runOutput.KeepOutput },
 					Default: "64KiB", HasDefault: true,
 					Why: func(g *grammar, v string) error {
-						return g.commands.Run.runOutput.KeepOutput.UnmarshalText([]byte(v))
+						return g.commands.Run.runOutput.KeepOutput.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--keep-output=SIZE",
 					Expected: "a value",
@@ -691,11 +691,11 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"conflict-exit"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.commands.Run.runOutput.ConflictExit.UnmarshalText([]byte(v)) == nil
+						return g.commands.Run.runOutput.ConflictExit.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Run.runOutput.ConflictExit = argvZero.commands.Run.runOutput.ConflictExit },
 					Why: func(g *grammar, v string) error {
-						return g.commands.Run.runOutput.ConflictExit.UnmarshalText([]byte(v))
+						return g.commands.Run.runOutput.ConflictExit.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--conflict-exit=N",
 					Expected: "a value",
@@ -794,7 +794,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Run.jobClaim.Job = v
+						g.commands.Run.jobClaim.Job = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Run.jobClaim.Job = argvZero.commands.Run.jobClaim.Job },
@@ -803,7 +803,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Run.Cmd = append(g.commands.Run.Cmd, v)
+						for _, s := range []string{v} {
+							g.commands.Run.Cmd = append(g.commands.Run.Cmd, argv.Mend(s))
+						}
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Run.Cmd = argvZero.commands.Run.Cmd },
@@ -824,7 +826,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"source"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Spawn.jobClaim.Source = v
+						g.commands.Spawn.jobClaim.Source = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Spawn.jobClaim.Source = argvZero.commands.Spawn.jobClaim.Source },
@@ -833,11 +835,11 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"instant"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.commands.Spawn.jobClaim.Instant.UnmarshalText([]byte(v)) == nil
+						return g.commands.Spawn.jobClaim.Instant.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Spawn.jobClaim.Instant = argvZero.commands.Spawn.jobClaim.Instant },
 					Why: func(g *grammar, v string) error {
-						return g.commands.Spawn.jobClaim.Instant.UnmarshalText([]byte(v))
+						return g.commands.Spawn.jobClaim.Instant.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--instant=T",
 					Expected: "a value",
@@ -868,7 +870,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"schedule"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Spawn.scheduled.Schedule = v
+						g.commands.Spawn.scheduled.Schedule = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Spawn.scheduled.Schedule = argvZero.commands.Spawn.scheduled.Schedule },
@@ -877,7 +879,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"tz"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Spawn.scheduled.TZ = v
+						g.commands.Spawn.scheduled.TZ = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Spawn.scheduled.TZ = argvZero.commands.Spawn.scheduled.TZ },
@@ -938,7 +940,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"scope"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Spawn.Scope = v
+						g.commands.Spawn.Scope = argv.Mend(v)
 						return true
 					},
 					Zero:    func(g *grammar) { g.commands.Spawn.Scope = argvZero.commands.Spawn.Scope },
@@ -985,8 +987,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Spawn.Log = p
 						return ok
 					},
-					Zero:    func(g *grammar) { g.commands.Spawn.Log = argvZero.commands.Spawn.Log },
-					Summary: "--log=F",
+					Zero:     func(g *grammar) { g.commands.Spawn.Log = argvZero.commands.Spawn.Log },
+					Summary:  "--log=F",
+					Expected: "a file value",
 				}},
 				{Names: []string{"lease"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
@@ -1003,23 +1006,23 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Names: []string{"keep-output"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.commands.Spawn.KeepOutput.UnmarshalText([]byte(v)) == nil
+						return g.commands.Spawn.KeepOutput.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero:    func(g *grammar) { g.commands.Spawn.KeepOutput = argvZero.commands.Spawn.KeepOutput },
 					Default: "64KiB", HasDefault: true,
 					Why: func(g *grammar, v string) error {
-						return g.commands.Spawn.KeepOutput.UnmarshalText([]byte(v))
+						return g.commands.Spawn.KeepOutput.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--keep-output=SIZE",
 					Expected: "a value",
 				}},
 				{Names: []string{"conflict-exit"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.commands.Spawn.ConflictExit.UnmarshalText([]byte(v)) == nil
+						return g.commands.Spawn.ConflictExit.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero: func(g *grammar) { g.commands.Spawn.ConflictExit = argvZero.commands.Spawn.ConflictExit },
 					Why: func(g *grammar, v string) error {
-						return g.commands.Spawn.ConflictExit.UnmarshalText([]byte(v))
+						return g.commands.Spawn.ConflictExit.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--conflict-exit=N",
 					Expected: "a value",
@@ -1042,7 +1045,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Spawn.jobClaim.Job = v
+						g.commands.Spawn.jobClaim.Job = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Spawn.jobClaim.Job = argvZero.commands.Spawn.jobClaim.Job },
@@ -1051,7 +1054,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 				}},
 				{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Spawn.Cmd = append(g.commands.Spawn.Cmd, v)
+						for _, s := range []string{v} {
+							g.commands.Spawn.Cmd = append(g.commands.Spawn.Cmd, argv.Mend(s))
+						}
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Spawn.Cmd = argvZero.commands.Spawn.Cmd },
@@ -1072,7 +1077,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Output.ID = v
+						g.commands.Output.ID = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Output.ID = argvZero.commands.Output.ID },
@@ -1093,7 +1098,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Status.Jobs = append(g.commands.Status.Jobs, v)
+						for _, s := range []string{v} {
+							g.commands.Status.Jobs = append(g.commands.Status.Jobs, argv.Mend(s))
+						}
 						return true
 					},
 					Zero:    func(g *grammar) { g.commands.Status.Jobs = argvZero.commands.Status.Jobs },
@@ -1140,7 +1147,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Check.Job = v
+						g.commands.Check.Job = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.commands.Check.Job = argvZero.commands.Check.Job },
@@ -1165,8 +1172,9 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						g.commands.Metrics.Output = p
 						return ok
 					},
-					Zero:    func(g *grammar) { g.commands.Metrics.Output = argvZero.commands.Metrics.Output },
-					Summary: "--output=FILE",
+					Zero:     func(g *grammar) { g.commands.Metrics.Output = argvZero.commands.Metrics.Output },
+					Summary:  "--output=FILE",
+					Expected: "a file value",
 				}},
 			},
 			Run: func(g *grammar, arg *invocation) error {
@@ -1196,7 +1204,7 @@ var argvTables = &argv.Node[grammar, *invocation]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.commands.Verify.Job = v
+						g.commands.Verify.Job = argv.Mend(v)
 						return true
 					},
 					Zero:    func(g *grammar) { g.commands.Verify.Job = argvZero.commands.Verify.Job },

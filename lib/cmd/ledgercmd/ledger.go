@@ -91,11 +91,12 @@ func (inv *invocation) location() (string, error) { return location.Resolve(stri
 // --version and a shell's completion are answered here, from tables
 // generated from kong's model (explain_gen.go), and so are the usage
 // errors (usage.go), whatever TETHER_NO_SHORTCUTS says: the generated
-// parser is this binary's parser. The rare command line whose values the
-// tables leave to kong (a path with ~, a cluster of short flags, a value
-// that is not UTF-8: --log ~/x.log, prune -nq) is
-// parsed by kong's model in tether-pg, which links it, so that no verb
-// pays for kong at start-up. MainWith parses those in process.
+// parser is this binary's only parser, and it reads every command line as
+// kong's model does (a path's ~, a cluster of short flags, a value that is
+// not UTF-8, a command after "--" included), so that no command line is
+// handed to another program to be parsed or explained, and no verb pays
+// for kong at start-up. MainWith, with kong's model linked (tether-pg,
+// lib.Tools), parses with kong what the shortcut declines.
 func Main(args []string) int { return MainWith(args, nil) }
 
 // Explainer parses a command line with kong's model into g, a *grammar
@@ -109,7 +110,8 @@ type Explainer func(t *cli.Tool, g any, args []string) (cmd Runner, code int, do
 type Runner interface{ Run(bindings ...any) error }
 
 // MainWith is Main with explain parsing the command lines the generated
-// parser does not take; nil hands them to tether-pg, as Main does.
+// parser does not take; nil answers them from the tables alone, as Main
+// does.
 func MainWith(args []string, explain Explainer) int {
 	t := cli.New("ledger", nil)
 	return t.Done(run(t, args, explain))
@@ -190,10 +192,10 @@ func run(t *cli.Tool, args []string, explain Explainer) int {
 		if sibling.HandedBack(args, "ledger") {
 			return handedBack(t, args)
 		}
-		if r, ok := answer(args); ok {
-			return say(t, r, args)
+		if code, ok := refuse(t, args); ok {
+			return code
 		}
-		return explainElsewhere(t, args)
+		return unexplained(t, args)
 	}
 	var g grammar
 	cmd, code, done := explain(t, &g, args)
@@ -234,21 +236,24 @@ func route(t *cli.Tool, g *grammar, args []string) (code int, done bool) {
 	return 0, false
 }
 
-// explainElsewhere execs tether-pg to parse args with kong's model (see
-// Main): a line whose values the generated tables leave to kong. It returns only when tether-pg cannot be run, after one line on
-// stderr, with the exit code of a usage error.
-func explainElsewhere(t *cli.Tool, args []string) int {
-	err := sibling.Exec(location.PostgresBinary, "ledger", args, "this command line is parsed by kong's model, in")
-	t.Warnf("%v", err)
+// unexplained refuses args, a command line that neither the generated
+// parser takes nor its usage errors word, in one line with the exit code
+// of a usage error. No line of ledger's grammar is one: its tables leave
+// nothing to kong (TestLedgerTablesComplete, in lib/cmd/tetherdoc) and
+// answer as kong does (TestExplainMatchesKong, FuzzExplain); this is the
+// answer should they ever fall short, rather than another program's.
+func unexplained(t *cli.Tool, args []string) int {
+	t.Warnf("cannot parse this command line (see %s --help)", t.Name)
 	return usageCode(t, args)
 }
 
 // handedBack refuses a command line handed to tether-pg (see
 // sibling.HandedBack) in one line, with the exit code the handing tool
-// gives when tether-pg cannot be run: ledger handed tether-pg a line its
-// parser takes only for a PostgreSQL store (3, or 125 for run and spawn),
-// and one it does not take for its help and usage errors (2, 125 for run
-// and spawn, UNKNOWN for check).
+// gives when tether-pg cannot be run: ledger's router hands tether-pg a
+// line its parser takes, for a PostgreSQL store (3, or 125 for run and
+// spawn); a line it does not take (typed by hand after "tether-pg
+// ledger") exits as a usage error (2, 125 for run and spawn, UNKNOWN for
+// check).
 func handedBack(t *cli.Tool, args []string) int {
 	t.Warnf("%v", sibling.ErrHandedBack)
 	rest := args[1:]
@@ -265,6 +270,17 @@ func handedBack(t *cli.Tool, args []string) int {
 	return exit.Usage
 }
 
+// refuse answers args, a command line the generated parser does not take,
+// as kong's model would: a usage error, or --help or --version given with
+// other arguments. ok is false when the tables cannot tell what kong says.
+func refuse(t *cli.Tool, args []string) (code int, ok bool) {
+	r, ok := answer(args)
+	if !ok {
+		return 0, false
+	}
+	return say(t, r, args), true
+}
+
 // say prints kong's reply r to args (answer) and returns the exit code.
 func say(t *cli.Tool, r reply, args []string) int {
 	switch {
@@ -275,7 +291,7 @@ func say(t *cli.Tool, r reply, args []string) int {
 	case r.asked:
 		text, ok := helpText(strings.Join(r.help, " "))
 		if !ok {
-			return explainElsewhere(t, args)
+			return unexplained(t, args)
 		}
 		if _, err := fmt.Fprint(t.Stdout, text); err != nil {
 			return t.Fail(err, exit.System)

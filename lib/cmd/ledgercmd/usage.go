@@ -17,8 +17,12 @@ import (
 // each found by kong's own walk and checks (lib/internal/argv's tables,
 // which take what kong takes, and say why a type refuses a value) and
 // worded as kong and lib/cli/kongcli word it, with kong's "did you mean"
-// (the candidates are the model's, from explain_gen.go).
-// TestUsageErrorsMatchKong compares the two over a corpus.
+// (the candidates are the model's, from explain_gen.go), and read as kong
+// reads them (a cluster of short flags, a short flag's glued value, a
+// command after "--", bytes that are not UTF-8, mended as kong's string
+// mapper mends them). TestExplainMatchesKong and FuzzExplain compare the
+// two on every line: the same parse, or the same words and exit code;
+// TestUsageErrorsMatchKong, in ledgerkong, the built binaries.
 
 // usageError is the message kong gives for args, when the generated
 // tables find the error kong stops at and it is one of those above; ok
@@ -55,9 +59,6 @@ func answer(args []string) (r reply, ok bool) {
 	ended := false // after "--": arguments only
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !utf8.ValidString(a) {
-			return reply{}, false
-		}
 		switch {
 		case a == "--" && !ended:
 			// The rest is CMD (kong keeps "--" as its first word), which
@@ -69,14 +70,21 @@ func answer(args []string) (r reply, ok bool) {
 			ended = true
 		case !ended && strings.HasPrefix(a, "--"):
 			name, value, hasValue := strings.Cut(a, "=")
-			if !hasValue && (name == "--help" || name == "--version") {
+			if name == "--help" || name == "--version" {
+				// kong's help flag and kongcli's version flag are
+				// switches whose hook runs whatever their value.
+				if hasValue {
+					if err := argv.BoolError(value); err != nil {
+						return reply{usage: name + ": " + err.Error()}, true
+					}
+				}
 				hook.meet(name == "--help", name == "--version")
 				continue
 			}
 			f, known := findFlag(path, strings.TrimPrefix(name, "--"), 0)
 			if !known {
 				if inModel(namesPath, name) {
-					return reply{}, false // --help=false: kong's
+					return reply{}, false // left out of the tables: none of ledger's
 				}
 				return reply{usage: unknownFlag(namesPath, name)}, true
 			}
@@ -93,29 +101,42 @@ func answer(args []string) (r reply, ok bool) {
 				return reply{usage: msg}, msg != ""
 			}
 		case !ended && a != "-" && strings.HasPrefix(a, "-"):
-			c := a[1]
-			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-				return reply{}, false
-			}
-			if a == "-h" {
-				hook.meet(true, false)
-				continue
-			}
-			f, known := findFlag(path, "", c)
-			if !known {
-				if inModel(namesPath, a[:2]) {
-					return reply{}, false
+			// kong's scanner reads "-abc" as -a then "bc": -a's value
+			// when it takes one, else the short flags -b and -c, one
+			// byte each (a byte of a multi-byte letter too).
+			for k := 1; k < len(a); k++ {
+				name, tail := "-"+a[k:k+1], a[k+1:]
+				if name == "-h" {
+					hook.meet(true, false) // kong's help flag, a switch
+					continue
 				}
-				return reply{usage: unknownFlag(namesPath, a[:2])}, true
-			}
-			if len(a) == 2 && !f.Switch && i == len(args)-1 {
-				return reply{usage: missingValue(f)}, true
-			}
-			if len(a) != 2 {
-				return reply{}, false
-			}
-			if msg, ok := w.takeValue(f, args, &i); !ok {
-				return reply{usage: msg}, msg != ""
+				f, known := findFlag(path, "", a[k])
+				if !known {
+					if inModel(namesPath, name) {
+						return reply{}, false
+					}
+					return reply{usage: unknownFlag(namesPath, name)}, true
+				}
+				if f.Switch {
+					if msg, ok := w.set(f, "true"); !ok {
+						return reply{usage: msg}, msg != ""
+					}
+					continue
+				}
+				var msg string
+				var ok bool
+				switch {
+				case tail != "":
+					msg, ok = w.set(f, tail)
+				case i == len(args)-1:
+					return reply{usage: missingValue(f)}, true
+				default:
+					msg, ok = w.takeValue(f, args, &i)
+				}
+				if !ok {
+					return reply{usage: msg}, msg != ""
+				}
+				break
 			}
 		case positional < len(node.Positionals):
 			p := &node.Positionals[positional]
@@ -126,9 +147,9 @@ func answer(args []string) (r reply, ok bool) {
 			} else if !w.positional(p, args, &i, ended) {
 				return reply{}, false
 			}
-		case ended && len(node.Children) > 0:
-			return reply{}, false // a command after "--": kong's
 		default:
+			// A command, after "--" too (the rest are then its
+			// arguments, flags or not).
 			next := childNamed(node, a)
 			if next == nil {
 				return reply{usage: unexpected(node, names, a)}, true
@@ -328,7 +349,9 @@ func unknownEnum(f *argv.Flag[grammar], got string) string {
 	if len(f.EnumValues) > 1 {
 		want = strings.Join(f.EnumValues[:len(f.EnumValues)-1], ", ") + " or " + want
 	}
-	return fmt.Sprintf("unknown %s %q (want %s)", f.Names[0], got, want)
+	// kong's enum check reads the value set, which its string mapper
+	// mended.
+	return fmt.Sprintf("unknown %s %q (want %s)", f.Names[0], argv.Mend(got), want)
 }
 
 // findFlag finds the flag of a long name (or a short letter) on the

@@ -45,12 +45,12 @@ var argvTables = &argv.Node[grammar, struct{}]{
 		}},
 		{Names: []string{"signal"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				return g.Signal.UnmarshalText([]byte(v)) == nil
+				return g.Signal.UnmarshalText([]byte(argv.Mend(v))) == nil
 			},
 			Zero:    func(g *grammar) { g.Signal = argvZero.Signal },
 			Default: "TERM", HasDefault: true,
 			Why: func(g *grammar, v string) error {
-				return g.Signal.UnmarshalText([]byte(v))
+				return g.Signal.UnmarshalText([]byte(argv.Mend(v)))
 			},
 			Summary:  "--signal=SIG",
 			Expected: "a value",
@@ -71,7 +71,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 	Positionals: []argv.Positional[grammar]{
 		{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.Cmd = append(g.Cmd, v)
+				for _, s := range []string{v} {
+					g.Cmd = append(g.Cmd, argv.Mend(s))
+				}
 				return true
 			},
 			Zero:    func(g *grammar) { g.Cmd = argvZero.Cmd },

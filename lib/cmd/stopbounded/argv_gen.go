@@ -32,23 +32,23 @@ var argvTables = &argv.Node[grammar, struct{}]{
 		}},
 		{Names: []string{"signal"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				return g.Signal.UnmarshalText([]byte(v)) == nil
+				return g.Signal.UnmarshalText([]byte(argv.Mend(v))) == nil
 			},
 			Zero:    func(g *grammar) { g.Signal = argvZero.Signal },
 			Default: "TERM", HasDefault: true,
 			Why: func(g *grammar, v string) error {
-				return g.Signal.UnmarshalText([]byte(v))
+				return g.Signal.UnmarshalText([]byte(argv.Mend(v)))
 			},
 			Summary:  "--signal=SIG",
 			Expected: "a value",
 		}},
 		{Names: []string{"schedule"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				return g.Schedule.UnmarshalText([]byte(v)) == nil
+				return g.Schedule.UnmarshalText([]byte(argv.Mend(v))) == nil
 			},
 			Zero: func(g *grammar) { g.Schedule = argvZero.Schedule },
 			Why: func(g *grammar, v string) error {
-				return g.Schedule.UnmarshalText([]byte(v))
+				return g.Schedule.UnmarshalText([]byte(argv.Mend(v)))
 			},
 			Summary:  "--schedule=SCHED",
 			Expected: "a value",
@@ -91,7 +91,7 @@ var argvTables = &argv.Node[grammar, struct{}]{
 		}},
 		{Names: []string{"within"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.Within = v
+				g.Within = argv.Mend(v)
 				return true
 			},
 			Zero:     func(g *grammar) { g.Within = argvZero.Within },
@@ -100,7 +100,7 @@ var argvTables = &argv.Node[grammar, struct{}]{
 		}},
 		{Names: []string{"name"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.Name = v
+				g.Name = argv.Mend(v)
 				return true
 			},
 			Zero:     func(g *grammar) { g.Name = argvZero.Name },
@@ -109,14 +109,17 @@ var argvTables = &argv.Node[grammar, struct{}]{
 		}},
 		{Names: []string{"pidfile"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				if !argv.Item(v, 44) {
+				items := argv.Split(v, 44)
+				if len(items) == 0 {
 					return false
 				}
-				p, ok := argv.Path(v)
-				if !ok {
-					return false
+				for _, s := range items {
+					p, ok := argv.Path(s)
+					if !ok {
+						return false
+					}
+					g.Pidfile = append(g.Pidfile, p)
 				}
-				g.Pidfile = append(g.Pidfile, p)
 				return true
 			},
 			Zero:    func(g *grammar) { g.Pidfile = argvZero.Pidfile },
@@ -150,7 +153,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 	Positionals: []argv.Positional[grammar]{
 		{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.Targets = append(g.Targets, v)
+				for _, s := range []string{v} {
+					g.Targets = append(g.Targets, argv.Mend(s))
+				}
 				return true
 			},
 			Zero:    func(g *grammar) { g.Targets = argvZero.Targets },

@@ -36,14 +36,17 @@ func TestArgvMatchesKong(t *testing.T) {
 		{"--schedule", "TERM/5/KILL/5", "--tree", "--list", "1"},
 		{"--pidfile", "/run/x.pid", "--pidfile=rel.pid", "-q", "--json"},
 		{"--group", "--within", "1@2", "--name", "web", "42"},
+		// kong's list and path mappers: split at ",", "~/" at home
+		{"--pidfile", "a,b", "1"},
+		{"--pidfile", `a\,b,c\d`, "1"},
+		{"--pidfile", "~/x", "1"},
 	}
 	declined := [][]string{
 		{"--help"},
 		{"-h"},
 		{"--version"},
 		{"--bogus"},
-		{"--pidfile", "a,b"},
-		{"--pidfile", "~/x"},
+		{"--pidfile=", "1"}, // an empty list: kong's
 		{"--signal", "BOGUS", "1"},
 		{"--schedule", "", "1"},
 	}

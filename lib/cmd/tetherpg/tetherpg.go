@@ -4,10 +4,9 @@
 // subcommand runs or signal is caught, for a command whose store is a
 // postgres:// location ("tether-pg ledger ARGS...", "tether-pg adopt
 // ARGS..."), so that their own start-up never pays for the driver's
-// initialisation (TLS, x509, net). It links ledger's kong model too:
-// ledger hands it a command line its generated parser leaves to kong (a
-// refused value, a missing argument). ledger's --help, completion and
-// commonest usage errors are ledger's own. It is
+// initialisation (TLS, x509, net). It links ledger's kong model too,
+// which parses what its fast parse declines; ledger's --help, completion
+// and usage errors are ledger's own, whatever the line. It is
 // installed next to them; nobody needs to call it by hand, though it
 // works the same when called.
 //
@@ -50,10 +49,8 @@ const help = `Usage: tether-pg ledger|adopt [ARGS...]
 
 tether-pg serves PostgreSQL stores: it is ledger and adopt with the
 database driver linked in. ledger and adopt run it themselves (one exec,
-same PID) when their store is a postgres:// URL, before anything else,
-and ledger for a command line its own parser leaves to kong's (some
-usage errors); nobody needs to call it by hand, though it works the same
-when called:
+same PID) when their store is a postgres:// URL, before anything else;
+nobody needs to call it by hand, though it works the same when called:
 
   tether-pg ledger --ledger 'postgres:///jobs?host=/run/postgresql' latest nightly
 

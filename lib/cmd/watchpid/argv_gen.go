@@ -19,7 +19,7 @@ var argvTables = &argv.Node[grammar, struct{}]{
 	Flags: []argv.Flag[grammar]{
 		{Names: []string{"timeout"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.Timeout = v
+				g.Timeout = argv.Mend(v)
 				return true
 			},
 			Zero:     func(g *grammar) { g.Timeout = argvZero.Timeout },
@@ -115,7 +115,9 @@ var argvTables = &argv.Node[grammar, struct{}]{
 	Positionals: []argv.Positional[grammar]{
 		{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.Cmd = append(g.Cmd, v)
+				for _, s := range []string{v} {
+					g.Cmd = append(g.Cmd, argv.Mend(s))
+				}
 				return true
 			},
 			Zero:    func(g *grammar) { g.Cmd = argvZero.Cmd },

@@ -21,10 +21,15 @@
 //
 // The walk is kong's own (kong's Context.trace), restricted: flags of the
 // command reached so far and of its ancestors, "--name=value" and
-// "--name value", "-x" and "-x value" (no clusters), "--" ending the
+// "--name value", "-x", "-x value", "-xvalue" and clusters ("-nq": -n
+// then -q, a byte each, as kong's scanner splits them), "--" ending the
 // flags (kept as CMD's first word when the next argument is a
-// passthrough one, as kong keeps it), positionals in order, a []string
-// positional taking the values that follow, a passthrough one everything.
+// passthrough one, as kong keeps it; a command may follow it),
+// positionals in order, a []string positional taking the values that
+// follow, a passthrough one everything. Values are read as kong's
+// mappers read them: a string through JSON (bytes that are not UTF-8
+// mended: Mend), a path through kong.ExpandPath (Path), a list split at
+// its separator (Split).
 // TestArgvMatchesKong and FuzzArgv (per tool, and on argvtest/toy's
 // grammar, which uses what the tools do not yet) hold the two together.
 package argv
@@ -32,6 +37,7 @@ package argv
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -114,11 +120,6 @@ type Node[G, E any] struct {
 // commands); ok is false when kong must parse args, and g is then to be
 // discarded.
 func Parse[G, E any](root *Node[G, E], g *G, args []string) (selected *Node[G, E], ok bool) {
-	for _, a := range args {
-		if !utf8.ValidString(a) {
-			return nil, false // kong's string mapper, through JSON, would mend it
-		}
-	}
 	p := parser[G, E]{g: g, given: map[*Value[G]]bool{}}
 	if !p.trace(root, args) {
 		return nil, false
@@ -203,7 +204,9 @@ func (p *parser[G, E]) trace(root *Node[G, E], args []string) bool {
 				break
 			}
 		}
-		if child == nil || ended {
+		// kong takes a command after "--" too: the words after it are
+		// arguments (no flags) to the end.
+		if child == nil {
 			return false
 		}
 		node, positional = child, 0
@@ -237,25 +240,36 @@ func (p *parser[G, E]) longFlag(args []string, i int) (int, bool) {
 	return i, p.set(&f.Value, value)
 }
 
-// shortFlag sets the -f at args[i], and returns the index of its last word.
+// shortFlag sets the -f at args[i], and returns the index of its last
+// word. As kong's scanner does, it reads "-abc" as -a then "bc", which is
+// -a's value when -a takes one, else the short flags -b and -c, one byte
+// each.
 func (p *parser[G, E]) shortFlag(args []string, i int) (int, bool) {
-	a := args[i]
-	if len(a) != 2 {
-		return i, false // a cluster, or a short flag's glued value
-	}
-	f := p.flag(func(f *Flag[G]) bool { return f.Short != 0 && f.Short == a[1] })
-	if f == nil {
-		return i, false
-	}
-	value := "true"
-	if !f.Switch {
-		var ok bool
-		if value, ok = nextValue(args, i); !ok {
+	tail := args[i][1:]
+	for tail != "" {
+		c := tail[0]
+		tail = tail[1:]
+		f := p.flag(func(f *Flag[G]) bool { return f.Short != 0 && f.Short == c })
+		if f == nil {
 			return i, false
 		}
-		i++
+		if f.Switch {
+			if !p.set(&f.Value, "true") {
+				return i, false
+			}
+			continue
+		}
+		value := tail
+		if value == "" {
+			var ok bool
+			if value, ok = nextValue(args, i); !ok {
+				return i, false
+			}
+			i++
+		}
+		return i, p.set(&f.Value, value)
 	}
-	return i, p.set(&f.Value, value)
+	return i, true
 }
 
 // flag finds the flag match selects among those of the nodes reached.
@@ -442,22 +456,69 @@ func BoolError(s string) error {
 	return fmt.Errorf("bool value must be true, 1, yes, false, 0 or no but got %q", s)
 }
 
-// Path reads s as kong's "path" mapper does (kong.ExpandPath): absolute
-// paths as they are, others made absolute; "~/..." is left to kong.
-func Path(s string) (string, bool) {
-	if strings.HasPrefix(s, "~") {
-		return "", false
+// Mend is s as kong's string mapper reads it, through JSON: each byte
+// that is not UTF-8 becomes U+FFFD.
+func Mend(s string) string {
+	if utf8.ValidString(s) {
+		return s
 	}
-	if filepath.IsAbs(s) {
-		return s, true
-	}
-	abs, err := filepath.Abs(s)
-	return abs, err == nil
+	return string([]rune(s))
 }
 
-// Item reports whether kong reads s, the value of a []string flag, as the
-// one item s: kong splits it at sep (-1: never), a backslash escaping;
-// empty values and values with sep or a backslash are left to kong.
-func Item(s string, sep rune) bool {
-	return s != "" && !strings.ContainsRune(s, '\\') && (sep == -1 || !strings.ContainsRune(s, sep))
+// Path reads s as kong's "path" mapper does (a string, mended; "-" as it
+// is, others through kong.ExpandPath): absolute paths as they are,
+// "~/..." in the home directory of the user this process runs as (from
+// the user database, as os/user finds it), others made absolute against
+// the working directory (as given when that is gone).
+func Path(s string) (string, bool) {
+	s = Mend(s)
+	switch {
+	case s == "-" || filepath.IsAbs(s):
+		return s, true
+	case strings.HasPrefix(s, "~/"):
+		u, err := user.Current()
+		if err != nil {
+			return s, true
+		}
+		return filepath.Join(u.HomeDir, s[2:]), true
+	}
+	abs, err := filepath.Abs(s)
+	if err != nil {
+		return s, true
+	}
+	return abs, true
+}
+
+// Split is s, the value of a []string flag, as kong reads it
+// (kong.SplitEscaped): the items between the separators sep (-1: one
+// item), a backslash escaping sep (and kept before anything else), an
+// empty last item dropped; each item mended as Mend does.
+func Split(s string, sep rune) []string {
+	if sep == -1 {
+		return []string{Mend(s)}
+	}
+	var out []string
+	escaped := false
+	token := ""
+	for i, ch := range s {
+		switch {
+		case escaped:
+			if ch != sep {
+				token += `\`
+			}
+			token += string(ch)
+			escaped = false
+		case ch == '\\' && i < len(s)-1:
+			escaped = true
+		case ch == sep:
+			out = append(out, token)
+			token = ""
+		default:
+			token += string(ch)
+		}
+	}
+	if token != "" {
+		out = append(out, token)
+	}
+	return out
 }

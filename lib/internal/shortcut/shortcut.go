@@ -12,11 +12,11 @@
 //     (kong's model is the grammar's source at build time, and the
 //     differential tests below its proof), so the switch does not apply
 //     to ledger's parse: ledger words its help and usage errors itself
-//     either way (TestLedgerExplainsItself), and hands tether-pg only the
-//     rare line whose values the tables leave to kong (~/x.log,
-//     prune -nq), with the switch on or off. Proof:
+//     either way (TestLedgerExplainsItself), and hands tether-pg no line
+//     to parse, with the switch on or off. Proof:
 //     TestArgvMatchesKong and FuzzArgv (per tool and on argvtest/toy),
-//     TestScriptsNoShortcuts. Saving: `ledger run`'s start 2.0-2.2 ms
+//     ledger's TestExplainMatchesKong and FuzzExplain (the parse, or the
+//     words and exit code, of every line), TestScriptsNoShortcuts. Saving: `ledger run`'s start 2.0-2.2 ms
 //     against 9.7-10.0 ms through tether-pg's kong (bench/startup, medians
 //     of 300, a loaded 2-core machine, December 2026), on every ledger
 //     command; `reap true` 14.0 ms against 15.3 ms (kong's model built),

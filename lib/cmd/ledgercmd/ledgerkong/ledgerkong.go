@@ -3,9 +3,11 @@
 // and the man page, package doc and the ledger binary's help texts and
 // completion tables (lib/cmd/ledgercmd/explain_gen.go) made from Page and
 // the model. The ledger binary (lib/cmd/ledgercmd.Main) does not link it,
-// so that its start-up never pays for kong; it execs tether-pg, which runs
-// Main, for a command line its generated parser leaves to kong (a usage
-// error it does not word itself). lib.Tools runs Main in process.
+// so that its start-up never pays for kong, and never needs it: its
+// generated parser and usage errors answer every command line as this
+// model does (TestUsageErrorsMatchKong here, TestExplainMatchesKong and
+// FuzzExplain there). tether-pg runs Main for a PostgreSQL store, and
+// lib.Tools runs it in process.
 //
 //	os.Exit(ledgerkong.Main(os.Args[1:]))
 package ledgerkong

@@ -86,6 +86,42 @@ type argvWriter struct {
 	// kongDefaults: a value the tables leave out has a default or an
 	// environment variable.
 	kongDefaults bool
+	// gaps are what the tables leave to kong (LeftToKong).
+	gaps []string
+}
+
+// LeftToKong lists what the tables generated from k leave to kong: a
+// command the generated parser does not serve, a flag or argument left
+// out of the tables, a value whose refusal or absence kong words and the
+// tables cannot (a flag followed by another where its value was wanted,
+// a list's, an argument's enum). A tool that does not link kong (ledger)
+// must have none: then the generated parser and its usage errors answer
+// every command line as kong would (lib/cmd/ledgercmd's
+// TestExplainMatchesKong and FuzzExplain hold them to it).
+func LeftToKong(k *kong.Kong) ([]string, error) {
+	pkg := k.Model.Target.Type().PkgPath()
+	root := k.Model.Node
+	g := &argvWriter{pkg: pkg, imports: map[string]bool{}, fields: map[uintptr][]field{}}
+	g.walk(root.Target, "g")
+	g.g = root.Target.Type().Name()
+	g.runArg = "struct{}"
+	g.findRunArg(root)
+	var body bytes.Buffer
+	g.node(&body, root, nil)
+	return g.gaps, nil
+}
+
+// nodeName names n in LeftToKong's list: its command path, or the tool.
+func nodeName(n *kong.Node) string {
+	if p := n.Path(); p != "" {
+		return p
+	}
+	return n.Name
+}
+
+// leave records that the tables leave what to kong.
+func (w *argvWriter) leave(format string, args ...any) {
+	w.gaps = append(w.gaps, fmt.Sprintf(format, args...))
 }
 
 // walk records the address of every field under v, a struct.
@@ -188,6 +224,9 @@ func (w *argvWriter) node(b *bytes.Buffer, n *kong.Node, ancestors []*kong.Node)
 		case f.HasDefault || len(f.Tag.Envs) > 0:
 			w.kongDefaults = true
 		}
+		if !ok && w.expr(f.Target) != "" && f.Target.Type() != reflect.TypeFor[cli.PrintVersion]() {
+			w.leave("%s --%s: left out of the tables", nodeName(n), f.Name)
+		}
 	}
 	if flags.Len() > 0 {
 		fmt.Fprintf(b, "Flags: []argv.Flag[%s]{\n%s},\n", w.g, flags.String())
@@ -196,6 +235,7 @@ func (w *argvWriter) node(b *bytes.Buffer, n *kong.Node, ancestors []*kong.Node)
 	for _, p := range n.Positional {
 		code, ok := w.positional(p)
 		if !ok {
+			w.leave("%s <%s>: left out of the tables", nodeName(n), p.Name)
 			fast = false // the ones after it would shift
 			w.kongDefaults = w.kongDefaults || p.HasDefault || len(p.Tag.Envs) > 0
 			continue
@@ -227,6 +267,9 @@ func (w *argvWriter) node(b *bytes.Buffer, n *kong.Node, ancestors []*kong.Node)
 		// of the whole model, whatever the command: one the tables
 		// cannot apply leaves every command line to kong.
 		fast = false
+	}
+	if !fast {
+		w.leave("%s: every command line that reaches it is kong's", nodeName(n))
 	}
 	fmt.Fprintf(b, "Fast: %v,\n}", fast)
 }
@@ -285,6 +328,12 @@ func (w *argvWriter) flag(f *kong.Flag) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	if what, _ := w.expected(f.Value); what == "" && !isSwitch {
+		w.leave("--%s: kong words a flag where its value was wanted", f.Name)
+	}
+	if f.Target.Kind() == reflect.Slice {
+		w.leave("--%s: a list, whose empty value kong reads", f.Name)
+	}
 	names := []string{f.Name}
 	for _, a := range f.Aliases {
 		if len([]rune(a)) > 1 {
@@ -315,6 +364,12 @@ func (w *argvWriter) positional(p *kong.Positional) (string, bool) {
 	slice := p.Target.Kind() == reflect.Slice
 	if p.Passthrough && !slice {
 		return "", false
+	}
+	if p.Enum != "" {
+		w.leave("<%s>: kong words a value outside its enum", p.Name)
+	}
+	if t := p.Target.Type(); t.Kind() != reflect.String && !(t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String) {
+		w.leave("<%s>: kong words a value its type refuses", p.Name)
 	}
 	return fmt.Sprintf("{Slice: %v, Passthrough: %v, Value: %s},\n", slice, p.Passthrough, w.value(p, set)), true
 }

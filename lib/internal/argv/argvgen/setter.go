@@ -100,7 +100,8 @@ func (w *argvWriter) setter(v *kong.Value, isFlag bool) (set string, isSwitch, o
 		if typ != "" || t.Kind() == reflect.Pointer {
 			return "", false, false
 		}
-		return fn(fmt.Sprintf("return %s.UnmarshalText([]byte(v)) == nil", e)), false, true
+		// kong's adapter pops the value through JSON: mended.
+		return fn(fmt.Sprintf("return %s.UnmarshalText([]byte(argv.Mend(v))) == nil", e)), false, true
 	}
 	conv, ok := w.basic(t, typ)
 	if ok {
@@ -120,16 +121,23 @@ func (w *argvWriter) setter(v *kong.Value, isFlag bool) (set string, isSwitch, o
 		if t.Name() != "" || t.Elem().Kind() != reflect.String || t.Elem().Name() != "string" {
 			return "", false, false
 		}
-		item := "v"
+		// A flag's value is split at its separator (kong's
+		// sliceDecoder), a positional's is one item.
+		items := "[]string{v}"
 		var body strings.Builder
 		if isFlag {
-			fmt.Fprintf(&body, "if !argv.Item(v, %d) {\nreturn false\n}\n", v.Tag.Sep)
+			// No item at all: kong's list is empty, not nil, which
+			// the tables do not say.
+			fmt.Fprintf(&body, "items := argv.Split(v, %d)\nif len(items) == 0 {\nreturn false\n}\n", v.Tag.Sep)
+			items = "items"
 		}
+		item := "argv.Mend(s)"
+		fmt.Fprintf(&body, "for _, s := range %s {\n", items)
 		if typ == "path" {
-			fmt.Fprintf(&body, "p, ok := argv.Path(v)\nif !ok {\nreturn false\n}\n")
+			fmt.Fprintf(&body, "p, ok := argv.Path(s)\nif !ok {\nreturn false\n}\n")
 			item = "p"
 		}
-		fmt.Fprintf(&body, "%s = append(%s, %s)\nreturn true", e, e, item)
+		fmt.Fprintf(&body, "%s = append(%s, %s)\n}\nreturn true", e, e, item)
 		return fn(body.String()), false, true
 	}
 	return "", false, false
@@ -148,8 +156,10 @@ func (w *argvWriter) why(v *kong.Value) string {
 	switch {
 	case reflect.PointerTo(t).Implements(mapperValue) || t.Implements(mapperValue) || kongTypes[t]:
 		return ""
-	case kongcli.DecodesText(t) || reflect.PointerTo(t).Implements(textUnmarshaler) && t.Kind() != reflect.Pointer:
+	case kongcli.DecodesText(t):
 		return fn(fmt.Sprintf("%s.UnmarshalText([]byte(v))", e))
+	case reflect.PointerTo(t).Implements(textUnmarshaler) && t.Kind() != reflect.Pointer:
+		return fn(fmt.Sprintf("%s.UnmarshalText([]byte(argv.Mend(v)))", e))
 	}
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -174,6 +184,9 @@ func (w *argvWriter) why(v *kong.Value) string {
 // when the tables cannot say (a slice, a type of kong's own).
 func (w *argvWriter) expected(v *kong.Value) (what string, negative bool) {
 	t := v.Target.Type()
+	if v.Tag.Type == "path" && t.Kind() == reflect.String {
+		return "a file value", false // kong's path mapper pops a "file"
+	}
 	if v.Tag.Type != "" || t.Kind() == reflect.Slice || kongTypes[t] {
 		return "", false
 	}
@@ -227,7 +240,9 @@ func (w *argvWriter) basic(t reflect.Type, typ string) (func(string) string, boo
 				return fmt.Sprintf("p, ok := argv.Path(v)\n%s = %s\nreturn ok", e, conv("p"))
 			}, true
 		}
-		return func(e string) string { return fmt.Sprintf("%s = %s\nreturn true", e, conv("v")) }, true
+		// kong's string mapper pops the value through JSON, which
+		// mends bytes that are not UTF-8.
+		return func(e string) string { return fmt.Sprintf("%s = %s\nreturn true", e, conv("argv.Mend(v)")) }, true
 	case reflect.Bool:
 		if typ != "" {
 			return nil, false

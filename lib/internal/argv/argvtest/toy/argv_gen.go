@@ -19,12 +19,12 @@ var argvTables = &argv.Node[grammar, *Env]{
 	Flags: []argv.Flag[grammar]{
 		{Names: []string{"dir"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				return g.Dir.UnmarshalText([]byte(v)) == nil
+				return g.Dir.UnmarshalText([]byte(argv.Mend(v))) == nil
 			},
 			Zero: func(g *grammar) { g.Dir = argvZero.Dir },
 			Envs: []string{"TOY_DIR"},
 			Why: func(g *grammar, v string) error {
-				return g.Dir.UnmarshalText([]byte(v))
+				return g.Dir.UnmarshalText([]byte(argv.Mend(v)))
 			},
 			Summary:  "--dir=LOCATION",
 			Expected: "a value",
@@ -43,7 +43,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 		}},
 		{Names: []string{"level"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.Level = v
+				g.Level = argv.Mend(v)
 				return true
 			},
 			Zero:    func(g *grammar) { g.Level = argvZero.Level },
@@ -75,10 +75,13 @@ var argvTables = &argv.Node[grammar, *Env]{
 		}},
 		{Names: []string{"tag"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				if !argv.Item(v, 44) {
+				items := argv.Split(v, 44)
+				if len(items) == 0 {
 					return false
 				}
-				g.Tag = append(g.Tag, v)
+				for _, s := range items {
+					g.Tag = append(g.Tag, argv.Mend(s))
+				}
 				return true
 			},
 			Zero:    func(g *grammar) { g.Tag = argvZero.Tag },
@@ -90,12 +93,13 @@ var argvTables = &argv.Node[grammar, *Env]{
 				g.Out = p
 				return ok
 			},
-			Zero:    func(g *grammar) { g.Out = argvZero.Out },
-			Summary: "--out=STRING",
+			Zero:     func(g *grammar) { g.Out = argvZero.Out },
+			Summary:  "--out=STRING",
+			Expected: "a file value",
 		}},
 		{Names: []string{"name", "label"}, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
-				g.Name = v
+				g.Name = argv.Mend(v)
 				return true
 			},
 			Zero:     func(g *grammar) { g.Name = argvZero.Name },
@@ -166,7 +170,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Set: func(g *grammar, v string) bool {
 						var x string
 						ok := func() bool {
-							x = v
+							x = argv.Mend(v)
 							return true
 						}()
 						g.Run.Note = &x
@@ -204,7 +208,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 				}},
 				{Names: []string{"mode"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.Run.Mode = v
+						g.Run.Mode = argv.Mend(v)
 						return true
 					},
 					Zero:    func(g *grammar) { g.Run.Mode = argvZero.Run.Mode },
@@ -222,12 +226,12 @@ var argvTables = &argv.Node[grammar, *Env]{
 				}},
 				{Names: []string{"signal"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						return g.Run.Signal.UnmarshalText([]byte(v)) == nil
+						return g.Run.Signal.UnmarshalText([]byte(argv.Mend(v))) == nil
 					},
 					Zero:    func(g *grammar) { g.Run.Signal = argvZero.Run.Signal },
 					Default: "TERM", HasDefault: true,
 					Why: func(g *grammar, v string) error {
-						return g.Run.Signal.UnmarshalText([]byte(v))
+						return g.Run.Signal.UnmarshalText([]byte(argv.Mend(v)))
 					},
 					Summary:  "--signal=TERM",
 					Expected: "a value",
@@ -236,7 +240,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.Run.Job = v
+						g.Run.Job = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.Run.Job = argvZero.Run.Job },
@@ -245,7 +249,9 @@ var argvTables = &argv.Node[grammar, *Env]{
 				}},
 				{Slice: true, Passthrough: true, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.Run.Cmd = append(g.Run.Cmd, v)
+						for _, s := range []string{v} {
+							g.Run.Cmd = append(g.Run.Cmd, argv.Mend(s))
+						}
 						return true
 					},
 					Zero:     func(g *grammar) { g.Run.Cmd = argvZero.Run.Cmd },
@@ -267,7 +273,9 @@ var argvTables = &argv.Node[grammar, *Env]{
 			Positionals: []argv.Positional[grammar]{
 				{Slice: true, Passthrough: false, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.Get.IDs = append(g.Get.IDs, v)
+						for _, s := range []string{v} {
+							g.Get.IDs = append(g.Get.IDs, argv.Mend(s))
+						}
 						return true
 					},
 					Zero:    func(g *grammar) { g.Get.IDs = argvZero.Get.IDs },
@@ -290,7 +298,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Flags: []argv.Flag[grammar]{
 						{Names: []string{"x"}, Value: argv.Value[grammar]{
 							Set: func(g *grammar, v string) bool {
-								g.Group.Sub.X = v
+								g.Group.Sub.X = argv.Mend(v)
 								return true
 							},
 							Zero:     func(g *grammar) { g.Group.Sub.X = argvZero.Group.Sub.X },
@@ -301,7 +309,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 					Positionals: []argv.Positional[grammar]{
 						{Slice: false, Passthrough: false, Value: argv.Value[grammar]{
 							Set: func(g *grammar, v string) bool {
-								g.Group.Sub.Y = v
+								g.Group.Sub.Y = argv.Mend(v)
 								return true
 							},
 							Zero:    func(g *grammar) { g.Group.Sub.Y = argvZero.Group.Sub.Y },
@@ -335,7 +343,7 @@ var argvTables = &argv.Node[grammar, *Env]{
 			Flags: []argv.Flag[grammar]{
 				{Names: []string{"z"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
-						g.Validated.Z = v
+						g.Validated.Z = argv.Mend(v)
 						return true
 					},
 					Zero:     func(g *grammar) { g.Validated.Z = argvZero.Validated.Z },

@@ -77,10 +77,15 @@ func TestToyArgvMatchesKong(t *testing.T) {
 		{args: []string{"run", "j", "--every=-5s", "--", "x"}},
 		{args: []string{"--level", "loud", "get"}},
 		{args: []string{"--tag", "a", "--tag=b", "get", "1", "2"}, accepted: true},
-		{args: []string{"--tag", "a,b", "get"}},
+		{args: []string{"--tag", "a,b", "get"}, accepted: true},
+		{args: []string{"--tag", `a\,b,c\d,`, "get"}, accepted: true},
+		{args: []string{"--tag=", "get"}},
+		{args: []string{"--tag", "\xff,\xfe", "get"}, accepted: true},
 		{args: []string{"--out", "rel/x", "get"}, accepted: true},
 		{args: []string{"--out=/abs", "get"}, accepted: true},
-		{args: []string{"--out", "~/x", "get"}},
+		{args: []string{"--out", "~/x", "get"}, accepted: true},
+		{args: []string{"--out", "~", "get"}, accepted: true},
+		{args: []string{"--out", "-", "get"}, accepted: true},
 		{args: []string{"--label", "n", "show", "1"}, accepted: true},
 		{args: []string{"--at", "5s", "get"}},
 		{args: []string{"--hooked", "x", "get"}},
@@ -93,7 +98,9 @@ func TestToyArgvMatchesKong(t *testing.T) {
 		{args: []string{"validated"}},
 		{args: []string{"--version"}},
 		{args: []string{"get", "--help"}},
-		{args: []string{"get", "-vv"}},
+		{args: []string{"get", "-vv"}, accepted: true},
+		{args: []string{"get", "-vh"}},
+		{args: []string{"--", "get"}, accepted: true},
 		{env: map[string]string{"TOY_DIR": "/from/env"}, args: []string{"get"}, accepted: true},
 		{env: map[string]string{"TOY_DIR": "/from/env"}, args: []string{"--dir", "/flag", "get"}, accepted: true},
 		{env: map[string]string{"TOY_DIR": ""}, args: []string{"get"}},
@@ -136,4 +143,36 @@ func FuzzToyArgv(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		checkArgv(t, strings.Split(s, "\n"))
 	})
+}
+
+// TestToyLeftToKong: argvgen.LeftToKong names what toy's tables leave to
+// kong: each flag the generator cannot read, a list, a command with a
+// hook or a validator.
+func TestToyLeftToKong(t *testing.T) {
+	k, err := Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaps, err := argvgen.LeftToKong(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(gaps, "\n")
+	for _, want := range []string{
+		"toy --at: left out of the tables",     // kong's own mapper
+		"toy --hooked: left out of the tables", // a hook
+		"toy --counter: left out of the tables",
+		"--tag: a list, whose empty value kong reads",
+		"--tag: kong words a flag where its value was wanted",
+		"group sub --a: left out of the tables", // an xor group
+		"slow: every command line that reaches it is kong's",
+		"validated: every command line that reaches it is kong's",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("LeftToKong(toy) = %q; want %q in it", gaps, want)
+		}
+	}
+	if strings.Contains(got, "--dir") || strings.Contains(got, "--level") || strings.Contains(got, "run") {
+		t.Errorf("LeftToKong(toy) = %q; want no flag or command the tables read", gaps)
+	}
 }
