@@ -371,8 +371,7 @@
 //	ledger run upload --schedule '0 * * * *' --retry 3 --retry-delay 30s --deadline 50m --quiet -- upload.sh
 //	ledger output "$(ledger latest report --field id)"
 //
-// Exit status: CMD's own (with --retry, the last attempt's); 124 when
-// --deadline stopped it; 125 when CMD did
+// Exit status: CMD's own; 124 when --deadline stopped it; 125 when CMD did
 // not run: the claim was refused (the instant or slot was taken, the slot
 // not due, --exclusive found a live run, --every found it not due), or the store or its database
 // could not be opened, reached or written; with --conflict-exit N an
@@ -384,7 +383,8 @@
 // CMD's 0 to 3 when CMD's output could not be passed on (a full disk: one
 // line says so; the record keeps CMD's status), or when CMD's result could
 // not be recorded (a full or read-only file system, a store gone: one line
-// says so; recover later calls the run unknown).
+// says so; recover later calls the run unknown). With --retry, CMD's is the
+// last attempt's status, and a signal during a delay exits 128+N.
 //
 // Arguments of run:
 //

@@ -838,19 +838,20 @@ not grow the store forever.
     ledger run upload --schedule '0 * * * *' --retry 3 --retry-delay 30s --deadline 50m --quiet -- upload.sh
     ledger output "$(ledger latest report --field id)"
 
-Exit status: CMD's own (with --retry, the last attempt's); 124 when
---deadline stopped it; 125 when CMD did not run: the claim was refused (the
-instant or slot was taken, the slot not due, --exclusive found a live run,
---every found it not due), or the store or its database could not be opened,
-reached or written; with --conflict-exit N an expected refusal exits N instead,
-and a fault still 125; 126 when CMD is not executable; 127 when it is not found;
-128+N when CMD died of signal N, or when signal N ended --wait or reached
-ledger run before CMD was recorded; 125 too for bad usage, as timeout(1) says
-(nothing recorded, nothing run), so that it is never mistaken for CMD's own 2;
-3 instead of CMD's 0 to 3 when CMD's output could not be passed on (a full disk:
-one line says so; the record keeps CMD's status), or when CMD's result could not
-be recorded (a full or read-only file system, a store gone: one line says so;
-recover later calls the run unknown).
+Exit status: CMD's own; 124 when --deadline stopped it; 125 when CMD did not
+run: the claim was refused (the instant or slot was taken, the slot not due,
+--exclusive found a live run, --every found it not due), or the store or its
+database could not be opened, reached or written; with --conflict-exit N an
+expected refusal exits N instead, and a fault still 125; 126 when CMD is not
+executable; 127 when it is not found; 128+N when CMD died of signal N, or when
+signal N ended --wait or reached ledger run before CMD was recorded; 125 too
+for bad usage, as timeout(1) says (nothing recorded, nothing run), so that it
+is never mistaken for CMD's own 2; 3 instead of CMD's 0 to 3 when CMD's output
+could not be passed on (a full disk: one line says so; the record keeps CMD's
+status), or when CMD's result could not be recorded (a full or read-only file
+system, a store gone: one line says so; recover later calls the run unknown).
+With --retry, CMD's is the last attempt's status, and a signal during a delay
+exits 128+N.
 
 Arguments:
   <job>        Job name: 1-128 of [A-Za-z0-9._:@-].
