@@ -8,6 +8,8 @@
 // takes over a fenced execution and runs it. Both own the lease while the
 // payload runs. SpawnJob (ledger spawn) claims a job and hands it to a
 // worker. The commands keep only their flags, output and exit codes.
+// RunJob and Adopt run a payload that failed again when RunOptions.Retry
+// or AdoptOptions.Retry asks (retry.go), each attempt its own execution.
 //
 //	out := execution.RunJob(tool.Warnf, st, execution.RunOptions{Claim: execution.Claim{Job: "backup"}, Options: execution.Options{Argv: argv, KeepOutput: 64 << 10}})
 //	return out.Code // the payload's status, 128+N, 124, 126/127, or 125

@@ -53,3 +53,29 @@ func TestBackoffDelaySeeded(t *testing.T) {
 		}
 	}
 }
+
+// TestOutcomeFailure: only the payload's own failure is one another
+// attempt may mend.
+func TestOutcomeFailure(t *testing.T) {
+	st, _, _ := started(t)
+	for _, c := range []struct {
+		argv     []string
+		deadline time.Duration
+		code     int
+		want     string
+	}{
+		{[]string{"true"}, 0, 0, ""},
+		{[]string{"sh", "-c", "exit 3"}, 0, 3, "exit 3"},
+		{[]string{"sh", "-c", "kill -KILL $$"}, 0, 137, "signal KILL"},
+		{[]string{"sleep", "10"}, 50 * time.Millisecond, 124, ""},
+		{[]string{"./no-such-payload"}, 0, 127, ""},
+	} {
+		tl, errb := tool()
+		o := RunOptions{Claim: Claim{Job: "failure"}, Options: Options{Argv: c.argv, Grace: time.Second, Deadline: c.deadline}}
+		o.attempt, o.attempts = 1, 2
+		out := runJob(tl, st, o)
+		if out.Code != c.code || out.Failure != c.want {
+			t.Errorf("runJob(%q) = code %d, failure %q; want %d, %q (stderr %q)", c.argv, out.Code, out.Failure, c.code, c.want, errb)
+		}
+	}
+}
