@@ -78,11 +78,11 @@ type Options struct {
 	// hold (with Quiet) keeps a failed payload's output and notices held
 	// back, for Outcome.release to print: only the last attempt's are.
 	hold bool
-	// attempt and attempts number an attempt of RunJob's retries (zero:
-	// a run without retries); runDeadline is then the whole run's
-	// deadline, of which Deadline is what is left.
-	attempt, attempts int
-	runDeadline       time.Duration
+	// attempts is how many attempts a retried run allows (zero: a run
+	// without retries); runDeadline is then the whole run's deadline, of
+	// which Deadline is what is left.
+	attempts    int
+	runDeadline time.Duration
 }
 
 // Claim is what ledger run and spawn claim, as their flags name it

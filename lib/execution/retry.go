@@ -120,7 +120,7 @@ func runAttempts(warn func(format string, args ...any), st ledger.Ledger, o RunO
 	}
 	for k := 1; ; k++ {
 		a := o
-		a.attempt, a.attempts, a.hold, a.runDeadline = k, attempts, o.Quiet, o.Deadline
+		a.attempts, a.hold, a.runDeadline = attempts, o.Quiet, o.Deadline
 		// Recorded as attempt k of attempts; a claim of attempt k > 1 is
 		// not refused by the run's own failed attempts of a slot run
 		// once (ledger.ClaimOptions.Once). --exclusive and --every are

@@ -72,7 +72,7 @@ func TestOutcomeFailure(t *testing.T) {
 	} {
 		tl, errb := tool()
 		o := RunOptions{Claim: Claim{Job: "failure"}, Options: Options{Argv: c.argv, Grace: time.Second, Deadline: c.deadline}}
-		o.attempt, o.attempts = 1, 2
+		o.attempts = 2
 		out := runJob(tl, st, o)
 		if out.Code != c.code || out.Failure != c.want {
 			t.Errorf("runJob(%q) = code %d, failure %q; want %d, %q (stderr %q)", c.argv, out.Code, out.Failure, c.code, c.want, errb)
