@@ -369,14 +369,8 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	if fence == nil {
 		fence = context.Background()
 	}
-	sigs, forwarded := signals(o.Signals), func() bool { return false }
-	if o.attempts > 0 && sigs != nil {
-		// Whether a signal reached the payload: a payload that died of
-		// the operator's TERM is not tried again.
-		var stop func()
-		sigs, forwarded, stop = tapSignals(sigs)
-		defer stop()
-	}
+	sigs, forwarded, untap := attemptSignals(o)
+	defer untap()
 	res, err := runner.Run(fence, runner.Options{
 		Argv:         o.Argv,
 		Grace:        o.Grace,
@@ -415,19 +409,7 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	res.Report(notice)
 	status, msg := ended(warn, notice, id, o, res)
 	code := res.Code()
-	var release func()
-	if o.Quiet && code != exit.OK {
-		release = func() {
-			out.release()
-			for _, n := range notices {
-				warn("%s", n)
-			}
-		}
-		if !o.hold {
-			release()
-			release = nil
-		}
-	}
+	release := quietRelease(warn, o, code, out, notices)
 	done, late := finishLate(warn, st, id, status, res.ExitCode, msg)
 	if done {
 		retain(warn, st, o)
@@ -442,11 +424,8 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 		code = exit.System
 	}
 	failure := ""
-	if done && code != exit.OK && code == res.ExitCode && !res.DeadlineHit && !res.Canceled && !forwarded() {
-		failure = fmt.Sprintf("exit %d", code)
-		if res.Signaled {
-			failure = "signal " + syntax.SignalName(res.Status.Signal())
-		}
+	if done && !forwarded() {
+		failure = failureOf(res, code)
 	}
 	return Outcome{Code: code, ID: id, Failure: failure, release: release}
 }

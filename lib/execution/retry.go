@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/runner"
 	"github.com/tether-sh/tether/lib/syntax"
 )
 
@@ -69,6 +70,51 @@ func BackoffDelay(base time.Duration, k int, rnd *rand.Rand) time.Duration {
 	return b - half + time.Duration(rnd.Int64N(int64(half)+1))
 }
 
+// attemptRun is one retried run in progress.
+type attemptRun struct {
+	warn     func(format string, args ...any)
+	job      string
+	attempts int       // the first and the retries
+	until    time.Time // the run's deadline (zero: none)
+	failed   int       // attempts that failed so far
+	last     Outcome   // the last attempt made
+	// notices are what a quiet run holds back unless the last attempt
+	// fails.
+	quiet   bool
+	notices []string
+}
+
+// notice says a line, or holds it back in a quiet run.
+func (ar *attemptRun) notice(format string, args ...any) {
+	if ar.quiet {
+		ar.notices = append(ar.notices, fmt.Sprintf(format, args...))
+		return
+	}
+	ar.warn(format, args...)
+}
+
+// end is the run's end after attempt k, the last made: a quiet run
+// prints, now that it is the last, that attempt's output and notices held
+// back, and its own; a run that retried says how many attempts failed.
+func (ar *attemptRun) end(k int) Outcome {
+	last := ar.last
+	if last.release != nil {
+		last.release()
+		for _, n := range ar.notices {
+			ar.warn("%s", n)
+		}
+	}
+	last.release = nil
+	if last.Code != exit.OK && k > 1 {
+		how := last.Failure
+		if how == "" {
+			how = fmt.Sprintf("exit %d", last.Code)
+		}
+		ar.warn("%s: %d of %d attempts failed, the last (attempt %d, %s) ends the run", ar.job, ar.failed, ar.attempts, k, how)
+	}
+	return last
+}
+
 // runAttempts is RunJob with retries: the first attempt as runJob makes
 // it (a refusal of it is RunJob's refusal), then up to o.Retry.Retries
 // more while the payload fails. It returns the last attempt's outcome.
@@ -83,57 +129,26 @@ func runAttempts(warn func(format string, args ...any), st ledger.Ledger, o RunO
 	if r.Rand == nil {
 		r.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	// notice says what a quiet run holds back unless the last attempt
-	// fails.
-	var notices []string
-	notice := warn
-	if o.Quiet {
-		notice = func(format string, args ...any) { notices = append(notices, fmt.Sprintf(format, args...)) }
-	}
-	job, attempts := o.Claim.Job, r.Retries+1
-	var until time.Time
+	ar := &attemptRun{warn: warn, job: o.Claim.Job, attempts: r.Retries + 1, quiet: o.Quiet}
 	if o.Deadline > 0 {
-		until = time.Now().Add(o.Deadline)
-	}
-	failed := 0
-	var last Outcome
-	// end is the run's end after the last attempt made, failed: a quiet
-	// run prints, now that it is the last, that attempt's output and
-	// notices held back, and its own; then a line that says how many
-	// attempts failed.
-	end := func(k int) Outcome {
-		if last.release != nil {
-			last.release()
-			for _, n := range notices {
-				warn("%s", n)
-			}
-		}
-		last.release = nil
-		if last.Code != exit.OK && k > 1 {
-			how := last.Failure
-			if how == "" {
-				how = fmt.Sprintf("exit %d", last.Code)
-			}
-			warn("%s: %d of %d attempts failed, the last (attempt %d, %s) ends the run", job, failed, attempts, k, how)
-		}
-		return last
+		ar.until = time.Now().Add(o.Deadline)
 	}
 	for k := 1; ; k++ {
 		a := o
-		a.attempts, a.hold, a.runDeadline = attempts, o.Quiet, o.Deadline
+		a.attempts, a.hold, a.runDeadline = ar.attempts, o.Quiet, o.Deadline
 		// Recorded as attempt k of attempts; a claim of attempt k > 1 is
 		// not refused by the run's own failed attempts of a slot run
 		// once (ledger.ClaimOptions.Once). --exclusive and --every are
 		// asked again: a run of another host or process that took the
 		// job meanwhile (live, or completed within the period) refuses
 		// it, and the run ends with its last attempt's status.
-		a.Claim.Attempt, a.Claim.Attempts = k, attempts
-		if !until.IsZero() {
+		a.Claim.Attempt, a.Claim.Attempts = k, ar.attempts
+		if !ar.until.IsZero() {
 			// What is left; none at all (Deadline 0 would be no
 			// deadline) ends the run.
-			if a.Deadline = time.Until(until); a.Deadline <= 0 {
-				notice("%s: attempt %d of %d not made: the deadline %v passed", job, k, attempts, o.Deadline)
-				return end(k - 1)
+			if a.Deadline = time.Until(ar.until); a.Deadline <= 0 {
+				ar.notice("%s: attempt %d of %d not made: the deadline %v passed", ar.job, k, ar.attempts, o.Deadline)
+				return ar.end(k - 1)
 			}
 		}
 		var out Outcome
@@ -142,49 +157,61 @@ func runAttempts(warn func(format string, args ...any), st ledger.Ledger, o RunO
 		} else {
 			out = runJob(warn, st, a)
 		}
-		switch {
-		case out.Refused != nil && k == 1:
-			return out
-		case out.Refused != nil:
-			// Another run took the slot (another host, an --exclusive
-			// run of the job) since the failed attempt: it is that run's
-			// now. The run ends with the last attempt's status.
-			notice("%s: attempt %d of %d not made: %v", job, k, attempts, out.Refused)
-			return end(k - 1)
-		case k == 1 && out.Err != nil:
-			return out
-		case k > 1 && out.ID == "":
-			// Not even claimed (a fault of the store, said): the run
-			// ends with that fault's status.
-			if out.Err != nil {
-				warn("%s: attempt %d of %d not made: %v", job, k, attempts, out.Err)
-			}
-			code := out.Code
-			out = end(k - 1)
-			out.Code = code
+		if k == 1 && (out.Refused != nil || out.Err != nil) {
 			return out
 		}
-		last = out
+		if k > 1 && (out.Refused != nil || out.ID == "") {
+			return ar.notMade(k, out)
+		}
+		ar.last = out
 		if out.Code == exit.OK {
 			return out
 		}
-		failed++
-		if out.Failure == "" || k == attempts {
-			return end(k)
+		ar.failed++
+		if out.Failure == "" || k == ar.attempts {
+			return ar.end(k)
 		}
-		delay := BackoffDelay(r.Delay, k, r.Rand)
-		if !until.IsZero() && !time.Now().Add(delay).Before(until) {
-			notice("%s: attempt %d of %d failed (%s); not retrying: the deadline %v passes within the %v delay", job, k, attempts, out.Failure, o.Deadline, roundDelay(delay))
-			return end(k)
-		}
-		notice("%s: attempt %d of %d failed (%s); retrying in %v", job, k, attempts, out.Failure, roundDelay(delay))
-		if sig := backoff(o.Options, delay); sig != 0 {
-			out := end(k)
-			warn("%s: %s during the delay before attempt %d of %d: not retrying", job, syntax.SignalName(sig), k+1, attempts)
-			out.Code = exit.ForSignal(sig)
+		if sig, ended := ar.wait(r, k, o.Options); ended {
+			out := ar.end(k)
+			if sig != 0 {
+				warn("%s: %s during the delay before attempt %d of %d: not retrying", ar.job, syntax.SignalName(sig), k+1, ar.attempts)
+				out.Code = exit.ForSignal(sig)
+			}
 			return out
 		}
 	}
+}
+
+// notMade ends the run whose attempt k > 1 was not made (out): refused,
+// because another run took the slot or the job since the failed attempt
+// (another host, an --exclusive run of the job), which is that run's now,
+// and the run ends with the last attempt's status; or not even claimed, a
+// fault of the store (said), whose status it ends with.
+func (ar *attemptRun) notMade(k int, out Outcome) Outcome {
+	if out.Refused != nil {
+		ar.notice("%s: attempt %d of %d not made: %v", ar.job, k, ar.attempts, out.Refused)
+		return ar.end(k - 1)
+	}
+	if out.Err != nil {
+		ar.warn("%s: attempt %d of %d not made: %v", ar.job, k, ar.attempts, out.Err)
+	}
+	last := ar.end(k - 1)
+	last.Code = out.Code
+	return last
+}
+
+// wait waits the delay after failed attempt k; ended reports that the
+// run ends instead: the delay would end past the deadline (not waited),
+// or signal sig came during it.
+func (ar *attemptRun) wait(r Retry, k int, o Options) (sig syscall.Signal, ended bool) {
+	delay := BackoffDelay(r.Delay, k, r.Rand)
+	if !ar.until.IsZero() && !time.Now().Add(delay).Before(ar.until) {
+		ar.notice("%s: attempt %d of %d failed (%s); not retrying: the deadline %v passes within the %v delay", ar.job, k, ar.attempts, ar.last.Failure, o.Deadline, roundDelay(delay))
+		return 0, true
+	}
+	ar.notice("%s: attempt %d of %d failed (%s); retrying in %v", ar.job, k, ar.attempts, ar.last.Failure, roundDelay(delay))
+	sig = backoff(o, delay)
+	return sig, sig != 0
 }
 
 // roundDelay is d as a notice says it: to the millisecond below a second,
@@ -270,4 +297,50 @@ func adoptAttempts(warn func(format string, args ...any), st ledger.Ledger, o Ad
 		ao.Options, ao.Retry = a, Retry{}
 		return adopt(warn, st, ao)
 	})
+}
+
+// quietRelease prints, for a quiet run whose payload failed (code), the
+// output held back and the notices; at once, or when the run ends, by
+// the function it returns (o.hold: only the last attempt's are printed).
+// nil when there is nothing to print.
+func quietRelease(warn func(format string, args ...any), o Options, code int, out *capture, notices []string) func() {
+	if !o.Quiet || code == exit.OK {
+		return nil
+	}
+	release := func() {
+		out.release()
+		for _, n := range notices {
+			warn("%s", n)
+		}
+	}
+	if o.hold {
+		return release
+	}
+	release()
+	return nil
+}
+
+// attemptSignals are the signals the runner forwards to an attempt of a
+// retried run, and whether any reached it: a payload that died of the
+// operator's TERM is not tried again. Without retries, o.Signals' own,
+// and forwarded never holds.
+func attemptSignals(o Options) (sigs chan os.Signal, forwarded func() bool, stop func()) {
+	sigs = signals(o.Signals)
+	if o.attempts == 0 || sigs == nil {
+		return sigs, func() bool { return false }, func() {}
+	}
+	return tapSignals(sigs)
+}
+
+// failureOf is Outcome.Failure of a payload that ran as res, its result
+// recorded, the run exiting code: a non-zero exit or a signal of its own,
+// not the deadline, a lost lease, nor something that survived KILL.
+func failureOf(res runner.Result, code int) string {
+	switch {
+	case code == exit.OK || code != res.ExitCode || res.DeadlineHit || res.Canceled:
+		return ""
+	case res.Signaled:
+		return "signal " + syntax.SignalName(res.Status.Signal())
+	}
+	return fmt.Sprintf("exit %d", code)
 }

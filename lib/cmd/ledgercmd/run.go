@@ -73,10 +73,7 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 		// CMD's output is run's: a record printed there would mix with it.
 		return exit.Errorf(exit.Usage, "--json: ledger run prints no record (the output is CMD's); read it with ledger latest %s --json", c.Job)
 	}
-	if err := c.runOutput.check(); err != nil {
-		return err
-	}
-	if err := c.retryFlags.check(); err != nil {
+	if err := c.checkFlags(); err != nil {
 		return err
 	}
 	if c.Wait.D() < 0 || c.Wait.D() > 0 && !c.Exclusive {
@@ -160,6 +157,14 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 		}
 		return c.refused(inv, out.Refused)
 	}
+}
+
+// checkFlags validates the output and retry flags.
+func (c *runCmd) checkFlags() error {
+	if err := c.runOutput.check(); err != nil {
+		return err
+	}
+	return c.retryFlags.check()
 }
 
 // retryFlags are --retry and --retry-delay: run's, and spawn's, which

@@ -47,11 +47,8 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	if err := inv.checkLease(c.Lease.D(), stop.DefaultGrace); err != nil {
 		return err
 	}
-	if err := c.retryFlags.check(); err != nil {
+	if err := c.checkFlags(); err != nil {
 		return err
-	}
-	if c.Keep < 0 {
-		return exit.Errorf(exit.Usage, "--keep %d: want 0 (keep every execution) or more", c.Keep)
 	}
 	if err := appendable(c.Log); err != nil {
 		return err
@@ -96,19 +93,7 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	if c.Keep != defaultKeep {
 		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
 	}
-	if c.Retry > 0 {
-		// The worker makes the later attempts: it claims them as this
-		// claim was made (the record holds the rest: job, instant,
-		// source, schedule).
-		o.Claim.Attempt, o.Claim.Attempts = 1, c.Retry+1
-		o.AdoptFlags = append(o.AdoptFlags, "--retry", strconv.Itoa(c.Retry), "--retry-delay", c.RetryDelay.D().String())
-		if c.Exclusive {
-			o.AdoptFlags = append(o.AdoptFlags, "--retry-exclusive")
-		}
-		if c.Every.D() > 0 {
-			o.AdoptFlags = append(o.AdoptFlags, "--retry-every", c.Every.D().String())
-		}
-	}
+	c.handRetries(&o)
 	if loc, err := inv.location(); err == nil {
 		// A URL through the environment: its password must not show in
 		// ps, nor reach the payload (adopt drops the variable from its
@@ -155,6 +140,31 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 		return exitStatus(code)
 	}
 	return nil
+}
+
+// checkFlags validates --keep and the retry flags.
+func (c *spawnCmd) checkFlags() error {
+	if c.Keep < 0 {
+		return exit.Errorf(exit.Usage, "--keep %d: want 0 (keep every execution) or more", c.Keep)
+	}
+	return c.retryFlags.check()
+}
+
+// handRetries hands --retry to the worker, which makes the later
+// attempts: it claims them as this claim was made (the record holds the
+// rest: job, instant, source, schedule); the claim is attempt 1.
+func (c *spawnCmd) handRetries(o *execution.SpawnJobOptions) {
+	if c.Retry == 0 {
+		return
+	}
+	o.Claim.Attempt, o.Claim.Attempts = 1, c.Retry+1
+	o.AdoptFlags = append(o.AdoptFlags, "--retry", strconv.Itoa(c.Retry), "--retry-delay", c.RetryDelay.D().String())
+	if c.Exclusive {
+		o.AdoptFlags = append(o.AdoptFlags, "--retry-exclusive")
+	}
+	if c.Every.D() > 0 {
+		o.AdoptFlags = append(o.AdoptFlags, "--retry-every", c.Every.D().String())
+	}
 }
 
 // appendable refuses (2) a --log path that holds something other than a
