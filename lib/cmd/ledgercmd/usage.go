@@ -101,42 +101,8 @@ func answer(args []string) (r reply, ok bool) {
 				return reply{usage: msg}, msg != ""
 			}
 		case !ended && a != "-" && strings.HasPrefix(a, "-"):
-			// kong's scanner reads "-abc" as -a then "bc": -a's value
-			// when it takes one, else the short flags -b and -c, one
-			// byte each (a byte of a multi-byte letter too).
-			for k := 1; k < len(a); k++ {
-				name, tail := "-"+a[k:k+1], a[k+1:]
-				if name == "-h" {
-					hook.meet(true, false) // kong's help flag, a switch
-					continue
-				}
-				f, known := findFlag(path, "", a[k])
-				if !known {
-					if inModel(namesPath, name) {
-						return reply{}, false
-					}
-					return reply{usage: unknownFlag(namesPath, name)}, true
-				}
-				if f.Switch {
-					if msg, ok := w.set(f, "true"); !ok {
-						return reply{usage: msg}, msg != ""
-					}
-					continue
-				}
-				var msg string
-				var ok bool
-				switch {
-				case tail != "":
-					msg, ok = w.set(f, tail)
-				case i == len(args)-1:
-					return reply{usage: missingValue(f)}, true
-				default:
-					msg, ok = w.takeValue(f, args, &i)
-				}
-				if !ok {
-					return reply{usage: msg}, msg != ""
-				}
-				break
+			if r, ok, stop := w.shorts(path, namesPath, &hook, args, &i); stop {
+				return r, ok
 			}
 		case positional < len(node.Positionals):
 			p := &node.Positionals[positional]
@@ -164,6 +130,48 @@ func answer(args []string) (r reply, ok bool) {
 		}
 	}
 	return w.end(hook, path, names, cmdPath)
+}
+
+// shorts reads args[*i], a cluster of short flags, as kong's scanner
+// does: "-abc" is -a then "bc", -a's value when it takes one, else the
+// short flags -b and -c, one byte each (a byte of a multi-byte letter
+// too). stop reports that answer returns r and ok.
+func (w *walk) shorts(path []*argv.Node[grammar, *invocation], namesPath []*cli.CompleteNode, hook *reply, args []string, i *int) (r reply, ok, stop bool) {
+	a := args[*i]
+	for k := 1; k < len(a); k++ {
+		name, tail := "-"+a[k:k+1], a[k+1:]
+		if name == "-h" {
+			hook.meet(true, false) // kong's help flag, a switch
+			continue
+		}
+		f, known := findFlag(path, "", a[k])
+		if !known {
+			if inModel(namesPath, name) {
+				return reply{}, false, true
+			}
+			return reply{usage: unknownFlag(namesPath, name)}, true, true
+		}
+		if f.Switch {
+			if msg, ok := w.set(f, "true"); !ok {
+				return reply{usage: msg}, msg != "", true
+			}
+			continue
+		}
+		var msg string
+		switch {
+		case tail != "":
+			msg, ok = w.set(f, tail)
+		case *i == len(args)-1:
+			return reply{usage: missingValue(f)}, true, true
+		default:
+			msg, ok = w.takeValue(f, args, i)
+		}
+		if !ok {
+			return reply{usage: msg}, msg != "", true
+		}
+		break
+	}
+	return reply{}, false, false
 }
 
 // meet notes a --help (asked) or --version met on the line: the first
