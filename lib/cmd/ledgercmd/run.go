@@ -11,6 +11,7 @@ import (
 	"github.com/tether-sh/tether/lib/cmd/internal/store"
 	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/runner"
 	"github.com/tether-sh/tether/lib/syntax"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -103,8 +104,7 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	defer st.Close()
 	sigs := execution.CatchSignals()
 	defer sigs.Stop()
-	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: cl, Retry: c.retry()}
-	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
+	o := c.runOptions(argv, cl, sigs)
 	// A slot already run, or a period that surely still holds, is
 	// refused before the payload is forked and held for the claim (and
 	// before a --jitter delay): a --catch-up or --every line's every
@@ -157,6 +157,14 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 		}
 		return c.refused(inv, out.Refused)
 	}
+}
+
+// runOptions are what RunJob is to claim (cl) and run (argv), the
+// signals caught by sigs.
+func (c *runCmd) runOptions(argv []string, cl execution.Claim, sigs *runner.Catcher) execution.RunOptions {
+	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: cl, Retry: c.retry()}
+	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
+	return o
 }
 
 // checkFlags validates the output and retry flags.

@@ -86,14 +86,7 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	o := execution.SpawnJobOptions{Claim: cl, SpawnOptions: execution.SpawnOptions{
 		Adopt: adoptPath, Argv: argv, Scope: execution.Scope(c.Scope), AckTimeout: c.AckTimeout.D(), Log: c.Log,
 	}}
-	// Only what differs from adopt's defaults (the same as spawn's).
-	if c.KeepOutput.N() != execution.DefaultKeepOutput {
-		o.AdoptFlags = append(o.AdoptFlags, "--keep-output", strconv.FormatInt(c.KeepOutput.N(), 10))
-	}
-	if c.Keep != defaultKeep {
-		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
-	}
-	c.handRetries(&o)
+	c.workerFlags(&o)
 	if loc, err := inv.location(); err == nil {
 		// A URL through the environment: its password must not show in
 		// ps, nor reach the payload (adopt drops the variable from its
@@ -150,10 +143,18 @@ func (c *spawnCmd) checkFlags() error {
 	return c.retryFlags.check()
 }
 
-// handRetries hands --retry to the worker, which makes the later
-// attempts: it claims them as this claim was made (the record holds the
-// rest: job, instant, source, schedule); the claim is attempt 1.
-func (c *spawnCmd) handRetries(o *execution.SpawnJobOptions) {
+// workerFlags are the flags spawn hands its worker: only what differs
+// from adopt's defaults (the same as spawn's). --retry goes to the worker,
+// which makes the later attempts: it claims them as this claim was made
+// (the record holds the rest: job, instant, source, schedule); the claim
+// is attempt 1.
+func (c *spawnCmd) workerFlags(o *execution.SpawnJobOptions) {
+	if c.KeepOutput.N() != execution.DefaultKeepOutput {
+		o.AdoptFlags = append(o.AdoptFlags, "--keep-output", strconv.FormatInt(c.KeepOutput.N(), 10))
+	}
+	if c.Keep != defaultKeep {
+		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
+	}
 	if c.Retry == 0 {
 		return
 	}
