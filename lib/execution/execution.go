@@ -8,6 +8,8 @@
 // takes over a fenced execution and runs it. Both own the lease while the
 // payload runs. SpawnJob (ledger spawn) claims a job and hands it to a
 // worker. The commands keep only their flags, output and exit codes.
+// RunJob and Adopt run a payload that failed again when RunOptions.Retry
+// or AdoptOptions.Retry asks (retry.go), each attempt its own execution.
 //
 //	out := execution.RunJob(tool.Warnf, st, execution.RunOptions{Claim: execution.Claim{Job: "backup"}, Options: execution.Options{Argv: argv, KeepOutput: 64 << 10}})
 //	return out.Code // the payload's status, 128+N, 124, 126/127, or 125
@@ -89,6 +91,14 @@ type Options struct {
 	// lease, once the payload is gone.
 	replaced  func() bool
 	leaseDone func()
+	// hold (with Quiet) keeps a failed payload's output and notices held
+	// back, for Outcome.release to print: only the last attempt's are.
+	hold bool
+	// attempts is how many attempts a retried run allows (zero: a run
+	// without retries); runDeadline is then the whole run's deadline, of
+	// which Deadline is what is left.
+	attempts    int
+	runDeadline time.Duration
 }
 
 // Claim is what ledger run and spawn claim, as their flags name it
@@ -117,6 +127,10 @@ func (c Claim) options(owner ledger.Owner) ledger.ClaimOptions {
 type RunOptions struct {
 	Options
 	Claim Claim
+	// Retry says how often, and after what delay, a payload that failed
+	// is run again (retry.go); the zero value runs it once. Deadline then
+	// bounds all attempts together.
+	Retry Retry
 }
 
 // AdoptOptions says what Adopt adopts and how it runs the payload.
@@ -127,6 +141,12 @@ type AdoptOptions struct {
 	// AckFile, if set, receives the acknowledgement (handoff.WriteAck)
 	// once the adoption is durable, before the payload starts.
 	AckFile string
+	// Retry, as RunOptions', runs the payload again after a failure, each
+	// later attempt claimed afresh for the adopted execution's job,
+	// instant, source and schedule, with Claim's Exclusive and Every
+	// (retry.go); the other fields of Claim are the record's.
+	Retry Retry
+	Claim Claim
 }
 
 // Outcome is how Run, RunJob or Adopt ended.
@@ -141,6 +161,14 @@ type Outcome struct {
 	// Err is a failure before anything was claimed or run, or Adopt's
 	// before the payload started, not yet said; Code is its exit code.
 	Err error
+	// Failure, when the payload ran and failed of its own accord and its
+	// result is on record, says how ("exit 1", "signal KILL"): a failure
+	// that another attempt may mend. Empty for a success, a deadline, a
+	// lost lease, a signal the runner forwarded, a fault of the tool.
+	Failure string
+	// release prints what a quiet run held back of a failed payload (its
+	// output and notices), when run was told to hold it (Options.hold).
+	release func()
 }
 
 // CatchSignals starts catching the signals a runner forwards, so that one
@@ -167,6 +195,14 @@ func CatchSignals() *runner.Catcher {
 // meanwhile. A refusal (wrapping ledger.ErrRefused) is returned in
 // Outcome.Refused, unsaid; other claim failures are said.
 func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOptions) Outcome {
+	if o.Retry.Retries > 0 {
+		return runAttempts(warn, st, o, nil)
+	}
+	return runJob(warn, st, o)
+}
+
+// runJob is one attempt of RunJob.
+func runJob(warn func(format string, args ...any), st ledger.Ledger, o RunOptions) Outcome {
 	owner, err := ledger.LocalOwner(proc.Self())
 	if err != nil {
 		return Outcome{Code: exit.NotRun, Err: err}
@@ -205,6 +241,14 @@ func RunJob(warn func(format string, args ...any), st ledger.Ledger, o RunOption
 // Outcome.Err, unsaid; an adopted execution whose acknowledgement could
 // not be written is given up as failed, its payload not run.
 func Adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptions) Outcome {
+	if o.Retry.Retries > 0 {
+		return adoptAttempts(warn, st, o)
+	}
+	return adopt(warn, st, o)
+}
+
+// adopt is Adopt's one attempt.
+func adopt(warn func(format string, args ...any), st ledger.Ledger, o AdoptOptions) Outcome {
 	self := proc.Self()
 	owner, err := ledger.LocalOwner(self)
 	if err != nil {
@@ -353,11 +397,13 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	if fence == nil {
 		fence = context.Background()
 	}
+	sigs, forwarded, untap := attemptSignals(o)
+	defer untap()
 	res, err := runner.Run(fence, runner.Options{
 		Argv:         o.Argv,
 		Grace:        o.Grace,
 		Deadline:     o.Deadline,
-		Signals:      signals(o.Signals),
+		Signals:      sigs,
 		PIDNamespace: o.PIDNamespace,
 		Stdout:       out.stdout,
 		Stderr:       out.stderr,
@@ -397,12 +443,7 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	res.Report(notice)
 	status, msg := ended(warn, notice, id, o, res)
 	code := res.Code()
-	if o.Quiet && code != exit.OK {
-		out.release()
-		for _, n := range notices {
-			warn("%s", n)
-		}
-	}
+	release := quietRelease(warn, o, code, out, notices)
 	done, late := finishLate(warn, st, id, status, res.ExitCode, msg)
 	if done {
 		retain(warn, st, o)
@@ -423,7 +464,11 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	if !done && (late || o.replaced != nil && o.replaced()) {
 		code = exit.System
 	}
-	return Outcome{Code: code, ID: id}
+	failure := ""
+	if done && !forwarded() {
+		failure = failureOf(res, code)
+	}
+	return Outcome{Code: code, ID: id, Failure: failure, release: release}
 }
 
 // payloadEnv is the payload's environment: the caller's, with id in
@@ -498,7 +543,11 @@ func ended(warn, notice func(format string, args ...any), id string, o Options, 
 	status, msg := ledger.Completed, ""
 	switch {
 	case res.DeadlineHit:
-		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", o.Deadline)
+		d := o.Deadline
+		if o.runDeadline > 0 {
+			d = o.runDeadline
+		}
+		status, msg = ledger.Failed, fmt.Sprintf("deadline %v passed; stopped", d)
 		notice("%s: %s", id, msg)
 	case res.Canceled && o.replaced != nil && o.replaced():
 		status, msg = ledger.Failed, "its execution was taken over (recovered once its lease ran out); stopped at once"

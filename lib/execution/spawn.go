@@ -314,6 +314,14 @@ func WaitSpawned(st ledger.Ledger, id string, w *handoff.Worker) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if r.Attempt > 0 && r.Attempt < r.Attempts {
+		// The worker retried (adopt --retry): its last attempt is the
+		// result.
+		if r, err = LastAttempt(st, r); err != nil {
+			return 0, err
+		}
+		id = r.ID
+	}
 	if !r.Status.Terminal() {
 		// The worker died without finishing: wait for its payload and
 		// whatever is left of the payload's process group (recover leaves
@@ -342,4 +350,20 @@ func WaitSpawned(st ledger.Ledger, id string, w *handoff.Worker) (int, error) {
 		return 0, &exit.Error{Code: ExitUnknown, Err: fmt.Errorf("%s ended unknown: %s", id, r.Error)}
 	}
 	return 0, &exit.Error{Code: ExitUnknown, Err: fmt.Errorf("%s is still %s", id, r.State())}
+}
+
+// LastAttempt is the newest attempt of r's run (ledger run or spawn
+// --retry): the execution of r's job with r's owner (the runner, or
+// spawn's worker, that made every attempt), instant and number of
+// attempts whose attempt number is the highest; r itself when none is
+// higher.
+func LastAttempt(st ledger.Ledger, r ledger.Record) (ledger.Record, error) {
+	last := r
+	err := st.Each(ledger.Filter{Job: r.Job}, func(x ledger.Record) error {
+		if x.Attempts == r.Attempts && x.Owner == r.Owner && x.Instant.Equal(r.Instant) && x.Attempt > last.Attempt {
+			last = x
+		}
+		return nil
+	})
+	return last, err
 }

@@ -30,6 +30,10 @@ type grammar struct {
 	LockTimeout cli.OptionalDuration `name:"lock-timeout" placeholder:"D" help:"Give up (125, CMD not run) when the store's lock is not free within D (default 60s; 0 waits forever); a longer wait than a second is reported on stderr."`
 	KeepOutput  cli.Size             `name:"keep-output" default:"64KiB" placeholder:"SIZE" help:"Keep the last SIZE bytes of CMD's stdout and stderr with the execution, one combined stream, as they are written (ledger output ID prints them); both still reach adopt's own unchanged. 0 keeps nothing. A stream that is a terminal is left to CMD and not kept. SIZE is bytes or K, M, G (1K = 1024)."`
 	Keep        int                  `default:"1000" placeholder:"N" help:"Retention: once the result is recorded, prune the terminal executions of the job beyond its newest N (0 keeps every one)."`
+	Retry       int                  `placeholder:"N" help:"When CMD fails (a non-zero exit, or a signal adopt did not forward), run it again up to N more times, each attempt a new execution of the job claimed by adopt with the adopted one's instant, source and schedule (attempt k of N+1), after a delay as --retry-delay says: ledger spawn --retry hands it over. The exit status is the last attempt's."`
+	RetryDelay  cli.Duration         `name:"retry-delay" default:"10s" placeholder:"D" help:"With --retry: after failed attempt k, wait D·2^(k-1), at most 10·D, with equal jitter, before the next attempt."`
+	RetryExcl   bool                 `name:"retry-exclusive" hidden:"" help:"With --retry: a later attempt is claimed as --exclusive (spawn's)."`
+	RetryEvery  cli.Duration         `name:"retry-every" hidden:"" placeholder:"D" help:"With --retry: a later attempt is claimed with --every D (spawn's)."`
 	PIDNS       bool                 `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles)."`
 	ID          string               `arg:"" name:"ID" help:"The fenced execution to adopt."`
 	Cmd         []string             `arg:"" optional:"" passthrough:"partial" name:"CMD" help:"The command and its arguments: from the first argument after ID that is not one of adopt's flags (or after --) on, everything is CMD's."`
@@ -102,9 +106,13 @@ func run(t *cli.Tool, g *grammar, dir string, argv []string) int {
 		// A runner's usage error: 125, as the others.
 		return t.Fail(fmt.Errorf("--keep %d: want 0 (keep every execution) or more", g.Keep), exit.NotRun)
 	}
+	if g.Retry < 0 || g.Retry >= ledger.MaxAttempts || g.RetryDelay.D() <= 0 || g.RetryEvery.D() < 0 {
+		return t.Fail(fmt.Errorf("--retry %d --retry-delay %v: want 0 to %d retries and a positive delay", g.Retry, g.RetryDelay.D(), ledger.MaxAttempts-1), exit.NotRun)
+	}
 	out := execution.Adopt(t.Warnf, st, execution.AdoptOptions{ID: g.ID, AckFile: g.AckFile, Options: execution.Options{
 		Argv: argv, Grace: g.Grace.D(), PIDNamespace: g.PIDNS, KeepOutput: g.KeepOutput.N(), Keep: g.Keep,
-	}})
+	}, Retry: execution.Retry{Retries: g.Retry, Delay: g.RetryDelay.D()},
+		Claim: execution.Claim{Exclusive: g.RetryExcl, Every: g.RetryEvery.D()}})
 	if out.Err != nil {
 		return t.Fail(out.Err, out.Code)
 	}

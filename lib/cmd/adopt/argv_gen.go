@@ -101,6 +101,56 @@ var argvTables = &argv.Node[grammar, struct{}]{
 			Summary:  "--keep=N",
 			Expected: "an int value",
 		}},
+		{Names: []string{"retry"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				n, ok := argv.Int(v, 64)
+				g.Retry = int(n)
+				return ok
+			},
+			Zero: func(g *grammar) { g.Retry = argvZero.Retry },
+			Why: func(g *grammar, v string) error {
+				return argv.IntError(v, 64)
+			},
+			Summary:  "--retry=N",
+			Expected: "an int value",
+		}},
+		{Names: []string{"retry-delay"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.RetryDelay.UnmarshalText([]byte(v)) == nil
+			},
+			Zero:    func(g *grammar) { g.RetryDelay = argvZero.RetryDelay },
+			Default: "10s", HasDefault: true,
+			Why: func(g *grammar, v string) error {
+				return g.RetryDelay.UnmarshalText([]byte(v))
+			},
+			Summary:  "--retry-delay=D",
+			Expected: "a duration value",
+			Negative: true,
+		}},
+		{Names: []string{"retry-exclusive"}, Switch: true, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				b, ok := argv.Bool(v)
+				g.RetryExcl = b
+				return ok
+			},
+			Zero: func(g *grammar) { g.RetryExcl = argvZero.RetryExcl },
+			Why: func(g *grammar, v string) error {
+				return argv.BoolError(v)
+			},
+			Summary: "--retry-exclusive",
+		}},
+		{Names: []string{"retry-every"}, Value: argv.Value[grammar]{
+			Set: func(g *grammar, v string) bool {
+				return g.RetryEvery.UnmarshalText([]byte(v)) == nil
+			},
+			Zero: func(g *grammar) { g.RetryEvery = argvZero.RetryEvery },
+			Why: func(g *grammar, v string) error {
+				return g.RetryEvery.UnmarshalText([]byte(v))
+			},
+			Summary:  "--retry-every=D",
+			Expected: "a duration value",
+			Negative: true,
+		}},
 		{Names: []string{"pidns"}, Switch: true, Value: argv.Value[grammar]{
 			Set: func(g *grammar, v string) bool {
 				b, ok := argv.Bool(v)

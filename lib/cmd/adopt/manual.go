@@ -12,7 +12,7 @@ import (
 var Page = manual.Page{
 	Name:     "adopt",
 	Summary:  "Take durable ownership of a fenced execution, then run its payload exactly once.",
-	Synopsis: []string{"[--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] [--keep-output SIZE] [--keep N] ID [--] CMD [ARGS...]"},
+	Synopsis: []string{"[--ledger DIR|URL] [--ack-file F] [--grace D] [--lease D] [--lock-timeout D] [--pidns] [--keep-output SIZE] [--keep N] [--retry N [--retry-delay D]] ID [--] CMD [ARGS...]"},
 	Body: `adopt is the external worker of a hand-off: it moves execution ID from
 claimed+fenced to running with itself as owner. Only once that is durable
 does it write the ack file (atomically, 0600) as

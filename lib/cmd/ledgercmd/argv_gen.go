@@ -735,6 +735,32 @@ var argvTables = &argv.Node[grammar, *invocation]{
 					Summary:  "--keep=N",
 					Expected: "an int value",
 				}},
+				{Names: []string{"retry"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						n, ok := argv.Int(v, 64)
+						g.commands.Run.retryFlags.Retry = int(n)
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Run.retryFlags.Retry = argvZero.commands.Run.retryFlags.Retry },
+					Why: func(g *grammar, v string) error {
+						return argv.IntError(v, 64)
+					},
+					Summary:  "--retry=N",
+					Expected: "an int value",
+				}},
+				{Names: []string{"retry-delay"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Run.retryFlags.RetryDelay.UnmarshalText([]byte(v)) == nil
+					},
+					Zero:    func(g *grammar) { g.commands.Run.retryFlags.RetryDelay = argvZero.commands.Run.retryFlags.RetryDelay },
+					Default: "10s", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Run.retryFlags.RetryDelay.UnmarshalText([]byte(v))
+					},
+					Summary:  "--retry-delay=D",
+					Expected: "a duration value",
+					Negative: true,
+				}},
 				{Names: []string{"deadline"}, Value: argv.Value[grammar]{
 					Set: func(g *grammar, v string) bool {
 						return g.commands.Run.Deadline.UnmarshalText([]byte(v)) == nil
@@ -902,6 +928,34 @@ var argvTables = &argv.Node[grammar, *invocation]{
 						return g.commands.Spawn.scheduled.Jitter.UnmarshalText([]byte(v))
 					},
 					Summary:  "--jitter=D",
+					Expected: "a duration value",
+					Negative: true,
+				}},
+				{Names: []string{"retry"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						n, ok := argv.Int(v, 64)
+						g.commands.Spawn.retryFlags.Retry = int(n)
+						return ok
+					},
+					Zero: func(g *grammar) { g.commands.Spawn.retryFlags.Retry = argvZero.commands.Spawn.retryFlags.Retry },
+					Why: func(g *grammar, v string) error {
+						return argv.IntError(v, 64)
+					},
+					Summary:  "--retry=N",
+					Expected: "an int value",
+				}},
+				{Names: []string{"retry-delay"}, Value: argv.Value[grammar]{
+					Set: func(g *grammar, v string) bool {
+						return g.commands.Spawn.retryFlags.RetryDelay.UnmarshalText([]byte(v)) == nil
+					},
+					Zero: func(g *grammar) {
+						g.commands.Spawn.retryFlags.RetryDelay = argvZero.commands.Spawn.retryFlags.RetryDelay
+					},
+					Default: "10s", HasDefault: true,
+					Why: func(g *grammar, v string) error {
+						return g.commands.Spawn.retryFlags.RetryDelay.UnmarshalText([]byte(v))
+					},
+					Summary:  "--retry-delay=D",
 					Expected: "a duration value",
 					Negative: true,
 				}},

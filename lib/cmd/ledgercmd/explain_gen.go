@@ -121,6 +121,8 @@ var completeTables = &cli.CompleteNode{
 				{Names: []string{"--quiet"}, Value: cli.CompleteValue{Switch: true}},
 				{Names: []string{"--conflict-exit"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--keep"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--retry"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--retry-delay"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--deadline"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--grace"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--lease"}, Value: cli.CompleteValue{}},
@@ -140,6 +142,8 @@ var completeTables = &cli.CompleteNode{
 				{Names: []string{"--tz"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--catch-up"}, Value: cli.CompleteValue{Switch: true}},
 				{Names: []string{"--jitter"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--retry"}, Value: cli.CompleteValue{}},
+				{Names: []string{"--retry-delay"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--scope"}, Value: cli.CompleteValue{Enum: []string{"auto", "never", "require"}}},
 				{Names: []string{"--ack-timeout"}, Value: cli.CompleteValue{}},
 				{Names: []string{"--wait"}, Value: cli.CompleteValue{Switch: true}},
@@ -958,6 +962,24 @@ is refused as expected; when CMD fails, its output (held, the last --keep-output
 but at least 64KiB of each stream) and the notices held back follow. Faults of
 ledger itself are said whatever --quiet says.
 
+--retry N runs CMD again when it failed (a non-zero exit, or a signal ledger
+did not forward), up to N more times: each attempt is its own execution of JOB,
+the same instant (slot) and source, recorded as attempt k of N+1 with its own
+exit and kept output. After failed attempt k it waits --retry-delay D (default
+10s) times 2^(k-1), at most 10·D, with equal jitter (between half of that
+and all of it), then claims again; each retried failure says one line (JOB:
+attempt 1 of 3 failed (exit 1); retrying in 7.3s). Not retried: the deadline,
+a fault of ledger, CMD not runnable, a signal ledger forwarded, a refusal.
+A later attempt is not refused by the run's own failed ones, but is by another
+run that took the slot or the job meanwhile (--instant, --schedule, --exclusive,
+--every), which ends the run with its last attempt's status. --deadline bounds
+all attempts together, from the first claim: each gets what is left, and a delay
+that would end past it is not waited. With --quiet, nothing is printed unless
+the last attempt failed: then its output, the notices held back and how many
+attempts failed. A TERM or INT during a delay ends the run at once (128+N).
+ledger list shows each attempt as k/N (ATTEMPT), and ledger show of one lists
+the attempts of its run.
+
 --schedule EXPR names the slot of a cron expression the run stands for (at or
 before now, or up to 10s after it) and records the schedule: a slot runs at most
 once, failed included, and a tick more than a minute after its slot is not due;
@@ -975,22 +997,24 @@ not grow the store forever.
     ledger run backup --exclusive -- backup.sh
     ledger run daily --every 1d --quiet --conflict-exit 0 -- daily.sh   # hourly in cron
     ledger run sync --exclusive --wait 10m -- sync.sh
+    ledger run upload --schedule '0 * * * *' --retry 3 --retry-delay 30s --deadline 50m --quiet -- upload.sh
     ledger output "$(ledger latest report --field id)"
 
 Exit status: CMD's own; 124 when --deadline stopped it; 125 when CMD did not
 run: the claim was refused (the instant or slot was taken, the slot not due,
 --exclusive found a live run, --every found it not due), or the store or its
 database could not be opened, reached or written; with --conflict-exit N an
-expected refusal exits N instead, and a fault still 125; 126 when CMD is not
-executable; 127 when it is not found; 128+N when CMD died of signal N, or when
-signal N ended --wait or reached ledger run before CMD was recorded; 125 too
-for bad usage, as timeout(1) says (nothing recorded, nothing run), so that it
-is never mistaken for CMD's own 2; 3 instead of CMD's 0 to 3 when CMD's output
-could not be passed on (a full disk: one line says so; the record keeps CMD's
-status), or when CMD's result could not be recorded (a full or read-only file
-system, a store gone: one line says so; recover later calls the run unknown);
-3 whatever CMD's status when another host took the execution over (its lease ran
-out: CMD is stopped at once, its result kept as late).
+expected refusal exits N instead, and a fault still 125; 126 when CMD is
+not executable; 127 when it is not found; 128+N when CMD died of signal N,
+or when signal N ended --wait or reached ledger run before CMD was recorded;
+125 too for bad usage, as timeout(1) says (nothing recorded, nothing run), so
+that it is never mistaken for CMD's own 2; 3 instead of CMD's 0 to 3 when CMD's
+output could not be passed on (a full disk: one line says so; the record keeps
+CMD's status), or when CMD's result could not be recorded (a full or read-only
+file system, a store gone: one line says so; recover later calls the run
+unknown); 3 whatever CMD's status when another host took the execution over (its
+lease ran out: CMD is stopped at once, its result kept as late). With --retry,
+CMD's is the last attempt's status, and a signal during a delay exits 128+N.
 
 Arguments:
   <job>        Job name: 1-128 of [A-Za-z0-9._:@-].
@@ -1093,7 +1117,24 @@ Flags:
                             keeps every one), so that a frequent job does not
                             grow the store forever; ledger prune still prunes by
                             age (default: 1000).
+      --retry=N             When CMD fails (a non-zero exit, or a signal ledger
+                            did not forward), run it again up to N more times,
+                            each attempt its own execution of JOB with the
+                            same instant and source (attempt k of N+1),
+                            claimed afresh after a delay; the exit status
+                            is the last attempt's. Not retried: a refusal,
+                            the deadline (124), a fault of ledger (125), CMD not
+                            runnable (126, 127), a TERM or INT to ledger (which,
+                            during a delay, ends the run at once with 128+N).
+      --retry-delay=D       With --retry: after failed attempt k, wait
+                            D·2^(k-1), at most 10·D, with equal jitter (a time
+                            drawn between half of it and all of it), before the
+                            next attempt (default: 10s).
       --deadline=D          Stop CMD's process group after D and exit 124.
+                            With --retry, D bounds all attempts together,
+                            counted from the first claim: each attempt gets what
+                            is left, and a retry whose delay would end past D is
+                            not made.
       --grace=D             Wait at most D after TERM before KILL (deadline and
                             leftovers) (default: 5s).
       --lease=D             PostgreSQL store: this run's lease, renewed on the
@@ -1151,16 +1192,22 @@ once and finishes the record.
 The worker keeps CMD's output (--keep-output, ledger output ID) and prunes JOB
 to its newest --keep executions (default 1000) once it finished.
 
+--retry N and --retry-delay D go to the worker, which retries as ledger run
+does (see ledger run --help): the spawned execution is attempt 1 of N+1;
+the worker claims each later one itself, for the same instant and source,
+as --exclusive and --every say; --wait exits with the last attempt's status.
+
     ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
     ledger spawn sync --wait --log /var/log/sync.log -- ./sync.sh
 
 Exit status: 0 when the worker took the execution; 125 when CMD will not run
-(the claim was refused: --conflict-exit N makes that N; adopt was not found, the
-worker did not take it within --ack-timeout; the record ends failed), bad usage
-included (nothing recorded); 3 when the worker took it but its id could not be
-printed. With --wait: CMD's recorded status (124, 126, 127 and 128+N as for
-run), 1 when it failed without one, 125 when it ended abandoned (never started),
-255 when it ended unknown, 128+N when signal N ended the waiting.
+(the claim was refused: --conflict-exit N makes that N; adopt was not found,
+the worker did not take it within --ack-timeout; the record ends failed),
+bad usage included (nothing recorded); 3 when the worker took it but its id
+could not be printed. With --wait: CMD's recorded status (with --retry, the last
+attempt's) (124, 126, 127 and 128+N as for run), 1 when it failed without one,
+125 when it ended abandoned (never started), 255 when it ended unknown, 128+N
+when signal N ended the waiting.
 
 Arguments:
   <job>        Job name: 1-128 of [A-Za-z0-9._:@-].
@@ -1231,6 +1278,19 @@ Flags:
                             FixedRandomDelay), counted within --deadline;
                             said unless --quiet. A TERM or INT during it ends
                             the run, nothing claimed (128+N).
+      --retry=N             When CMD fails (a non-zero exit, or a signal ledger
+                            did not forward), run it again up to N more times,
+                            each attempt its own execution of JOB with the
+                            same instant and source (attempt k of N+1),
+                            claimed afresh after a delay; the exit status
+                            is the last attempt's. Not retried: a refusal,
+                            the deadline (124), a fault of ledger (125), CMD not
+                            runnable (126, 127), a TERM or INT to ledger (which,
+                            during a delay, ends the run at once with 128+N).
+      --retry-delay=D       With --retry: after failed attempt k, wait
+                            D·2^(k-1), at most 10·D, with equal jitter (a time
+                            drawn between half of it and all of it), before the
+                            next attempt (default: 10s).
       --scope=auto|require|never
                             Run the worker in a systemd-run --user --scope: auto
                             (when it works: probed once per boot, the answer

@@ -141,6 +141,26 @@ the run is refused as expected; when CMD fails, its output (held, the
 last --keep-output but at least 64KiB of each stream) and the notices
 held back follow. Faults of ledger itself are said whatever --quiet says.
 
+--retry N runs CMD again when it failed (a non-zero exit, or a signal
+ledger did not forward), up to N more times: each attempt is its own
+execution of JOB, the same instant (slot) and source, recorded as
+attempt k of N+1 with its own exit and kept output. After failed attempt
+k it waits --retry-delay D (default 10s) times 2^(k-1), at most 10·D,
+with equal jitter (between half of that and all of it), then claims
+again; each retried failure says one line (JOB: attempt 1 of 3 failed
+(exit 1); retrying in 7.3s). Not retried: the deadline, a fault of
+ledger, CMD not runnable, a signal ledger forwarded, a refusal. A later
+attempt is not refused by the run's own failed ones, but is by another
+run that took the slot or the job meanwhile (--instant, --schedule,
+--exclusive, --every), which ends the run with its last attempt's
+status. --deadline bounds all attempts together, from the first claim:
+each gets what is left, and a delay that would end past it is not
+waited. With --quiet, nothing is printed unless the last attempt failed:
+then its output, the notices held back and how many attempts failed. A
+TERM or INT during a delay ends the run at once (128+N). ledger list
+shows each attempt as k/N (ATTEMPT), and ledger show of one lists the
+attempts of its run.
+
 --schedule EXPR names the slot of a cron expression the run stands for
 (at or before now, or up to 10s after it) and records the schedule: a
 slot runs at most once, failed included, and a tick more than a minute
@@ -159,6 +179,7 @@ grow the store forever.
   ledger run backup --exclusive -- backup.sh
   ledger run daily --every 1d --quiet --conflict-exit 0 -- daily.sh   # hourly in cron
   ledger run sync --exclusive --wait 10m -- sync.sh
+  ledger run upload --schedule '0 * * * *' --retry 3 --retry-delay 30s --deadline 50m --quiet -- upload.sh
   ledger output "$(ledger latest report --field id)"
 
 Exit status: CMD's own; 124 when --deadline stopped it; 125 when CMD did
@@ -175,7 +196,8 @@ line says so; the record keeps CMD's status), or when CMD's result could
 not be recorded (a full or read-only file system, a store gone: one line
 says so; recover later calls the run unknown); 3 whatever CMD's status
 when another host took the execution over (its lease ran out: CMD is
-stopped at once, its result kept as late).`
+stopped at once, its result kept as late). With --retry, CMD's is the
+last attempt's status, and a signal during a delay exits 128+N.`
 }
 
 func (*spawnCmd) Help() string {
@@ -187,6 +209,12 @@ worker runs CMD once and finishes the record.
 The worker keeps CMD's output (--keep-output, ledger output ID) and prunes
 JOB to its newest --keep executions (default 1000) once it finished.
 
+--retry N and --retry-delay D go to the worker, which retries as ledger
+run does (see ledger run --help): the spawned execution is attempt 1 of
+N+1; the worker claims each later one itself, for the same instant and
+source, as --exclusive and --every say; --wait exits with the last
+attempt's status.
+
   ledger spawn nightly --instant "$(date -u +%F)T00:00:00Z" -- ./nightly.sh
   ledger spawn sync --wait --log /var/log/sync.log -- ./sync.sh
 
@@ -195,7 +223,7 @@ run (the claim was refused: --conflict-exit N makes that N; adopt was
 not found, the worker did not take it within --ack-timeout; the record
 ends failed), bad usage included (nothing recorded); 3 when the worker
 took it but its id could not be printed. With --wait: CMD's
-recorded status (124, 126, 127 and 128+N as for run), 1 when it failed
+recorded status (with --retry, the last attempt's) (124, 126, 127 and 128+N as for run), 1 when it failed
 without one, 125 when it ended abandoned (never started), 255 when it
 ended unknown, 128+N when signal N ended the waiting.`
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tether-sh/tether/lib/cmd/internal/store"
 	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger/location"
+	"github.com/tether-sh/tether/lib/runner"
 	"github.com/tether-sh/tether/lib/syntax"
 
 	"github.com/tether-sh/tether/lib/cli"
@@ -33,7 +34,8 @@ type runCmd struct {
 	scheduled
 	Wait cli.Duration `placeholder:"D" help:"With --exclusive: wait up to D for the live run of JOB to end, then run; refused as busy once D has passed. A local owner is waited for through a pidfd; one on another host is looked at again with a backoff of up to 1s. A TERM or INT while waiting ends the wait (128+N), nothing run."`
 	runOutput
-	Deadline cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124."`
+	retryFlags
+	Deadline cli.Duration `placeholder:"D" help:"Stop CMD's process group after D and exit 124. With --retry, D bounds all attempts together, counted from the first claim: each attempt gets what is left, and a retry whose delay would end past D is not made."`
 	Grace    cli.Duration `default:"5s" placeholder:"D" help:"Wait at most D after TERM before KILL (deadline and leftovers)."`
 	Lease    cli.Duration `default:"30s" placeholder:"D" help:"PostgreSQL store: this run's lease, renewed on the server's clock while it runs; recover on another host judges it gone only once the lease ran out (the file store judges by PID). A run that cannot renew it stops CMD before it runs out; D must be at least 2 × (grace + 0.5s)."`
 	PIDNS    bool         `name:"pidns" help:"Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of ledger run (root; CMD gets only the signals it handles)."`
@@ -72,7 +74,7 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 		// CMD's output is run's: a record printed there would mix with it.
 		return exit.Errorf(exit.Usage, "--json: ledger run prints no record (the output is CMD's); read it with ledger latest %s --json", c.Job)
 	}
-	if err := c.check(); err != nil {
+	if err := c.checkFlags(); err != nil {
 		return err
 	}
 	if c.Wait.D() < 0 || c.Wait.D() > 0 && !c.Exclusive {
@@ -102,8 +104,7 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 	defer st.Close()
 	sigs := execution.CatchSignals()
 	defer sigs.Stop()
-	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: cl}
-	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
+	o := c.runOptions(argv, cl, sigs)
 	// A slot already run, or a period that surely still holds, is
 	// refused before the payload is forked and held for the claim (and
 	// before a --jitter delay): a --catch-up or --every line's every
@@ -156,6 +157,52 @@ func (c *runCmd) Run(inv *invocation) (err error) {
 		}
 		return c.refused(inv, out.Refused)
 	}
+}
+
+// runOptions are what RunJob is to claim (cl) and run (argv), the
+// signals caught by sigs.
+func (c *runCmd) runOptions(argv []string, cl execution.Claim, sigs *runner.Catcher) execution.RunOptions {
+	o := execution.RunOptions{Options: c.runOutput.execOptions(), Claim: cl, Retry: c.retry()}
+	o.Argv, o.Grace, o.Deadline, o.Signals, o.PIDNamespace = argv, c.Grace.D(), c.Deadline.D(), sigs, c.PIDNS
+	return o
+}
+
+// checkFlags validates the output and retry flags.
+func (c *runCmd) checkFlags() error {
+	if err := c.runOutput.check(); err != nil {
+		return err
+	}
+	return c.retryFlags.check()
+}
+
+// retryFlags are --retry and --retry-delay: run's, and spawn's, which
+// hands them to its worker.
+type retryFlags struct {
+	Retry      int          `placeholder:"N" help:"When CMD fails (a non-zero exit, or a signal ledger did not forward), run it again up to N more times, each attempt its own execution of JOB with the same instant and source (attempt k of N+1), claimed afresh after a delay; the exit status is the last attempt's. Not retried: a refusal, the deadline (124), a fault of ledger (125), CMD not runnable (126, 127), a TERM or INT to ledger (which, during a delay, ends the run at once with 128+N)."`
+	RetryDelay cli.Duration `name:"retry-delay" default:"10s" placeholder:"D" help:"With --retry: after failed attempt k, wait D·2^(k-1), at most 10·D, with equal jitter (a time drawn between half of it and all of it), before the next attempt."`
+}
+
+// maxRetryDelay bounds --retry-delay: its cap, ten of it, stays within a
+// day and a half.
+const maxRetryDelay = 3 * time.Hour
+
+// check validates the flags together.
+func (r retryFlags) check() error {
+	if r.Retry < 0 {
+		return exit.Errorf(exit.Usage, "--retry %d: want 0 (no retry) or more", r.Retry)
+	}
+	if r.Retry >= ledger.MaxAttempts {
+		return exit.Errorf(exit.Usage, "--retry %d: want at most %d", r.Retry, ledger.MaxAttempts-1)
+	}
+	if d := r.RetryDelay.D(); d <= 0 || d > maxRetryDelay {
+		return exit.Errorf(exit.Usage, "--retry-delay %v: want more than 0 and at most 3h", d)
+	}
+	return nil
+}
+
+// retry is what the flags ask of RunJob.
+func (r retryFlags) retry() execution.Retry {
+	return execution.Retry{Retries: r.Retry, Delay: r.RetryDelay.D()}
 }
 
 // runOutput are the flags of a runner about its output, its refusals and

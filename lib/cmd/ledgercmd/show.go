@@ -1,6 +1,12 @@
 package ledgercmd
 
-import "github.com/tether-sh/tether/lib/ledger"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tether-sh/tether/lib/ledger"
+)
 
 type showCmd struct {
 	ID    string `arg:"" predictor:"execution" help:"Execution id."`
@@ -8,9 +14,58 @@ type showCmd struct {
 }
 
 func (c *showCmd) Run(inv *invocation) error {
-	return inv.printOne(c.Field, ledger.ValidID(c.ID), func(st ledger.Ledger) (ledger.Record, error) {
-		return st.Get(c.ID)
+	var run []ledger.Record
+	err := inv.printOne(c.Field, ledger.ValidID(c.ID), func(st ledger.Ledger) (ledger.Record, error) {
+		r, err := st.Get(c.ID)
+		if err == nil && r.Attempts > 0 && c.Field == "" && !inv.g.JSON {
+			run, err = runAttempts(st, r)
+		}
+		return r, err
 	})
+	if err != nil || len(run) == 0 {
+		return err
+	}
+	return printAttempts(inv, run[0].Job, c.ID, run)
+}
+
+// runAttempts are the attempts of r's run (ledger run --retry), r's
+// included, oldest first: the executions of r's job with r's owner (the
+// one ledger run, or spawn's worker, that made them all), r's instant and
+// r's number of attempts.
+func runAttempts(st ledger.Ledger, r ledger.Record) ([]ledger.Record, error) {
+	var run []ledger.Record
+	err := st.Each(ledger.Filter{Job: r.Job}, func(x ledger.Record) error {
+		if x.Attempts == r.Attempts && x.Owner == r.Owner && x.Instant.Equal(r.Instant) {
+			run = append(run, x)
+		}
+		return nil
+	})
+	return run, err
+}
+
+// printAttempts writes, under show's table of execution id, which attempt
+// it is and every attempt of its run, one a line: number, id, state, exit
+// status.
+func printAttempts(inv *invocation, job, id string, run []ledger.Record) error {
+	var b strings.Builder
+	for _, x := range run {
+		if x.ID == id {
+			fmt.Fprintf(&b, "attempt %d of %d; the run's attempts:\n", x.Attempt, x.Attempts)
+		}
+	}
+	for _, x := range run {
+		code := "-"
+		if x.ExitCode != nil {
+			code = strconv.Itoa(*x.ExitCode)
+		}
+		mark := " "
+		if x.ID == id {
+			mark = "*"
+		}
+		fmt.Fprintf(&b, "%s %d/%d  %s  %-9s  exit %s\n", mark, x.Attempt, x.Attempts, x.ID, x.State(), code)
+	}
+	_, err := fmt.Fprint(inv.tool.Stdout, b.String())
+	return err
 }
 
 type latestCmd struct {

@@ -19,6 +19,7 @@ import (
 type spawnCmd struct {
 	jobClaim
 	scheduled
+	retryFlags
 	Scope        string       `default:"auto" enum:"auto,require,never" placeholder:"auto|require|never" help:"Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never."`
 	AckTimeout   cli.Duration `default:"10s" placeholder:"D" help:"Wait at most D for the worker to take ownership."`
 	Wait         bool         `help:"Wait for the execution to end and exit with its recorded status. A signal (TERM, INT) to the waiting spawn ends only the waiting (exit 128+N): the worker keeps running and finishes the record."`
@@ -46,8 +47,8 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	if err := inv.checkLease(c.Lease.D(), stop.DefaultGrace); err != nil {
 		return err
 	}
-	if c.Keep < 0 {
-		return exit.Errorf(exit.Usage, "--keep %d: want 0 (keep every execution) or more", c.Keep)
+	if err := c.checkFlags(); err != nil {
+		return err
 	}
 	if err := appendable(c.Log); err != nil {
 		return err
@@ -85,13 +86,7 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 	o := execution.SpawnJobOptions{Claim: cl, SpawnOptions: execution.SpawnOptions{
 		Adopt: adoptPath, Argv: argv, Scope: execution.Scope(c.Scope), AckTimeout: c.AckTimeout.D(), Log: c.Log,
 	}}
-	// Only what differs from adopt's defaults (the same as spawn's).
-	if c.KeepOutput.N() != execution.DefaultKeepOutput {
-		o.AdoptFlags = append(o.AdoptFlags, "--keep-output", strconv.FormatInt(c.KeepOutput.N(), 10))
-	}
-	if c.Keep != defaultKeep {
-		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
-	}
+	c.workerFlags(&o)
 	if loc, err := inv.location(); err == nil {
 		// A URL through the environment: its password must not show in
 		// ps, nor reach the payload (adopt drops the variable from its
@@ -138,6 +133,39 @@ func (c *spawnCmd) Run(inv *invocation) (err error) {
 		return exitStatus(code)
 	}
 	return nil
+}
+
+// checkFlags validates --keep and the retry flags.
+func (c *spawnCmd) checkFlags() error {
+	if c.Keep < 0 {
+		return exit.Errorf(exit.Usage, "--keep %d: want 0 (keep every execution) or more", c.Keep)
+	}
+	return c.retryFlags.check()
+}
+
+// workerFlags are the flags spawn hands its worker: only what differs
+// from adopt's defaults (the same as spawn's). --retry goes to the worker,
+// which makes the later attempts: it claims them as this claim was made
+// (the record holds the rest: job, instant, source, schedule); the claim
+// is attempt 1.
+func (c *spawnCmd) workerFlags(o *execution.SpawnJobOptions) {
+	if c.KeepOutput.N() != execution.DefaultKeepOutput {
+		o.AdoptFlags = append(o.AdoptFlags, "--keep-output", strconv.FormatInt(c.KeepOutput.N(), 10))
+	}
+	if c.Keep != defaultKeep {
+		o.AdoptFlags = append(o.AdoptFlags, "--keep", strconv.Itoa(c.Keep))
+	}
+	if c.Retry == 0 {
+		return
+	}
+	o.Claim.Attempt, o.Claim.Attempts = 1, c.Retry+1
+	o.AdoptFlags = append(o.AdoptFlags, "--retry", strconv.Itoa(c.Retry), "--retry-delay", c.RetryDelay.D().String())
+	if c.Exclusive {
+		o.AdoptFlags = append(o.AdoptFlags, "--retry-exclusive")
+	}
+	if c.Every.D() > 0 {
+		o.AdoptFlags = append(o.AdoptFlags, "--retry-every", c.Every.D().String())
+	}
 }
 
 // appendable refuses (2) a --log path that holds something other than a

@@ -10,13 +10,18 @@ import (
 	"github.com/tether-sh/tether/lib/ledger"
 )
 
-// tableHead and beatHead are the table's header; BEAT and NOTE only where
-// some execution was beaten: the table of executions that never were
-// stays as it always was.
+// tableHead and beatHead are the table's header; ATTEMPT only where some
+// execution is an attempt of a retried run (k/N, ledger run --retry),
+// BEAT and NOTE only where some execution was beaten: the table of
+// executions that never were stays as it always was.
 const (
-	tableHead = "ID\tJOB\tSTATUS\tINSTANT\tOWNER\tCLAIMED\tFINISHED\tEXIT\tERROR"
+	tableHead = "ID\tJOB\tSTATUS\tINSTANT\tOWNER\tCLAIMED\tFINISHED\tEXIT\tATTEMPT\tERROR"
 	beatHead  = "BEAT\tNOTE"
 )
+
+// attemptCol is the index of the ATTEMPT column, left out of a table
+// without attempts.
+const attemptCol = 8
 
 // noBeat is the BEAT and NOTE cells of an execution never beaten.
 const noBeat = "-\t-"
@@ -27,10 +32,12 @@ const noBeat = "-\t-"
 // one tab-separated string and each column's width as it goes: a third of
 // what tabwriter keeps per cell, for a table of every stored execution.
 type table struct {
-	rows   []string // the cells up to ERROR
+	rows   []string // the cells up to ERROR, ATTEMPT's included
 	beats  []string // their BEAT and NOTE cells, "" for noBeat
 	widths []int    // the widest cell of each column so far
 	beaten bool     // some execution was beaten
+	// attempted: some execution is an attempt (its ATTEMPT cell not "-")
+	attempted bool
 }
 
 // add formats r as one row.
@@ -47,8 +54,13 @@ func (t *table) add(r ledger.Record) {
 	if errMsg == "" {
 		errMsg = "-"
 	}
+	attempt := "-"
+	if r.Attempts > 0 {
+		attempt = strconv.Itoa(r.Attempt) + "/" + strconv.Itoa(r.Attempts)
+		t.attempted = true
+	}
 	row := strings.Join([]string{r.ID, r.Job, st, tableTime(r.Instant), r.Owner.ID().String(),
-		tableTime(r.ClaimedAt), tableTime(r.FinishedAt), exit, errMsg}, "\t")
+		tableTime(r.ClaimedAt), tableTime(r.FinishedAt), exit, attempt, errMsg}, "\t")
 	beat := ""
 	if !r.BeatAt.IsZero() {
 		note := cli.EscapeControl(r.Note)
@@ -108,11 +120,15 @@ func (t *table) write(w io.Writer) {
 }
 
 // line writes one line's cells, each but the last padded to its column's
-// width and two spaces.
+// width and two spaces; ATTEMPT's only in a table with attempts.
 func (t *table) line(w io.Writer, line string) {
 	var b strings.Builder
 	for i := 0; ; i++ {
 		cell, rest, more := strings.Cut(line, "\t")
+		if i == attemptCol && !t.attempted {
+			line = rest
+			continue
+		}
 		b.WriteString(cell)
 		if !more {
 			break

@@ -15,11 +15,20 @@ import (
 func tabwriterTable(recs []ledger.Record) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	beats := false
+	beats, attempts := false, false
 	for _, r := range recs {
 		beats = beats || !r.BeatAt.IsZero()
+		attempts = attempts || r.Attempts > 0
 	}
-	head := tableHead
+	// ATTEMPT's cells, but in a table with attempts.
+	cells := func(row string) string {
+		if attempts {
+			return row
+		}
+		c := strings.Split(row, "\t")
+		return strings.Join(append(c[:attemptCol:attemptCol], c[attemptCol+1:]...), "\t")
+	}
+	head := cells(tableHead)
 	if beats {
 		head += "\t" + beatHead
 	}
@@ -27,7 +36,7 @@ func tabwriterTable(recs []ledger.Record) string {
 	for _, r := range recs {
 		var one table
 		one.add(r)
-		row := one.rows[0]
+		row := cells(one.rows[0])
 		if beats {
 			beat := one.beats[0]
 			if beat == "" {
@@ -54,6 +63,8 @@ func TestTableLayout(t *testing.T) {
 	beaten.Status, beaten.ExitCode, beaten.BeatAt, beaten.Note = ledger.Running, nil, at, "step 3 of 5 ✓"
 	quiet := beaten
 	quiet.Note = ""
+	retried := failed
+	retried.Attempt, retried.Attempts = 2, 10
 	for _, tc := range []struct {
 		name string
 		recs []ledger.Record
@@ -63,6 +74,8 @@ func TestTableLayout(t *testing.T) {
 		{"widths", []ledger.Record{plain, fenced, failed}},
 		{"beaten", []ledger.Record{plain, beaten, failed}},
 		{"beaten last", []ledger.Record{fenced, plain, quiet}},
+		{"attempts", []ledger.Record{plain, retried, fenced}},
+		{"attempts beaten", []ledger.Record{retried, beaten}},
 	} {
 		var tab table
 		for _, r := range tc.recs {

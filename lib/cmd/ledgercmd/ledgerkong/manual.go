@@ -9,8 +9,8 @@ var Page = manual.Page{
 	Summary: "Durable execution ledger: claim, fence, adopt, start and finish executions of jobs, crash-safely, with one winner per claim.",
 	Synopsis: []string{
 		"[--ledger DIR] [--json] [--lock-timeout D] COMMAND [ARGS...]",
-		"run JOB [--instant T] [--exclusive [--wait D]] [--every D] [--deadline D] [--grace D] [--pidns] [--keep-output SIZE] [--quiet] [--conflict-exit N] [--keep N] -- CMD [ARGS...]",
-		"spawn JOB [--instant T] [--scope auto|require|never] [--wait] [--log F] [--keep-output SIZE] [--keep N] -- CMD [ARGS...]",
+		"run JOB [--instant T] [--exclusive [--wait D]] [--every D] [--retry N [--retry-delay D]] [--deadline D] [--grace D] [--pidns] [--keep-output SIZE] [--quiet] [--conflict-exit N] [--keep N] -- CMD [ARGS...]",
+		"spawn JOB [--instant T] [--retry N [--retry-delay D]] [--scope auto|require|never] [--wait] [--log F] [--keep-output SIZE] [--keep N] -- CMD [ARGS...]",
 		"output ID",
 	},
 	Body: `ledger records that a job was claimed, handed off, started and finished,
