@@ -125,8 +125,8 @@ type Options struct {
 // Store is a ledger in one PostgreSQL database. It is safe for concurrent
 // use; its statements go one at a time over its one connection.
 type Store struct {
-	mu   sync.Mutex
-	conn *pgx.Conn
+	mu       sync.Mutex
+	conn     *pgx.Conn
 	cfg      *pgx.ConnConfig
 	loc      string
 	password string
