@@ -88,14 +88,14 @@ func ended(warn, notice func(format string, args ...any), id string, o Options, 
 
 // finished ends a run whose payload ran and ended as res: it records
 // the result and returns the run's outcome. notices are what --quiet held
-// back; forwarded reports whether a stop signal was passed on to the
+// back (notice appends to them: the report of res's leftovers too); forwarded reports whether a stop signal was passed on to the
 // payload (a run stopped so is not retried).
-func finished(warn, notice func(format string, args ...any), st ledger.Ledger, id string, o Options, out *capture, res runner.Result, notices []string, forwarded func() bool) Outcome {
+func finished(warn, notice func(format string, args ...any), st ledger.Ledger, id string, o Options, out *capture, res runner.Result, notices *[]string, forwarded func() bool) Outcome {
 	out.wait()
 	res.Report(notice)
 	status, msg := ended(warn, notice, id, o, res)
 	code := res.Code()
-	release := quietRelease(warn, o, code, out, notices)
+	release := quietRelease(warn, o, code, out, *notices)
 	done, late := finishLate(warn, st, id, status, res.ExitCode, msg)
 	if done {
 		retain(warn, st, o)

@@ -438,7 +438,7 @@ func run(warn func(format string, args ...any), st ledger.Ledger, id string, o O
 	if err != nil {
 		return notStarted(warn, st, id, o, claim, err, refusal.Load(), tried.Load(), recorded.Load())
 	}
-	return finished(warn, notice, st, id, o, out, res, notices, forwarded)
+	return finished(warn, notice, st, id, o, out, res, &notices, forwarded)
 }
 
 // payloadEnv is the payload's environment: the caller's, with id in
