@@ -10,6 +10,7 @@ import (
 	"github.com/tether-sh/tether/lib/cli"
 	"github.com/tether-sh/tether/lib/exit"
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/syntax"
 )
 
 // The states of a monitoring plugin (Nagios, Icinga, Sensu, Zabbix), in
@@ -140,9 +141,9 @@ func judgeCheck(s ledger.Summary, recent []ledger.Record, now time.Time, o check
 		age := max(now.Sub(succ.FinishedAt), 0)
 		perf = append(perf, fmt.Sprintf("last_success_age=%ss;;%s;0", secs(age.Round(time.Second)), secs(o.maxAge)))
 		if age > o.maxAge {
-			raise(checkCritical, "%s last succeeded %s ago (%s), longer than --max-age %s", s.Job, shortDuration(age), tableTime(succ.FinishedAt), o.maxAge)
+			raise(checkCritical, "%s last succeeded %s ago (%s), longer than --max-age %s", s.Job, syntax.ShortDuration(age), tableTime(succ.FinishedAt), o.maxAge)
 		} else {
-			why = append(why, fmt.Sprintf("%s last succeeded %s ago (%s)", s.Job, shortDuration(age), tableTime(succ.FinishedAt)))
+			why = append(why, fmt.Sprintf("%s last succeeded %s ago (%s)", s.Job, syntax.ShortDuration(age), tableTime(succ.FinishedAt)))
 		}
 	}
 	if !v.next.IsZero() {
@@ -153,9 +154,9 @@ func judgeCheck(s ledger.Summary, recent []ledger.Record, now time.Time, o check
 		case s.Live > 0 || v.late == 0:
 			why = append(why, fmt.Sprintf("%s next due %s (%s)", s.Job, tableTime(v.next), v.schedule))
 		case now.After(v.next2.Add(v.grace)):
-			raise(checkCritical, "%s is late: no run for %s nor %s, due %s ago (%s, grace %s)", s.Job, tableTime(v.next), tableTime(v.next2), shortDuration(v.late), v.schedule, v.grace)
+			raise(checkCritical, "%s is late: no run for %s nor %s, due %s ago (%s, grace %s)", s.Job, tableTime(v.next), tableTime(v.next2), syntax.ShortDuration(v.late), v.schedule, v.grace)
 		default:
-			raise(checkWarning, "%s is late: no run for %s, due %s ago (%s, grace %s)", s.Job, tableTime(v.next), shortDuration(v.late), v.schedule, v.grace)
+			raise(checkWarning, "%s is late: no run for %s, due %s ago (%s, grace %s)", s.Job, tableTime(v.next), syntax.ShortDuration(v.late), v.schedule, v.grace)
 		}
 	}
 	if f := s.LastFinished; f.ID != "" {
@@ -178,7 +179,7 @@ func judgeCheck(s ledger.Summary, recent []ledger.Record, now time.Time, o check
 	// and an age of 0 would read as healthy. Said, not hidden.
 	for _, r := range []ledger.Record{s.LastFinished, s.LastSuccess} {
 		if r.ID != "" && r.FinishedAt.After(now.Add(ledger.FutureSkew)) {
-			raise(checkWarning, "%s finished at %s, %s in the future: the clock was stepped back since, its age cannot be judged", r.ID, tableTime(r.FinishedAt), shortDuration(r.FinishedAt.Sub(now)))
+			raise(checkWarning, "%s finished at %s, %s in the future: the clock was stepped back since, its age cannot be judged", r.ID, tableTime(r.FinishedAt), syntax.ShortDuration(r.FinishedAt.Sub(now)))
 			break
 		}
 	}
@@ -209,11 +210,11 @@ func judgeLive(s ledger.Summary, now time.Time, maxDuration time.Duration, raise
 	*perf = append(*perf, fmt.Sprintf("live_age=%ss;%s;%s;0", secs(live.Round(time.Second)), warn, crit))
 	switch {
 	case maxDuration > 0 && live > 2*maxDuration:
-		raise(checkCritical, "a run has been live for %s%s, more than twice --max-duration %s", bound, shortDuration(live), maxDuration)
+		raise(checkCritical, "a run has been live for %s%s, more than twice --max-duration %s", bound, syntax.ShortDuration(live), maxDuration)
 	case maxDuration > 0 && live > maxDuration:
-		raise(checkWarning, "a run has been live for %s%s, longer than --max-duration %s", bound, shortDuration(live), maxDuration)
+		raise(checkWarning, "a run has been live for %s%s, longer than --max-duration %s", bound, syntax.ShortDuration(live), maxDuration)
 	default:
-		*why = append(*why, fmt.Sprintf("%d live (for %s%s)", s.Live, bound, shortDuration(live)))
+		*why = append(*why, fmt.Sprintf("%d live (for %s%s)", s.Live, bound, syntax.ShortDuration(live)))
 	}
 }
 

@@ -159,17 +159,6 @@ func latestOf(s ledger.Summary) ledger.Record {
 	return s.Latest
 }
 
-// shortDuration prints d to a precision a person reads: 250ms, 3.2s, 4m10s.
-func shortDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
-}
-
 func (*statusCmd) Help() string {
 	return `One line per job (every job of the store when none is named, in name
 order), as systemctl list-timers prints timers: LAST, when its newest

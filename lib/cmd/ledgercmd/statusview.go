@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tether-sh/tether/lib/ledger"
+	"github.com/tether-sh/tether/lib/syntax"
 )
 
 // style is how status draws for its reader: colour (ANSI SGR) and Unicode
@@ -182,7 +183,7 @@ func writeStatusTable(w io.Writer, views []jobView, recent map[string][]ledger.R
 				text += ":" + strconv.Itoa(*r.ExitCode)
 			}
 			result = cell{text, st.paint(text, resultColor(r.Status))}
-			duration = shortDuration(lastDuration(r, now))
+			duration = syntax.ShortDuration(lastDuration(r, now))
 		} else if ranBefore(v.sum) > 0 {
 			result = plainCell("pruned")
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/report"
+	"github.com/tether-sh/tether/lib/syntax"
 )
 
 //go:embed report.html
@@ -180,7 +181,7 @@ func newRunView(r ledger.Record, now time.Time) runView {
 		Claimed:  stamp(r.ClaimedAt),
 		Started:  stamp(r.StartedAt),
 		Finished: stamp(r.FinishedAt),
-		Duration: short(duration(r, now)),
+		Duration: syntax.ShortDuration(duration(r, now)),
 		Error:    text(r.Error),
 		Note:     text(r.Note),
 		Source:   text(r.Source),
@@ -279,13 +280,13 @@ func newChart(runs []ledger.Record, now time.Time) chart {
 		l := lookOf(r.State())
 		c.Bars = append(c.Bars, bar{
 			X: i * (barW + barGap), Y: chartH - h, W: barW, H: h,
-			Class: l.Class, Title: l.State + " " + short(ds[i]) + " (" + r.ID + ")",
+			Class: l.Class, Title: l.State + " " + syntax.ShortDuration(ds[i]) + " (" + r.ID + ")",
 		})
 	}
 	sorted := append([]time.Duration(nil), ds...)
 	sort.Slice(sorted, func(a, b int) bool { return sorted[a] < sorted[b] })
 	c.Label = "Durations of the last " + strconv.Itoa(len(runs)) + " runs, oldest left: longest " +
-		short(longest) + ", median " + short(sorted[len(sorted)/2])
+		syntax.ShortDuration(longest) + ", median " + syntax.ShortDuration(sorted[len(sorted)/2])
 	return c
 }
 
@@ -296,17 +297,6 @@ func stamp(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02T15:04:05Z")
-}
-
-// short is d to the precision a person reads: 250ms, 3.2s, 4m10s.
-func short(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
 }
 
 // text is s as the page shows it: html/template escapes it, and here
