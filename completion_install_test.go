@@ -32,7 +32,15 @@ func TestCompletionInstalled(t *testing.T) {
 		t.Skip("no bash")
 	}
 	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, "GOFLAGS=-buildvcs=false")
+	// The caller's module and build caches, not ones under the scratch
+	// HOME: a module cache is read-only, which a normal user's t.TempDir
+	// cannot remove, and downloading every module again took minutes.
+	caches, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOMODCACHE GOCACHE: %v", err)
+	}
+	modcache, gocache, _ := strings.Cut(strings.TrimSpace(string(caches)), "\n")
+	env := append(os.Environ(), "HOME="+home, "GOFLAGS=-buildvcs=false", "GOMODCACHE="+modcache, "GOCACHE="+gocache)
 	prefix := filepath.Join(t.TempDir(), "prefix")
 	install := exec.Command("./install.sh")
 	install.Env = append(env, "PREFIX="+prefix)
