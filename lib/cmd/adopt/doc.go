@@ -43,7 +43,7 @@
 //   - --keep-output=SIZE: Keep the last SIZE bytes of CMD's stdout and stderr with the execution, one combined stream, as they are written (ledger output ID prints them); both still reach adopt's own unchanged. 0 keeps nothing. A stream that is a terminal is left to CMD and not kept. SIZE is bytes or K, M, G (1K = 1024) (default: 64KiB).
 //   - --keep=N: Retention: once the result is recorded, prune the terminal executions of the job beyond its newest N (0 keeps every one) (default: 1000).
 //   - --retry=N: When CMD fails (a non-zero exit, or a signal adopt did not forward), run it again up to N more times, each attempt a new execution of the job claimed by adopt with the adopted one's instant, source and schedule (attempt k of N+1), after a delay as --retry-delay says: ledger spawn --retry hands it over. The exit status is the last attempt's.
-//   - --retry-delay=D: With --retry: after failed attempt k, wait D·2^(k-1), at most 10·D, with equal jitter, before the next attempt (default: 10s).
+//   - --retry-delay=D: With --retry: after failed attempt k, wait D times 2^(k-1), at most 10 times D, with equal jitter, before the next attempt (default: 10s).
 //   - --pidns: Run CMD as init of a new PID namespace, with a /proc of its own: nothing it starts survives, even a SIGKILL of adopt (root; CMD gets only the signals it handles).
 //
 // # Exit status

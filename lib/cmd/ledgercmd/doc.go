@@ -367,7 +367,7 @@
 // ledger did not forward), up to N more times: each attempt is its own
 // execution of JOB, the same instant (slot) and source, recorded as
 // attempt k of N+1 with its own exit and kept output. After failed attempt
-// k it waits --retry-delay D (default 10s) times 2^(k-1), at most 10·D,
+// k it waits --retry-delay D (default 10s) times 2^(k-1), at most 10 times D,
 // with equal jitter (between half of that and all of it), then claims
 // again; each retried failure says one line (JOB: attempt 1 of 3 failed
 // (exit 1); retrying in 7.3s). Not retried: the deadline, a fault of
@@ -456,7 +456,7 @@
 //
 //   - --retry=N: When CMD fails (a non-zero exit, or a signal ledger did not forward), run it again up to N more times, each attempt its own execution of JOB with the same instant and source (attempt k of N+1), claimed afresh after a delay; the exit status is the last attempt's. Not retried: a refusal, the deadline (124), a fault of ledger (125), CMD not runnable (126, 127), a TERM or INT to ledger (which, during a delay, ends the run at once with 128+N).
 //
-//   - --retry-delay=D: With --retry: after failed attempt k, wait D·2^(k-1), at most 10·D, with equal jitter (a time drawn between half of it and all of it), before the next attempt (default: 10s).
+//   - --retry-delay=D: With --retry: after failed attempt k, wait D times 2^(k-1), at most 10 times D, with equal jitter (a time drawn between half of it and all of it), before the next attempt (default: 10s).
 //
 //   - --deadline=D: Stop CMD's process group after D and exit 124. With --retry, D bounds all attempts together, counted from the first claim: each attempt gets what is left, and a retry whose delay would end past D is not made.
 //
@@ -521,7 +521,7 @@
 //
 //   - --retry=N: When CMD fails (a non-zero exit, or a signal ledger did not forward), run it again up to N more times, each attempt its own execution of JOB with the same instant and source (attempt k of N+1), claimed afresh after a delay; the exit status is the last attempt's. Not retried: a refusal, the deadline (124), a fault of ledger (125), CMD not runnable (126, 127), a TERM or INT to ledger (which, during a delay, ends the run at once with 128+N).
 //
-//   - --retry-delay=D: With --retry: after failed attempt k, wait D·2^(k-1), at most 10·D, with equal jitter (a time drawn between half of it and all of it), before the next attempt (default: 10s).
+//   - --retry-delay=D: With --retry: after failed attempt k, wait D times 2^(k-1), at most 10 times D, with equal jitter (a time drawn between half of it and all of it), before the next attempt (default: 10s).
 //
 //   - --scope=auto|require|never: Run the worker in a systemd-run --user --scope: auto (when it works: probed once per boot, the answer kept in the store), require (probed every time), never (default: auto).
 //
@@ -575,8 +575,8 @@
 // the newest ran (so far, while it is live); RUNS and DURATIONS, a strip of
 // its newest 16 runs, oldest left: one glyph per outcome (. completed,
 // F failed, ? unknown, - abandoned, * live) and one bar per duration,
-// scaled to the longest. On a terminal the strip is drawn with ✓ ✗ and
-// ▁▂▃▄▅▆▇█ when the locale is UTF-8, and outcomes and states are coloured
+// scaled to the longest. On a terminal the strip is drawn with check
+// marks, crosses and block bars (U+2581 to U+2588) when the locale is UTF-8, and outcomes and states are coloured
 // (green, red, yellow, cyan for live) unless NO_COLOR is set (no-color.org)
 // or TERM is dumb; in a pipe or a file it is plain ASCII, whatever the
 // locale. A job whose records were all pruned shows its run that finished
@@ -690,8 +690,8 @@
 // by status and its last success, as status says them; its schedule, as
 // its newest run recorded it (run --schedule, --every), and its next slot;
 // a timeline of its newest --runs executions, oldest first, each a
-// coloured glyph (✓ completed, ✗ failed, ? unknown, – abandoned, ▶
-// running, ○ claimed) with its slot, attempt, times and exit code; their durations as a bar chart; its live runs
+// coloured glyph (a check mark completed, a cross failed, ? unknown, a
+// dash abandoned, a triangle running, a circle claimed) with its slot, attempt, times and exit code; their durations as a bar chart; its live runs
 // (claimed or running: owner, since when, note); and the newest failed or
 // unknown execution of those --runs, with the last --tail bytes of the
 // output kept of it (ledger output), escaped. The header names the store (a

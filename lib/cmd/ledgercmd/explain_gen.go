@@ -884,23 +884,23 @@ its live runs and its latest failure's output, to open or mail.
 One self-contained HTML page (inline CSS and SVG, no script, nothing fetched:
 mail it, or open the file anywhere) with, per job (every job of the store when
 none is named, in name order): its latest status, its runs by status and its
-last success, as status says them; its schedule, as its newest run recorded
-it (run --schedule, --every), and its next slot; a timeline of its newest
---runs executions, oldest first, each a coloured glyph (✓ completed, ✗ failed,
-? unknown, – abandoned, ▶ running, ○ claimed) with its slot, attempt, times and
-exit code; their durations as a bar chart; its live runs (claimed or running:
-owner, since when, note); and the newest failed or unknown execution of those
---runs, with the last --tail bytes of the output kept of it (ledger output),
-escaped. The header names the store (a URL without its password) and when the
-page was made. Reads each job's summary, its newest --runs executions and its
-live ones: a cost bounded by --runs, not by how many the store holds. Creates
-no store (3 when there is none); a named job that never ran shows as never ran.
-What cannot be read is listed at the top of the page and said on stderr (exit
-3) once the page is written. Written to stdout, or with --html FILE to FILE,
-replaced whole (a temporary file, fsync, rename; mode 0644). The page is
-rendered by tether-pg, which ledger hands the command line to (the same PID)
-once its flags are checked, as for a PostgreSQL store: 3 when it is not
-installed beside ledger or on PATH.
+last success, as status says them; its schedule, as its newest run recorded it
+(run --schedule, --every), and its next slot; a timeline of its newest --runs
+executions, oldest first, each a coloured glyph (a check mark completed, a cross
+failed, ? unknown, a dash abandoned, a triangle running, a circle claimed)
+with its slot, attempt, times and exit code; their durations as a bar chart;
+its live runs (claimed or running: owner, since when, note); and the newest
+failed or unknown execution of those --runs, with the last --tail bytes of the
+output kept of it (ledger output), escaped. The header names the store (a URL
+without its password) and when the page was made. Reads each job's summary, its
+newest --runs executions and its live ones: a cost bounded by --runs, not by how
+many the store holds. Creates no store (3 when there is none); a named job that
+never ran shows as never ran. What cannot be read is listed at the top of the
+page and said on stderr (exit 3) once the page is written. Written to stdout,
+or with --html FILE to FILE, replaced whole (a temporary file, fsync, rename;
+mode 0644). The page is rendered by tether-pg, which ledger hands the command
+line to (the same PID) once its flags are checked, as for a PostgreSQL store:
+3 when it is not installed beside ledger or on PATH.
 
     ledger report --html /var/www/jobs.html
     ledger report backup sync --runs 100 > jobs.html
@@ -966,7 +966,7 @@ ledger itself are said whatever --quiet says.
 did not forward), up to N more times: each attempt is its own execution of JOB,
 the same instant (slot) and source, recorded as attempt k of N+1 with its own
 exit and kept output. After failed attempt k it waits --retry-delay D (default
-10s) times 2^(k-1), at most 10·D, with equal jitter (between half of that
+10s) times 2^(k-1), at most 10 times D, with equal jitter (between half of that
 and all of it), then claims again; each retried failure says one line (JOB:
 attempt 1 of 3 failed (exit 1); retrying in 7.3s). Not retried: the deadline,
 a fault of ledger, CMD not runnable, a signal ledger forwarded, a refusal.
@@ -1126,10 +1126,10 @@ Flags:
                             the deadline (124), a fault of ledger (125), CMD not
                             runnable (126, 127), a TERM or INT to ledger (which,
                             during a delay, ends the run at once with 128+N).
-      --retry-delay=D       With --retry: after failed attempt k, wait
-                            D·2^(k-1), at most 10·D, with equal jitter (a time
-                            drawn between half of it and all of it), before the
-                            next attempt (default: 10s).
+      --retry-delay=D       With --retry: after failed attempt k, wait D times
+                            2^(k-1), at most 10 times D, with equal jitter
+                            (a time drawn between half of it and all of it),
+                            before the next attempt (default: 10s).
       --deadline=D          Stop CMD's process group after D and exit 124.
                             With --retry, D bounds all attempts together,
                             counted from the first claim: each attempt gets what
@@ -1287,10 +1287,10 @@ Flags:
                             the deadline (124), a fault of ledger (125), CMD not
                             runnable (126, 127), a TERM or INT to ledger (which,
                             during a delay, ends the run at once with 128+N).
-      --retry-delay=D       With --retry: after failed attempt k, wait
-                            D·2^(k-1), at most 10·D, with equal jitter (a time
-                            drawn between half of it and all of it), before the
-                            next attempt (default: 10s).
+      --retry-delay=D       With --retry: after failed attempt k, wait D times
+                            2^(k-1), at most 10 times D, with equal jitter
+                            (a time drawn between half of it and all of it),
+                            before the next attempt (default: 10s).
       --scope=auto|require|never
                             Run the worker in a systemd-run --user --scope: auto
                             (when it works: probed once per boot, the answer
@@ -1366,24 +1366,24 @@ never (none ever), late (its schedule's slot after the newest run's slot passed
 by more than --grace with no execution for it), failing (its latest finished
 run did not complete), ok; NEXT, that slot ("-" when the schedule is unknown:
 the newest run was run without --schedule or --every); DURATION, how long the
-newest ran (so far, while it is live); RUNS and DURATIONS, a strip of its
-newest 16 runs, oldest left: one glyph per outcome (. completed, F failed,
-? unknown, - abandoned, * live) and one bar per duration, scaled to the longest.
-On a terminal the strip is drawn with ✓ ✗ and ▁▂▃▄▅▆▇█ when the locale is UTF-8,
-and outcomes and states are coloured (green, red, yellow, cyan for live) unless
-NO_COLOR is set (no-color.org) or TERM is dumb; in a pipe or a file it is
-plain ASCII, whatever the locale. A job whose records were all pruned shows
-its run that finished last, which the store's summary keeps. --json prints one
-object per job with every key, null when unknown: job, status, id, finished_at,
-duration_seconds, exit_code, last_success_at, running, runs (counts by terminal
-status), started_at, state, schedule, next_at, grace_seconds, late_seconds and
-recent (the strip's runs: id, status, exit_code, started_at, duration_seconds).
-Reads a per-job summary and each job's newest 16 executions, never every record;
-creates no store (3 when there is none). Root may read a file store another
-user owns: it reads it with that user's rights; so may, read-only, a member of a
-group the owner lets read the store (every file but the lock: chgrp -R ops DIR;
-find DIR ! -path DIR/lock -exec chmod g+rX {} +). latest, show, list and output
-too.
+newest ran (so far, while it is live); RUNS and DURATIONS, a strip of its newest
+16 runs, oldest left: one glyph per outcome (. completed, F failed, ? unknown,
+- abandoned, * live) and one bar per duration, scaled to the longest. On a
+terminal the strip is drawn with check marks, crosses and block bars (U+2581
+to U+2588) when the locale is UTF-8, and outcomes and states are coloured
+(green, red, yellow, cyan for live) unless NO_COLOR is set (no-color.org)
+or TERM is dumb; in a pipe or a file it is plain ASCII, whatever the locale.
+A job whose records were all pruned shows its run that finished last, which
+the store's summary keeps. --json prints one object per job with every key,
+null when unknown: job, status, id, finished_at, duration_seconds, exit_code,
+last_success_at, running, runs (counts by terminal status), started_at, state,
+schedule, next_at, grace_seconds, late_seconds and recent (the strip's runs: id,
+status, exit_code, started_at, duration_seconds). Reads a per-job summary and
+each job's newest 16 executions, never every record; creates no store (3 when
+there is none). Root may read a file store another user owns: it reads it with
+that user's rights; so may, read-only, a member of a group the owner lets read
+the store (every file but the lock: chgrp -R ops DIR; find DIR ! -path DIR/lock
+-exec chmod g+rX {} +). latest, show, list and output too.
 
     ledger status
     ledger status backup report --json

@@ -145,7 +145,7 @@ held back follow. Faults of ledger itself are said whatever --quiet says.
 ledger did not forward), up to N more times: each attempt is its own
 execution of JOB, the same instant (slot) and source, recorded as
 attempt k of N+1 with its own exit and kept output. After failed attempt
-k it waits --retry-delay D (default 10s) times 2^(k-1), at most 10·D,
+k it waits --retry-delay D (default 10s) times 2^(k-1), at most 10 times D,
 with equal jitter (between half of that and all of it), then claims
 again; each retried failure says one line (JOB: attempt 1 of 3 failed
 (exit 1); retrying in 7.3s). Not retried: the deadline, a fault of

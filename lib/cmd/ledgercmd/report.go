@@ -100,8 +100,8 @@ the store when none is named, in name order): its latest status, its runs
 by status and its last success, as status says them; its schedule, as
 its newest run recorded it (run --schedule, --every), and its next slot;
 a timeline of its newest --runs executions, oldest first, each a
-coloured glyph (✓ completed, ✗ failed, ? unknown, – abandoned, ▶
-running, ○ claimed) with its slot, attempt, times and exit code; their durations as a bar chart; its live runs
+coloured glyph (a check mark completed, a cross failed, ? unknown, a
+dash abandoned, a triangle running, a circle claimed) with its slot, attempt, times and exit code; their durations as a bar chart; its live runs
 (claimed or running: owner, since when, note); and the newest failed or
 unknown execution of those --runs, with the last --tail bytes of the
 output kept of it (ledger output), escaped. The header names the store (a

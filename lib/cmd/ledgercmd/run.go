@@ -179,7 +179,7 @@ func (c *runCmd) checkFlags() error {
 // hands them to its worker.
 type retryFlags struct {
 	Retry      int          `placeholder:"N" help:"When CMD fails (a non-zero exit, or a signal ledger did not forward), run it again up to N more times, each attempt its own execution of JOB with the same instant and source (attempt k of N+1), claimed afresh after a delay; the exit status is the last attempt's. Not retried: a refusal, the deadline (124), a fault of ledger (125), CMD not runnable (126, 127), a TERM or INT to ledger (which, during a delay, ends the run at once with 128+N)."`
-	RetryDelay cli.Duration `name:"retry-delay" default:"10s" placeholder:"D" help:"With --retry: after failed attempt k, wait D·2^(k-1), at most 10·D, with equal jitter (a time drawn between half of it and all of it), before the next attempt."`
+	RetryDelay cli.Duration `name:"retry-delay" default:"10s" placeholder:"D" help:"With --retry: after failed attempt k, wait D times 2^(k-1), at most 10 times D, with equal jitter (a time drawn between half of it and all of it), before the next attempt."`
 }
 
 // maxRetryDelay bounds --retry-delay: its cap, ten of it, stays within a

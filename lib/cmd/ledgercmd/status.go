@@ -173,8 +173,8 @@ newest run was run without --schedule or --every); DURATION, how long
 the newest ran (so far, while it is live); RUNS and DURATIONS, a strip of
 its newest 16 runs, oldest left: one glyph per outcome (. completed,
 F failed, ? unknown, - abandoned, * live) and one bar per duration,
-scaled to the longest. On a terminal the strip is drawn with ✓ ✗ and
-▁▂▃▄▅▆▇█ when the locale is UTF-8, and outcomes and states are coloured
+scaled to the longest. On a terminal the strip is drawn with check
+marks, crosses and block bars (U+2581 to U+2588) when the locale is UTF-8, and outcomes and states are coloured
 (green, red, yellow, cyan for live) unless NO_COLOR is set (no-color.org)
 or TERM is dumb; in a pipe or a file it is plain ASCII, whatever the
 locale. A job whose records were all pruned shows its run that finished
