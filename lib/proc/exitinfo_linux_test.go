@@ -116,6 +116,45 @@ func TestExitInfo(t *testing.T) {
 	}
 }
 
+// TestExitInfoWhileReaped asks for the status of exited children again and
+// again while another thread reaps them: a query that meets the reaping
+// half done must still give the status, never "unknown" (with one query,
+// the kernel said ESRCH in a quarter of these races: watchpid_status_kill
+// failed in CI).
+func TestExitInfoWhileReaped(t *testing.T) {
+	haveExitInfo(t)
+	const children = 300
+	for i := range children {
+		c := exec.Command("sh", "-c", "exit 7")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		h, err := OpenUnreaped(ID{PID: c.Process.Pid})
+		if err != nil {
+			c.Wait()
+			t.Fatalf("OpenUnreaped(child %d) = %v", i, err)
+		}
+		waitGone(t, h)
+		reaped := make(chan struct{})
+		go func() {
+			c.Wait()
+			close(reaped)
+		}()
+		for done := false; !done; {
+			select {
+			case <-reaped:
+				done = true
+			default:
+			}
+			got, err := h.ExitInfo()
+			if err != nil || got.Code != 7 || got.Signal != 0 {
+				t.Fatalf("ExitInfo() of child %d while it is reaped = %+v, %v; want code 7", i, got, err)
+			}
+		}
+		h.Close()
+	}
+}
+
 // TestExitInfoNotChild: the status of a process that is not ours, reaped
 // by its own parent, still reads through the pidfd held before its exit.
 func TestExitInfoNotChild(t *testing.T) {
