@@ -64,9 +64,11 @@ type Server struct {
 	// User is the role the DSNs connect as (Superuser).
 	User string
 
-	dir     string // the temporary folder holding everything
-	cred    *syscall.Credential
-	proc    *exec.Cmd
+	dir        string // the temporary folder holding everything
+	opts       Options
+	cred       *syscall.Credential
+	proc       *exec.Cmd // the postmaster, or the unshare(1) it runs under (Killable)
+	postmaster int       // the postmaster's PID, as this process sees it
 	exited  chan struct{}
 	stopped atomic.Bool
 	dbs     atomic.Int64
@@ -152,7 +154,37 @@ func Unavailable(tb testing.TB, err error) {
 // StartMain starts a cluster outside any test, for TestMain; the caller
 // stops it with Stop. The error wraps ErrNoServer when there are no server
 // binaries, so that the caller can apply the skip policy (see CI).
-func StartMain() (*Server, error) {
+func StartMain() (*Server, error) { return StartMainWith(Options{}) }
+
+// Options are the faults a server started by StartMainWith can be given;
+// the zero value is StartMain's server.
+type Options struct {
+	// Killable runs the postmaster as init of a PID namespace of its own
+	// (unshare(1), as root), so that Kill can kill every process of the
+	// server at once and leave no orphan behind: the kernel kills and
+	// reaps the backends of a namespace whose init died, which the
+	// machine's own init may never do.
+	Killable bool
+	// FakeClock runs the server under libfaketime, its wall clock moved
+	// by SetClock (its monotonic clock untouched). Without libfaketime
+	// StartMainWith fails with an error wrapping ErrNoFaketime.
+	FakeClock bool
+}
+
+// ErrNoFaketime reports that libfaketime (Debian's package faketime) is
+// not installed.
+var ErrNoFaketime = errors.New("no libfaketime in /usr/lib/*/faketime (Debian: apt-get install faketime)")
+
+// StartMainWith is StartMain for a server given the faults of opts.
+func StartMainWith(opts Options) (*Server, error) {
+	if opts.Killable && os.Geteuid() != 0 {
+		return nil, errors.New("pgtest: a Killable server needs root: unshare --pid")
+	}
+	if opts.FakeClock {
+		if _, err := faketimeLib(); err != nil {
+			return nil, err
+		}
+	}
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
@@ -168,7 +200,13 @@ func StartMain() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	s := &Server{BinDir: bin, SocketDir: dir, User: Superuser, dir: dir}
+	s := &Server{BinDir: bin, SocketDir: dir, User: Superuser, dir: dir, opts: opts}
+	if opts.FakeClock {
+		if err := s.SetClock(0); err != nil {
+			s.Stop()
+			return nil, err
+		}
+	}
 	if err := s.start(cred); err != nil {
 		s.Stop()
 		return nil, err
@@ -261,7 +299,35 @@ func (s *Server) run() error {
 		// Lets a test or the benchmark count round trips per operation.
 		args = append(args, "-c", "shared_preload_libraries=pg_stat_statements")
 	}
+	// A postmaster killed with SIGKILL left its postmaster.pid saying
+	// "ready": the new one is ready once the file is its own.
+	stale, _ := os.ReadFile(filepath.Join(data, "postmaster.pid"))
 	s.proc = s.command(cred, "postgres", args...)
+	if s.opts.Killable {
+		// unshare runs as root and becomes the server's user only in the
+		// child, the namespace's init; --kill-child passes a death of
+		// unshare (the test binary's, through PDEATHSIG) on as SIGQUIT.
+		pre := []string{"--pid", "--fork", "--kill-child=SIGQUIT"}
+		if cred != nil {
+			pre = append(pre, "--setuid", strconv.Itoa(int(cred.Uid)), "--setgid", strconv.Itoa(int(cred.Gid)))
+		}
+		s.proc.Args = append(append([]string{"unshare"}, pre...), s.proc.Args...)
+		s.proc.Path, err = exec.LookPath("unshare")
+		if err != nil {
+			return fmt.Errorf("pgtest: a Killable server: %w", err)
+		}
+		s.proc.SysProcAttr.Credential = nil
+	}
+	if s.opts.FakeClock {
+		lib, err := faketimeLib()
+		if err != nil {
+			return err
+		}
+		// The offset file is read again at most once a second by every
+		// process: a jump reaches every backend within a second.
+		s.proc.Env = append(s.proc.Env, "LD_PRELOAD="+lib, "FAKETIME_TIMESTAMP_FILE="+s.clockFile(),
+			"FAKETIME_CACHE_DURATION=1", "FAKETIME_DONT_FAKE_MONOTONIC=1")
+	}
 	s.proc.Stdout, s.proc.Stderr = log, log
 	dieWithParent(s.proc.SysProcAttr)
 	if err := s.proc.Start(); err != nil {
@@ -270,7 +336,84 @@ func (s *Server) run() error {
 	}
 	s.exited = make(chan struct{})
 	go func() { s.proc.Wait(); close(s.exited) }()
-	return s.waitReady(data)
+	s.postmaster = s.proc.Process.Pid
+	if err := s.waitReady(data, stale); err != nil {
+		return err
+	}
+	if s.opts.Killable {
+		if s.postmaster = childOf(s.proc.Process.Pid); s.postmaster == 0 {
+			return errors.New("pgtest: the postmaster under unshare is not to be found in /proc")
+		}
+	}
+	return nil
+}
+
+// childOf returns the PID of a child of pid, read from /proc, or 0.
+func childOf(pid int) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		i := bytes.LastIndexByte(b, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		if f := strings.Fields(string(b[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			return p
+		}
+	}
+	return 0
+}
+
+// faketimeLib is the path of libfaketime, or an error wrapping
+// ErrNoFaketime.
+func faketimeLib() (string, error) {
+	libs, _ := filepath.Glob("/usr/lib/*/faketime/libfaketime.so.1")
+	if len(libs) == 0 {
+		return "", fmt.Errorf("pgtest: %w", ErrNoFaketime)
+	}
+	return libs[0], nil
+}
+
+func (s *Server) clockFile() string { return filepath.Join(s.dir, "clock") }
+
+// SetClock sets the server's wall clock to the real time plus offset (a
+// jump, forward or back: now(), and so every lease the server judges,
+// moves with it), within a second, as seen by every process of the
+// server. Whole seconds only; the server needs Options.FakeClock.
+func (s *Server) SetClock(offset time.Duration) error {
+	if !s.opts.FakeClock {
+		return errors.New("pgtest: SetClock needs a server started with Options.FakeClock")
+	}
+	tmp := s.clockFile() + ".tmp"
+	if err := os.WriteFile(tmp, fmt.Appendf(nil, "%+d\n", int64(offset/time.Second)), 0o644); err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	if err := os.Rename(tmp, s.clockFile()); err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	return nil
+}
+
+// Kill kills the server as kill -9 of every process of it would (a server
+// the OOM killer took down, or its machine lost): the postmaster dies of
+// SIGKILL as init of its PID namespace, and the kernel kills its backends
+// with it; no checkpoint, no goodbye to a client. Then it starts the
+// server again on the same data (crash recovery from the WAL) and waits
+// until it is ready. The server needs Options.Killable.
+func (s *Server) Kill() error {
+	if !s.opts.Killable {
+		return errors.New("pgtest: Kill needs a server started with Options.Killable")
+	}
+	if s.stopped.Load() {
+		return errors.New("pgtest: server stopped")
+	}
+	syscall.Kill(s.postmaster, syscall.SIGKILL)
+	<-s.exited
+	return s.run()
 }
 
 // hasStatements reports whether the pg_stat_statements extension is
@@ -300,15 +443,16 @@ func cleanEnv() []string {
 	return append(env, "LANG=C")
 }
 
-// waitReady waits until postmaster.pid says "ready" (what pg_ctl start -w
-// waits for), or the server exits, or startLimit passes.
-func (s *Server) waitReady(data string) error {
+// waitReady waits until postmaster.pid, other than stale, says "ready"
+// (what pg_ctl start -w waits for), or the server exits, or startLimit
+// passes.
+func (s *Server) waitReady(data string, stale []byte) error {
 	deadline := time.After(startLimit)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
-		if err == nil {
+		if err == nil && !bytes.Equal(b, stale) {
 			// Line 8 is the postmaster's status (PM_STATUS_READY).
 			lines := strings.Split(string(b), "\n")
 			if len(lines) > 7 && strings.TrimSpace(lines[7]) == "ready" {
@@ -340,13 +484,7 @@ func (s *Server) Stop() {
 		return
 	}
 	if s.proc != nil && s.proc.Process != nil {
-		s.proc.Process.Signal(syscall.SIGQUIT)
-		select {
-		case <-s.exited:
-		case <-time.After(30 * time.Second):
-			s.proc.Process.Kill()
-			<-s.exited
-		}
+		s.quit()
 	}
 	os.RemoveAll(s.dir)
 }
@@ -359,14 +497,21 @@ func (s *Server) Crash() error {
 	if s.stopped.Load() {
 		return errors.New("pgtest: server stopped")
 	}
-	s.proc.Process.Signal(syscall.SIGQUIT)
+	s.quit()
+	return s.run()
+}
+
+// quit shuts the server down at once (SIGQUIT to the postmaster) and waits
+// until it has exited; KILL after 30s.
+func (s *Server) quit() {
+	syscall.Kill(s.postmaster, syscall.SIGQUIT)
 	select {
 	case <-s.exited:
 	case <-time.After(30 * time.Second):
+		syscall.Kill(s.postmaster, syscall.SIGKILL)
 		s.proc.Process.Kill()
 		<-s.exited
 	}
-	return s.run()
 }
 
 // DSN is the URL of database db on the server, as the superuser.

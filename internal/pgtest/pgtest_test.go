@@ -6,12 +6,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -243,5 +245,112 @@ func TestServerDiesWithTests(t *testing.T) {
 		var ws unix.WaitStatus
 		unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 		return
+	}
+}
+
+// TestKill: a Killable server killed with SIGKILL comes back with what it
+// had committed, and every process of the old one is gone and reaped: no
+// orphaned backend left for an init that may never reap it.
+func TestKill(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a Killable server needs root")
+	}
+	s, err := StartMainWith(Options{Killable: true})
+	if err != nil {
+		Unavailable(t, err)
+	}
+	t.Cleanup(s.Stop)
+	db, err := s.CreateDBName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Psql(db, "CREATE TABLE x(i int); INSERT INTO x VALUES (7)"); err != nil {
+		t.Fatal(err)
+	}
+	old := s.postmaster
+	if uid := procUID(t, old); uid == 0 {
+		t.Errorf("postmaster %d runs as uid 0; want an unprivileged user", old)
+	}
+	backends := childrenOf(old)
+	if len(backends) == 0 {
+		t.Fatalf("postmaster %d has no children in /proc; want its background processes", old)
+	}
+	if err := s.Kill(); err != nil {
+		t.Fatalf("Kill() = %v", err)
+	}
+	for _, pid := range append(backends, old) {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			t.Errorf("after Kill, old server process %d: kill(0) = %v (%s); want ESRCH: gone and reaped", pid, err, b)
+		}
+	}
+	if got, err := s.Psql(db, "SELECT i FROM x"); err != nil || got != "7" {
+		t.Errorf("after Kill, SELECT i FROM x = %q, %v; want 7", got, err)
+	}
+	if s.postmaster == old {
+		t.Errorf("after Kill, the postmaster is still %d; want a new one", old)
+	}
+}
+
+// childrenOf lists the PIDs whose parent is pid.
+func childrenOf(pid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		i := strings.LastIndexByte(string(b), ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		if f := strings.Fields(string(b[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			p, _ := strconv.Atoi(e.Name())
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestSetClock: a FakeClock server's now() jumps forward and back with
+// SetClock, within the second its processes cache the offset.
+func TestSetClock(t *testing.T) {
+	s, err := StartMainWith(Options{FakeClock: true})
+	if errors.Is(err, ErrNoFaketime) && !CI() {
+		t.Skip(err)
+	}
+	if err != nil {
+		Unavailable(t, err)
+	}
+	t.Cleanup(s.Stop)
+	db, err := s.CreateDBName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ahead is how far the server's clock is ahead of ours, in seconds.
+	ahead := func() float64 {
+		got, err := s.Psql(db, "SELECT extract(epoch FROM clock_timestamp())")
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, err := strconv.ParseFloat(got, 64)
+		if err != nil {
+			t.Fatalf("server epoch %q: %v", got, err)
+		}
+		return at - float64(time.Now().UnixNano())/1e9
+	}
+	for _, offset := range []time.Duration{time.Hour, -time.Hour, 0} {
+		if err := s.SetClock(offset); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			a := ahead()
+			if math.Abs(a-offset.Seconds()) < 30 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after SetClock(%v), the server's clock is %.1fs ahead; want %v", offset, a, offset)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }
