@@ -69,9 +69,9 @@ type Server struct {
 	cred       *syscall.Credential
 	proc       *exec.Cmd // the postmaster, or the unshare(1) it runs under (Killable)
 	postmaster int       // the postmaster's PID, as this process sees it
-	exited  chan struct{}
-	stopped atomic.Bool
-	dbs     atomic.Int64
+	exited     chan struct{}
+	stopped    atomic.Bool
+	dbs        atomic.Int64
 }
 
 // CI reports whether a missing server must fail rather than skip.
