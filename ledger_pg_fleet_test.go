@@ -77,17 +77,18 @@ func newFleet(t *testing.T) *fleet {
 }
 
 // host returns a command running script (sh) as init of a new "host": its
-// own UTS namespace named name, its own PID namespace and /proc.
-func (f *fleet) host(name, script string) *exec.Cmd {
+// own UTS namespace named name, its own PID namespace and /proc; ns are
+// more options of unshare(1), such as a time namespace.
+func (f *fleet) host(name, script string, ns ...string) *exec.Cmd {
 	boot := filepath.Join(f.dir, "boot."+name)
 	if _, err := os.Stat(boot); err != nil {
 		if err := os.WriteFile(boot, []byte(newBootID(f.t)+"\n"), 0o444); err != nil {
 			f.t.Fatal(err)
 		}
 	}
-	c := exec.Command("unshare", "--uts", "--pid", "--fork", "--mount-proc",
-		"sh", "-c", "echo "+name+" >/proc/sys/kernel/hostname || exit 99\n"+
-			"mount --bind "+boot+" /proc/sys/kernel/random/boot_id || exit 98\n"+script)
+	args := append([]string{"--uts", "--pid", "--fork", "--mount-proc"}, ns...)
+	c := exec.Command("unshare", append(args, "sh", "-c", "echo "+name+" >/proc/sys/kernel/hostname || exit 99\n"+
+			"mount --bind "+boot+" /proc/sys/kernel/random/boot_id || exit 98\n"+script)...)
 	c.Dir = f.dir
 	c.Env = append(os.Environ(),
 		"PATH="+f.bin+":"+os.Getenv("PATH"),
