@@ -88,7 +88,7 @@ func (f *fleet) host(name, script string, ns ...string) *exec.Cmd {
 	}
 	args := append([]string{"--uts", "--pid", "--fork", "--mount-proc"}, ns...)
 	c := exec.Command("unshare", append(args, "sh", "-c", "echo "+name+" >/proc/sys/kernel/hostname || exit 99\n"+
-			"mount --bind "+boot+" /proc/sys/kernel/random/boot_id || exit 98\n"+script)...)
+		"mount --bind "+boot+" /proc/sys/kernel/random/boot_id || exit 98\n"+script)...)
 	c.Dir = f.dir
 	c.Env = append(os.Environ(),
 		"PATH="+f.bin+":"+os.Getenv("PATH"),
