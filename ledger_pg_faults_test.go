@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -329,6 +330,8 @@ done`
 			}
 		}
 		var ahead time.Duration // the server's clock
+		var bag []string
+		pauses := 0
 		for {
 			select {
 			case <-done:
@@ -336,21 +339,27 @@ done`
 			case <-time.After(time.Duration(200+rng.IntN(800)) * time.Millisecond):
 			}
 			r := relays[rng.IntN(len(relays))]
-			switch k := rng.IntN(20); {
-			case k < 5: // a partition of one host, for up to two leases
+			if len(bag) == 0 {
+				bag = slices.Clone(faultBag)
+				rng.Shuffle(len(bag), func(i, j int) { bag[i], bag[j] = bag[j], bag[i] })
+			}
+			kind := bag[0]
+			bag = bag[1:]
+			switch kind {
+			case "freeze": // a partition of one host, for up to two leases
 				r.freeze()
 				faults["freeze"]++
 				hold(time.Duration(300+rng.IntN(3700)) * time.Millisecond)
 				r.thaw()
-			case k < 8: // a slow link
+			case "delay": // a slow link
 				r.setDelay(time.Duration(20+rng.IntN(200)) * time.Millisecond)
 				faults["delay"]++
 				hold(time.Duration(500+rng.IntN(2000)) * time.Millisecond)
 				r.setDelay(0)
-			case k < 12: // a reset of every connection of one host
+			case "cut": // a reset of every connection of one host
 				r.cut()
 				faults["cut"]++
-			case k < 16: // a host, or a runner alone, frozen for 1 to 3 leases
+			case "pause": // a host, or a runner alone (in turn), frozen for 1 to 3 leases
 				// A host whose payload is alive, if there is one: its
 				// pause is the one that can let two payloads act.
 				c := hosts[rng.IntN(len(hosts))]
@@ -361,12 +370,13 @@ done`
 					}
 				}
 				tree, what := descendants(c.Process.Pid), "pause host"
-				if rng.IntN(2) == 0 {
+				if pauses%2 == 1 {
 					tree, what = runners(tree), "pause runner"
 				}
 				if len(tree) == 0 {
 					continue
 				}
+				pauses++
 				faults[what]++
 				w := window{kind: what, from: now()}
 				for _, pid := range tree {
@@ -378,7 +388,7 @@ done`
 				}
 				w.to = now()
 				windows = append(windows, w)
-			case k < 18: // the server's wall clock jumps, forward or back
+			case "clock": // the server's wall clock jumps, forward or back
 				if !opts.FakeClock {
 					continue
 				}
@@ -399,7 +409,7 @@ done`
 				} else {
 					faults["clock back"]++
 				}
-			case k < 19: // the server crashes and comes back
+			case "crash": // the server crashes and comes back
 				if faults["crash"] >= 3 {
 					continue
 				}
@@ -408,7 +418,7 @@ done`
 					t.Errorf("server restart: %v", err)
 					return
 				}
-			default: // every process of the server killed with SIGKILL
+			case "kill": // every process of the server killed with SIGKILL
 				if faults["kill -9"] >= 3 {
 					continue
 				}
@@ -435,6 +445,17 @@ done`
 		srv.SetClock(0)
 	}
 	t.Logf("faults: %v", faults)
+	if !testing.Short() {
+		kinds := []string{"freeze", "delay", "cut", "pause host", "pause runner", "crash", "kill -9"}
+		if opts.FakeClock {
+			kinds = append(kinds, "clock forward", "clock back")
+		}
+		for _, k := range kinds {
+			if faults[k] == 0 {
+				t.Errorf("no fault of kind %q in %d slots: the fleet was not tested under it", k, slots)
+			}
+		}
+	}
 	if t.Failed() {
 		for i, b := range said {
 			t.Logf("fh%d said:\n%s", i+1, b.Bytes())
@@ -472,6 +493,19 @@ done`
 			}
 		}
 	}
+}
+
+// faultBag holds every kind of fault the fleet test injects, each as
+// often as it is drawn: the test draws them from a shuffled bag, refilled
+// when empty, so that every kind comes within 20 faults (a crash and a
+// kill at most 3 times each).
+var faultBag = []string{
+	"freeze", "freeze", "freeze", "freeze", "freeze",
+	"delay", "delay", "delay",
+	"cut", "cut", "cut", "cut",
+	"pause", "pause", "pause", "pause",
+	"clock", "clock",
+	"crash", "kill",
 }
 
 // window is a time (seconds since the epoch, as bash's $EPOCHREALTIME)
