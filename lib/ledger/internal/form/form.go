@@ -26,32 +26,6 @@
 // canonical-codec accelerator (lib/internal/shortcut's register).
 package form
 
-// Record is the JSON form of a record: every key always present, null
-// when unknown. V, the stored form's version, is set only on disk.
-type Record struct {
-	V          int     `json:"v,omitempty"`
-	ID         string  `json:"id"`
-	Job        string  `json:"job"`
-	Source     *string `json:"source"`
-	Instant    *string `json:"instant"`
-	Status     string  `json:"status"`
-	Fenced     bool    `json:"fenced"`
-	FencedAt   *string `json:"fenced_at"`
-	Owner      *Owner  `json:"owner"`
-	Child      *Child  `json:"child"`
-	ClaimedAt  *string `json:"claimed_at"`
-	StartedAt  *string `json:"started_at"`
-	FinishedAt *string `json:"finished_at"`
-	ExitCode   *int    `json:"exit_code"`
-	Error      *string `json:"error"`
-	BeatAt     *string `json:"beat_at"`
-	Note       *string `json:"note"`
-	Schedule   *string `json:"schedule"`
-	Attempt    *int    `json:"attempt"`
-	Attempts   *int    `json:"attempts"`
-	Token      *uint64 `json:"token"`
-}
-
 // Owner is the form of a record's owner.
 type Owner struct {
 	Host   *string `json:"host"`
