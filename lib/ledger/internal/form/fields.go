@@ -10,9 +10,10 @@ import (
 // The keys of a record's JSON form, once: the canonical writer (here),
 // the stored form's canonical and stored-bytes readers
 // (lib/ledger/filestore/wire), --field (lib/ledger's Record.Field) and
-// the list of field names are all derived from these tables, and
-// Record's tags spell the same keys in the same order (encoding/json
-// derives its side from the tags).
+// the list of field names are all derived from these tables; Record
+// itself, its tags (encoding/json's side) and the conversions to and from
+// ledger.Record are generated from Fields (record_gen.go), while Owner's
+// and Child's tags are written to match their tables (TestFieldTables).
 
 // Field is one key of T's JSON form and where its value is in a T.
 type Field[T any] struct {

@@ -13,9 +13,24 @@
 //	  │                          reader, AppendStoredJSON/StoredFate (stored bytes)
 //	lib/ledger/filestore
 //
-// It knows nothing of Record (lib/ledger converts a Record to its form,
-// Record.Form; wire converts a form back, checking it). pgstore keeps a
-// record in columns and never calls it; what it prints is MarshalJSON's.
+// It knows nothing of ledger.Record (lib/ledger converts a Record to its
+// form, Record.Form; wire converts a form back, checking it). pgstore
+// keeps a record in columns and never calls it; what it prints is
+// MarshalJSON's.
+//
+// The table, Fields, is the one place a key of the form is written: a row
+// names its key and the ledger.Record field it holds (Rec), and
+// TestGeneratedUpToDate in lib/ledger/filestore/wire (`go generate
+// ./lib/ledger/filestore/wire`) writes from the rows and the types of
+// ledger.Record's fields what follows from them:
+//
+//	record_gen.go                   Record: a field per row, tagged with its key; each row's Val
+//	lib/ledger/recordform_gen.go    Record.Form's keys (ledger.Record → Record)
+//	wire/fromform_gen.go            fromForm's keys, the way back (Record → ledger.Record)
+//	wire/storedfill_gen.go          the stored-bytes reader's keys
+//
+// The nested objects, Owner and Child, are written by hand, tables and
+// conversions: a field of a record's owner or child is an edit of each.
 //
 // The canonical form is the bytes json.Marshal writes for Record, keys in
 // table order, no spaces: AppendCanonical writes them directly when every
