@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite the files generated from form.F
 // step: after a row and its Record field are added, and before any file
 // has them, as after all of them do.
 
-// genFile is one file generated from form.Fields: its path from this
+// genFiles are the files generated from form.Fields: each one's path from this
 // package's directory and its generator.
 var genFiles = []struct {
 	path string
