@@ -28,14 +28,15 @@
 //	lib/ledger/filestore
 //
 // A new record field needs: its field in Record (and its rule in
-// Validate, if any); its field in form.Record, tagged with its key, and
-// that key's row in form.Fields (Optional: older records lack it; Time;
-// Rec: the Record field), which TestFieldTables holds together; its line
-// in Record.Form and in wire's fromForm, the way back; `go generate
-// ./lib/ledger/filestore/wire` (the stored-bytes reader, checked by
-// TestStoredFillUpToDate); and pgstore's column (schema.go, and its row
-// in record.go's columns, its field in scan's Record). MarshalJSON, --field, the file store's claims
-// and deltas and the stored-bytes readers follow from the table.
+// Validate, if any); its key's row in form.Fields (Key; Rec: the Record
+// field; Optional: older records lack it; Time; NotNull for a string
+// never null); `go generate ./lib/ledger/filestore/wire`, which writes
+// from the table and the Record field's type form.Record's field,
+// Record.Form's and wire's fromForm's lines and the stored-bytes reader
+// (TestGeneratedUpToDate holds them to the table); and pgstore's column
+// (schema.go, and its row in record.go's columns, its field in scan's
+// Record). MarshalJSON, --field, the file store's claims and deltas and
+// the stored-bytes readers follow from the table.
 //
 // # Synopsis
 //

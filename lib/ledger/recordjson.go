@@ -47,16 +47,10 @@ func u64p(v uint64) *uint64 {
 // Form returns r's JSON form (lib/ledger/internal/form), without the
 // store's lease and late result: what MarshalJSON prints of it and
 // lib/ledger/filestore/wire stores. Only packages under lib/ledger can
-// name its type.
+// name its type. Its keys but the owner and the child are generated from
+// form.Fields (recordform_gen.go's formOf).
 func (r Record) Form() form.Record {
-	j := form.Record{
-		ID: r.ID, Job: r.Job, Source: strp(r.Source), Instant: timep(r.Instant),
-		Status: string(r.Status), Fenced: r.Fenced, FencedAt: timep(r.FencedAt),
-		ClaimedAt: timep(r.ClaimedAt), StartedAt: timep(r.StartedAt), FinishedAt: timep(r.FinishedAt),
-		ExitCode: r.ExitCode, Error: strp(r.Error), BeatAt: timep(r.BeatAt), Note: strp(r.Note),
-		Schedule: strp(r.Schedule), Attempt: countp(r.Attempt), Attempts: countp(r.Attempts),
-		Token: u64p(r.Token),
-	}
+	j := formOf(&r)
 	if r.Owner.PID != 0 {
 		j.Owner = &form.Owner{Host: strp(r.Owner.Host), BootID: strp(r.Owner.BootID), PIDNS: u64p(r.Owner.PIDNS), PID: r.Owner.PID, Start: u64p(r.Owner.Start)}
 	}

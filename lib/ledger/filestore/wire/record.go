@@ -71,67 +71,20 @@ func Decode(b []byte, id string) (ledger.Record, error) {
 // fromForm checks and converts the form of one record (Decode's second
 // half, shared with ApplyDelta): the way back from ledger.Record.Form.
 func fromForm(j form.Record, id string) (ledger.Record, error) {
-	var err error
 	if j.V != 0 && j.V != recordFormat {
 		return ledger.Record{}, fmt.Errorf("%w: record format %d is not %d", ledger.ErrCorrupt, j.V, recordFormat)
 	}
-	r := ledger.Record{ID: j.ID, Job: j.Job, Status: ledger.Status(j.Status), Fenced: j.Fenced, ExitCode: j.ExitCode}
-	str := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
-	tm := func(name string, p *string) time.Time {
-		if p == nil || err != nil {
-			return time.Time{}
-		}
-		t, perr := time.Parse(time.RFC3339Nano, *p)
-		if perr != nil {
-			err = fmt.Errorf("%w: %s %q is not an RFC 3339 time", ledger.ErrCorrupt, name, *p)
-			return time.Time{}
-		}
-		if t.IsZero() {
-			err = fmt.Errorf("%w: %s is the zero time", ledger.ErrCorrupt, name)
-		}
-		return t.UTC()
-	}
-	r.Source = str(j.Source)
-	r.Error = str(j.Error)
-	r.Instant = tm("instant", j.Instant)
-	r.FencedAt = tm("fenced_at", j.FencedAt)
-	r.ClaimedAt = tm("claimed_at", j.ClaimedAt)
-	r.StartedAt = tm("started_at", j.StartedAt)
-	r.FinishedAt = tm("finished_at", j.FinishedAt)
-	r.BeatAt = tm("beat_at", j.BeatAt) // absent in records written before beats
-	r.Note = str(j.Note)
-	r.Schedule = str(j.Schedule) // absent, as the two counts, in records written before schedules
-	if j.Attempt != nil {
-		r.Attempt = *j.Attempt
-	}
-	if j.Attempts != nil {
-		r.Attempts = *j.Attempts
-	}
-	if j.Token != nil {
-		r.Token = *j.Token // absent in records claimed before tokens
-	}
-	if err != nil {
-		return ledger.Record{}, err
+	var r ledger.Record
+	t := formTimes{}
+	fromFormFields(&r, &j, &t)
+	if t.err != nil {
+		return ledger.Record{}, t.err
 	}
 	if j.Owner != nil {
-		r.Owner = ledger.Owner{Host: str(j.Owner.Host), BootID: str(j.Owner.BootID), PID: j.Owner.PID}
-		if j.Owner.PIDNS != nil {
-			r.Owner.PIDNS = *j.Owner.PIDNS
-		}
-		if j.Owner.Start != nil {
-			r.Owner.Start = *j.Owner.Start
-		}
+		r.Owner = ledger.Owner{Host: str(j.Owner.Host), BootID: str(j.Owner.BootID), PIDNS: u64(j.Owner.PIDNS), PID: j.Owner.PID, Start: u64(j.Owner.Start)}
 	}
 	if j.Child != nil {
-		r.Child = proc.ID{PID: j.Child.PID}
-		if j.Child.Start != nil {
-			r.Child.Start = *j.Child.Start
-		}
+		r.Child = proc.ID{PID: j.Child.PID, Start: u64(j.Child.Start)}
 	}
 	if err := r.Validate(); err != nil {
 		return ledger.Record{}, err
@@ -140,4 +93,49 @@ func fromForm(j form.Record, id string) (ledger.Record, error) {
 		return ledger.Record{}, fmt.Errorf("%w: record carries id %q", ledger.ErrCorrupt, r.ID)
 	}
 	return r, nil
+}
+
+// The way back from the form's nullable values (fromform_gen.go): null
+// is the zero value.
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func count(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func u64(p *uint64) uint64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// formTimes parses the times of a form, RFC 3339 and not the zero time,
+// keeping the first error.
+type formTimes struct {
+	err error
+}
+
+func (t *formTimes) at(name string, p *string) time.Time {
+	if p == nil || t.err != nil {
+		return time.Time{}
+	}
+	v, err := time.Parse(time.RFC3339Nano, *p)
+	if err != nil {
+		t.err = fmt.Errorf("%w: %s %q is not an RFC 3339 time", ledger.ErrCorrupt, name, *p)
+		return time.Time{}
+	}
+	if v.IsZero() {
+		t.err = fmt.Errorf("%w: %s is the zero time", ledger.ErrCorrupt, name)
+	}
+	return v.UTC()
 }

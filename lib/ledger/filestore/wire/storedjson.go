@@ -133,7 +133,7 @@ var spanKinds struct {
 // absent, an optional key of an older record, which MarshalJSON prints as
 // null).
 type storedSpans struct {
-	v [20][]byte
+	v [storedKeys][]byte
 }
 
 // read reads the object's keys in table order (the id only in a claim:
@@ -284,14 +284,14 @@ func spanInt(r *canonicalReader, max int) int64 {
 }
 
 // fill (storedfill_gen.go, generated from form.Fields by
-// TestStoredFillUpToDate) sets in r, from each value the spans hold, what
+// TestGeneratedUpToDate) sets in r, from each value the spans hold, what
 // Validate reads of it (null: the zero value), each key into the Record
 // field its table row names: every time it only asks whether it is set,
 // but the ones it checks the range of (ranged: the instant). It is false
 // for what MarshalJSON would not write back as it is. Generated, not
 // derived at run time, so that r stays the caller's (no closure, no
 // interface): list --json reads 100,000 records through it.
-//go:generate go test . -run TestStoredFillUpToDate -update
+//go:generate go test . -run TestGeneratedUpToDate -update
 
 // spanText is a string value's text (null: empty).
 func spanText(v []byte) string {

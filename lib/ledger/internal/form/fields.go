@@ -10,9 +10,10 @@ import (
 // The keys of a record's JSON form, once: the canonical writer (here),
 // the stored form's canonical and stored-bytes readers
 // (lib/ledger/filestore/wire), --field (lib/ledger's Record.Field) and
-// the list of field names are all derived from these tables, and
-// Record's tags spell the same keys in the same order (encoding/json
-// derives its side from the tags).
+// the list of field names are all derived from these tables; Record
+// itself, its tags (encoding/json's side) and the conversions to and from
+// ledger.Record are generated from Fields (record_gen.go), while Owner's
+// and Child's tags are written to match their tables (TestFieldTables).
 
 // Field is one key of T's JSON form and where its value is in a T.
 type Field[T any] struct {
@@ -25,42 +26,63 @@ type Field[T any] struct {
 	// Ranged: Validate checks the value itself (its range), not only
 	// whether it is set: the stored-bytes reader parses it.
 	Ranged bool
+	// NotNull, in Fields, for a string: the value is written as itself,
+	// never null (the id and the job, which every record has); any other
+	// string is null when empty.
+	NotNull bool
 	// Val returns a pointer to the value: *string, **string, *bool,
-	// *int, **int, **uint64, **Owner or **Child.
+	// *int, **int, **uint64, **Owner or **Child. Fields' are generated
+	// (recordVal, record_gen.go); OwnerFields' and ChildFields' are
+	// written here.
 	Val func(*T) any
-	// Rec, in Fields, names the ledger.Record field the key holds (of
-	// type string, Status, bool, time.Time, *int, int, Owner or proc.ID): what
-	// the stored-bytes reader sets from the key's value, in code
-	// generated from this table (wire's storedfill_gen.go). Empty for the
-	// id, which the reader is given.
+	// Rec, in Fields, names the field the key holds, in ledger.Record
+	// and in Record alike. Record's field, its type and tag, recordVal,
+	// the conversions both ways (lib/ledger's Record.Form, wire's
+	// fromForm) and the stored-bytes reader (wire's fill) are generated
+	// from it and from ledger.Record's field's type: string (*string,
+	// null when empty, unless NotNull), Status (string), bool, time.Time
+	// (*string, FormatTime's text), *int, int (*int, null when 0),
+	// uint64 (*uint64, null when 0), Owner (*Owner) or proc.ID
+	// (*Child). See TestGeneratedUpToDate in lib/ledger/filestore/wire.
 	Rec string
 }
 
-// Fields is Record's table.
-var Fields = []Field[Record]{
-	{Key: "id", Val: func(j *Record) any { return &j.ID }},
-	{Key: "job", Val: func(j *Record) any { return &j.Job }, Rec: "Job"},
-	{Key: "source", Val: func(j *Record) any { return &j.Source }, Rec: "Source"},
-	{Key: "instant", Time: true, Ranged: true, Val: func(j *Record) any { return &j.Instant }, Rec: "Instant"},
-	{Key: "status", Val: func(j *Record) any { return &j.Status }, Rec: "Status"},
-	{Key: "fenced", Val: func(j *Record) any { return &j.Fenced }, Rec: "Fenced"},
-	{Key: "fenced_at", Time: true, Val: func(j *Record) any { return &j.FencedAt }, Rec: "FencedAt"},
-	{Key: "owner", Val: func(j *Record) any { return &j.Owner }, Rec: "Owner"},
-	{Key: "child", Val: func(j *Record) any { return &j.Child }, Rec: "Child"},
-	{Key: "claimed_at", Time: true, Val: func(j *Record) any { return &j.ClaimedAt }, Rec: "ClaimedAt"},
-	{Key: "started_at", Time: true, Val: func(j *Record) any { return &j.StartedAt }, Rec: "StartedAt"},
-	{Key: "finished_at", Time: true, Val: func(j *Record) any { return &j.FinishedAt }, Rec: "FinishedAt"},
-	{Key: "exit_code", Val: func(j *Record) any { return &j.ExitCode }, Rec: "ExitCode"},
-	{Key: "error", Val: func(j *Record) any { return &j.Error }, Rec: "Error"},
+// Fields is Record's table. A row is all a new key of the form needs
+// here: Record's field and Val are generated from it (record_gen.go).
+var Fields = withVals([]Field[Record]{
+	{Key: "id", NotNull: true, Rec: "ID"},
+	{Key: "job", NotNull: true, Rec: "Job"},
+	{Key: "source", Rec: "Source"},
+	{Key: "instant", Time: true, Ranged: true, Rec: "Instant"},
+	{Key: "status", Rec: "Status"},
+	{Key: "fenced", Rec: "Fenced"},
+	{Key: "fenced_at", Time: true, Rec: "FencedAt"},
+	{Key: "owner", Rec: "Owner"},
+	{Key: "child", Rec: "Child"},
+	{Key: "claimed_at", Time: true, Rec: "ClaimedAt"},
+	{Key: "started_at", Time: true, Rec: "StartedAt"},
+	{Key: "finished_at", Time: true, Rec: "FinishedAt"},
+	{Key: "exit_code", Rec: "ExitCode"},
+	{Key: "error", Rec: "Error"},
 	// Records written before beats have neither.
-	{Key: "beat_at", Optional: true, Time: true, Val: func(j *Record) any { return &j.BeatAt }, Rec: "BeatAt"},
-	{Key: "note", Optional: true, Val: func(j *Record) any { return &j.Note }, Rec: "Note"},
+	{Key: "beat_at", Optional: true, Time: true, Rec: "BeatAt"},
+	{Key: "note", Optional: true, Rec: "Note"},
 	// Records written before schedules and retries have none of these.
-	{Key: "schedule", Optional: true, Val: func(j *Record) any { return &j.Schedule }, Rec: "Schedule"},
-	{Key: "attempt", Optional: true, Val: func(j *Record) any { return &j.Attempt }, Rec: "Attempt"},
-	{Key: "attempts", Optional: true, Val: func(j *Record) any { return &j.Attempts }, Rec: "Attempts"},
+	{Key: "schedule", Optional: true, Rec: "Schedule"},
+	{Key: "attempt", Optional: true, Rec: "Attempt"},
+	{Key: "attempts", Optional: true, Rec: "Attempts"},
 	// The fencing token; records claimed before tokens have none.
-	{Key: "token", Optional: true, Val: func(j *Record) any { return &j.Token }, Rec: "Token"},
+	{Key: "token", Optional: true, Rec: "Token"},
+})
+
+// withVals sets the Val of each of fs from its key. A row not yet
+// generated is left without one: TestGeneratedUpToDate, which generates
+// it, must build and run from the table before record_gen.go has it.
+func withVals(fs []Field[Record]) []Field[Record] {
+	for i := range fs {
+		fs[i].Val = recordVal(fs[i].Key)
+	}
+	return fs
 }
 
 // OwnerFields is Owner's table.

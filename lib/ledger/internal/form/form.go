@@ -13,9 +13,24 @@
 //	  │                          reader, AppendStoredJSON/StoredFate (stored bytes)
 //	lib/ledger/filestore
 //
-// It knows nothing of Record (lib/ledger converts a Record to its form,
-// Record.Form; wire converts a form back, checking it). pgstore keeps a
-// record in columns and never calls it; what it prints is MarshalJSON's.
+// It knows nothing of ledger.Record (lib/ledger converts a Record to its
+// form, Record.Form; wire converts a form back, checking it). pgstore
+// keeps a record in columns and never calls it; what it prints is
+// MarshalJSON's.
+//
+// The table, Fields, is the one place a key of the form is written: a row
+// names its key and the ledger.Record field it holds (Rec), and
+// TestGeneratedUpToDate in lib/ledger/filestore/wire (`go generate
+// ./lib/ledger/filestore/wire`) writes from the rows and the types of
+// ledger.Record's fields what follows from them:
+//
+//	record_gen.go                   Record: a field per row, tagged with its key; each row's Val
+//	lib/ledger/recordform_gen.go    Record.Form's keys (ledger.Record → Record)
+//	wire/fromform_gen.go            fromForm's keys, the way back (Record → ledger.Record)
+//	wire/storedfill_gen.go          the stored-bytes reader's keys
+//
+// The nested objects, Owner and Child, are written by hand, tables and
+// conversions: a field of a record's owner or child is an edit of each.
 //
 // The canonical form is the bytes json.Marshal writes for Record, keys in
 // table order, no spaces: AppendCanonical writes them directly when every
@@ -25,32 +40,6 @@
 // tags and the tables together). This is the writer half of the
 // canonical-codec accelerator (lib/internal/shortcut's register).
 package form
-
-// Record is the JSON form of a record: every key always present, null
-// when unknown. V, the stored form's version, is set only on disk.
-type Record struct {
-	V          int     `json:"v,omitempty"`
-	ID         string  `json:"id"`
-	Job        string  `json:"job"`
-	Source     *string `json:"source"`
-	Instant    *string `json:"instant"`
-	Status     string  `json:"status"`
-	Fenced     bool    `json:"fenced"`
-	FencedAt   *string `json:"fenced_at"`
-	Owner      *Owner  `json:"owner"`
-	Child      *Child  `json:"child"`
-	ClaimedAt  *string `json:"claimed_at"`
-	StartedAt  *string `json:"started_at"`
-	FinishedAt *string `json:"finished_at"`
-	ExitCode   *int    `json:"exit_code"`
-	Error      *string `json:"error"`
-	BeatAt     *string `json:"beat_at"`
-	Note       *string `json:"note"`
-	Schedule   *string `json:"schedule"`
-	Attempt    *int    `json:"attempt"`
-	Attempts   *int    `json:"attempts"`
-	Token      *uint64 `json:"token"`
-}
 
 // Owner is the form of a record's owner.
 type Owner struct {
