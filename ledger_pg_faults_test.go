@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-sh/tether/lib/proc"
+
 	"github.com/tether-sh/tether/internal/pgtest"
 	"github.com/tether-sh/tether/internal/testutil"
 )
@@ -962,32 +964,14 @@ func runners(tree []int) []int {
 	return out
 }
 
-// descendants returns pid and every process below it, read from /proc.
+// descendants returns pid and every process below it.
 func descendants(pid int) []int {
-	children := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		fs := strings.Fields(string(b[i+1:]))
-		if len(fs) > 1 {
-			ppid, _ := strconv.Atoi(fs[1])
-			children[ppid] = append(children[ppid], p)
-		}
-	}
 	out := []int{pid}
 	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
+		kids, _ := proc.Children(out[i])
+		for _, k := range kids {
+			out = append(out, k.PID)
+		}
 	}
 	return out
 }

@@ -1,15 +1,14 @@
 package pgtest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tether-sh/tether/lib/proc"
 )
 
 // Options are the faults a server started by StartMainWith can be given;
@@ -31,24 +30,13 @@ type Options struct {
 // not installed.
 var ErrNoFaketime = errors.New("no libfaketime in /usr/lib/*/faketime (Debian: apt-get install faketime)")
 
-// childOf returns the PID of a child of pid, read from /proc, or 0.
+// childOf returns the PID of a child of pid, or 0.
 func childOf(pid int) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		i := bytes.LastIndexByte(b, ')')
-		if err != nil || i < 0 {
-			continue
-		}
-		if f := strings.Fields(string(b[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			return p
-		}
+	kids, err := proc.Children(pid)
+	if err != nil || len(kids) == 0 {
+		return 0
 	}
-	return 0
+	return kids[0].PID
 }
 
 // faketimeLib is the path of libfaketime, or an error wrapping

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-sh/tether/lib/proc"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-sh/tether/internal/testutil"
@@ -248,14 +250,14 @@ func TestServerDiesWithTests(t *testing.T) {
 	}
 }
 
-// TestKill: a Killable server killed with SIGKILL comes back with what it
-// had committed, and every process of the old one is gone and reaped: no
-// orphaned backend left for an init that may never reap it.
-func TestKill(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a Killable server needs root")
+// startWith starts a server with opts for t, and a database on it: t is
+// skipped without libfaketime (a failure when CI is set), as without a
+// server.
+func startWith(t *testing.T, opts Options) (*Server, string) {
+	s, err := StartMainWith(opts)
+	if errors.Is(err, ErrNoFaketime) && !CI() {
+		t.Skip(err)
 	}
-	s, err := StartMainWith(Options{Killable: true})
 	if err != nil {
 		Unavailable(t, err)
 	}
@@ -264,6 +266,17 @@ func TestKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, db
+}
+
+// TestKill: a Killable server killed with SIGKILL comes back with what it
+// had committed, and every process of the old one is gone and reaped: no
+// orphaned backend left for an init that may never reap it.
+func TestKill(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a Killable server needs root")
+	}
+	s, db := startWith(t, Options{Killable: true})
 	if _, err := s.Psql(db, "CREATE TABLE x(i int); INSERT INTO x VALUES (7)"); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +284,11 @@ func TestKill(t *testing.T) {
 	if uid := procUID(t, old); uid == 0 {
 		t.Errorf("postmaster %d runs as uid 0; want an unprivileged user", old)
 	}
-	backends := childrenOf(old)
+	var backends []int
+	kids, _ := proc.Children(old)
+	for _, k := range kids {
+		backends = append(backends, k.PID)
+	}
 	if len(backends) == 0 {
 		t.Fatalf("postmaster %d has no children in /proc; want its background processes", old)
 	}
@@ -292,39 +309,10 @@ func TestKill(t *testing.T) {
 	}
 }
 
-// childrenOf lists the PIDs whose parent is pid.
-func childrenOf(pid int) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		i := strings.LastIndexByte(string(b), ')')
-		if err != nil || i < 0 {
-			continue
-		}
-		if f := strings.Fields(string(b[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			p, _ := strconv.Atoi(e.Name())
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // TestSetClock: a FakeClock server's now() jumps forward and back with
 // SetClock, within the second its processes cache the offset.
 func TestSetClock(t *testing.T) {
-	s, err := StartMainWith(Options{FakeClock: true})
-	if errors.Is(err, ErrNoFaketime) && !CI() {
-		t.Skip(err)
-	}
-	if err != nil {
-		Unavailable(t, err)
-	}
-	t.Cleanup(s.Stop)
-	db, err := s.CreateDBName()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := startWith(t, Options{FakeClock: true})
 	// ahead is how far the server's clock is ahead of ours, in seconds.
 	ahead := func() float64 {
 		got, err := s.Psql(db, "SELECT extract(epoch FROM clock_timestamp())")
