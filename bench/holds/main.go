@@ -20,10 +20,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/tether-sh/tether/bench/internal/measure"
 
 	"github.com/tether-sh/tether/internal/pgtest"
 )
@@ -36,8 +35,6 @@ var (
 
 // target bounds holds' median wall time as a multiple of show's.
 const target = 1.15
-
-type sample struct{ wall, cpu float64 }
 
 func main() {
 	flag.Parse()
@@ -90,11 +87,11 @@ func run() int {
 			{ledger, "--ledger", st.loc, "show", id, "--field", "status"},
 			{ledger, "--ledger", st.loc, "holds", id},
 		}
-		samples := make([][]sample, len(cmds))
+		samples := make([][]measure.Sample, len(cmds))
 		for i := -1; i < *flagN; i++ {
 			for k := range cmds {
 				j := (i + k + 1) % len(cmds)
-				s, err := once(cmds[j])
+				s, err := measure.Once(cmds[j], os.Environ(), 0)
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "holds:", err)
 					return 3
@@ -104,65 +101,18 @@ func run() int {
 				}
 				samples[j] = append(samples[j], s)
 				if *flagV {
-					fmt.Fprintf(os.Stderr, "%s\t%s\t%.3f ms\t%.3f ms cpu\n", st.name, cmds[j][3], s.wall, s.cpu)
+					fmt.Fprintf(os.Stderr, "%s\t%s\t%.3f ms\t%.3f ms cpu\n", st.name, cmds[j][3], s.Wall, s.CPU)
 				}
 			}
 		}
-		show, holds := medians(samples[0]), medians(samples[1])
-		r := holds.wall / show.wall
+		show, holds := measure.Medians(samples[0]), measure.Medians(samples[1])
+		r := holds.Wall / show.Wall
 		verdict := fmt.Sprintf("≤%.2f× PASS", target)
 		if r > target {
 			verdict, code = fmt.Sprintf("≤%.2f× MISS", target), 1
 		}
-		fmt.Printf("%-26s %-34s %8.3f %8.3f %7s\n", st.name, "ledger show ID --field status", show.wall, show.cpu, "")
-		fmt.Printf("%-26s %-34s %8.3f %8.3f %7.2f %s\n", st.name, "ledger holds ID", holds.wall, holds.cpu, r, verdict)
+		fmt.Printf("%-26s %-34s %8.3f %8.3f %7s\n", st.name, "ledger show ID --field status", show.Wall, show.CPU, "")
+		fmt.Printf("%-26s %-34s %8.3f %8.3f %7.2f %s\n", st.name, "ledger holds ID", holds.Wall, holds.CPU, r, verdict)
 	}
 	return code
-}
-
-var devnull *os.File
-
-// once runs argv with stdio on /dev/null, which must exit 0, and measures it.
-func once(argv []string) (sample, error) {
-	if devnull == nil {
-		var err error
-		if devnull, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
-			return sample{}, err
-		}
-	}
-	fd := devnull.Fd()
-	attr := &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{fd, fd, fd}}
-	t0 := time.Now()
-	pid, err := syscall.ForkExec(argv[0], argv, attr)
-	if err != nil {
-		return sample{}, err
-	}
-	var ws syscall.WaitStatus
-	var ru syscall.Rusage
-	if _, err := syscall.Wait4(pid, &ws, 0, &ru); err != nil {
-		return sample{}, err
-	}
-	wall := time.Since(t0)
-	if ws.ExitStatus() != 0 {
-		return sample{}, fmt.Errorf("%q exited %d; want 0", argv[3:], ws.ExitStatus())
-	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return sample{wall: ms(wall), cpu: ms(cpu)}, nil
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func medians(ss []sample) sample {
-	med := func(f func(sample) float64) float64 {
-		xs := make([]float64, len(ss))
-		for i, s := range ss {
-			xs[i] = f(s)
-		}
-		slices.Sort(xs)
-		if len(xs)%2 == 1 {
-			return xs[len(xs)/2]
-		}
-		return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
-	}
-	return sample{wall: med(func(s sample) float64 { return s.wall }), cpu: med(func(s sample) float64 { return s.cpu })}
 }

@@ -21,10 +21,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/tether-sh/tether/bench/internal/measure"
 )
 
 var (
@@ -40,9 +39,6 @@ import "fmt"
 
 func main() { fmt.Println("hello, world") }
 `
-
-// sample is one run of one command.
-type sample struct{ wall, cpu, faults float64 }
 
 // command is one measured command line and the exit status it must have.
 type command struct {
@@ -100,33 +96,33 @@ func run() int {
 		if cmds[i].env == nil {
 			cmds[i].env = env
 		}
-		if _, err := once(cmds[i]); err != nil { // warm the page cache, check the exit
+		if _, err := measure.Once(cmds[i].argv, cmds[i].env, cmds[i].exit); err != nil { // warm the page cache, check the exit
 			fmt.Fprintln(os.Stderr, "startup:", err)
 			return 3
 		}
 	}
-	samples := make([][]sample, len(cmds))
+	samples := make([][]measure.Sample, len(cmds))
 	for i := 0; i < *flagN; i++ {
 		for k := range cmds {
 			j := (i + k) % len(cmds)
-			s, err := once(cmds[j])
+			s, err := measure.Once(cmds[j].argv, cmds[j].env, cmds[j].exit)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "startup:", err)
 				return 3
 			}
 			samples[j] = append(samples[j], s)
 			if *flagV {
-				fmt.Fprintf(os.Stderr, "%s\t%.3f ms\t%.3f ms cpu\t%.0f faults\n", cmds[j].name, s.wall, s.cpu, s.faults)
+				fmt.Fprintf(os.Stderr, "%s\t%.3f ms\t%.3f ms cpu\t%.0f faults\n", cmds[j].name, s.Wall, s.CPU, s.Faults)
 			}
 		}
 	}
-	base := medians(samples[0])
+	base := measure.Medians(samples[0])
 	code := 0
 	fmt.Printf("%d interleaved runs each; medians; ratio to hello world (wall, cpu)\n\n", *flagN)
 	fmt.Printf("%-50s %8s %8s %7s %7s %7s %s\n", "command", "wall ms", "cpu ms", "faults", "×wall", "×cpu", "target")
 	for j, c := range cmds {
-		m := medians(samples[j])
-		rw, rc := m.wall/base.wall, m.cpu/base.cpu
+		m := measure.Medians(samples[j])
+		rw, rc := m.Wall/base.Wall, m.CPU/base.CPU
 		verdict := ""
 		if c.target > 0 {
 			verdict = fmt.Sprintf("≤%.2f× ", c.target)
@@ -137,7 +133,7 @@ func run() int {
 				code = 1
 			}
 		}
-		fmt.Printf("%-50s %8.3f %8.3f %7.0f %7.2f %7.2f %s\n", c.name, m.wall, m.cpu, m.faults, rw, rc, verdict)
+		fmt.Printf("%-50s %8.3f %8.3f %7.0f %7.2f %7.2f %s\n", c.name, m.Wall, m.CPU, m.Faults, rw, rc, verdict)
 	}
 	return code
 }
@@ -181,55 +177,4 @@ func goBuild(dir string, args []string) error {
 		return fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
 	}
 	return nil
-}
-
-var devnull *os.File
-
-// once runs c with stdio on /dev/null and measures it.
-func once(c command) (sample, error) {
-	if devnull == nil {
-		var err error
-		if devnull, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
-			return sample{}, err
-		}
-	}
-	fd := devnull.Fd()
-	attr := &syscall.ProcAttr{Env: c.env, Files: []uintptr{fd, fd, fd}}
-	t0 := time.Now()
-	pid, err := syscall.ForkExec(c.argv[0], c.argv, attr)
-	if err != nil {
-		return sample{}, err
-	}
-	var ws syscall.WaitStatus
-	var ru syscall.Rusage
-	if _, err := syscall.Wait4(pid, &ws, 0, &ru); err != nil {
-		return sample{}, err
-	}
-	wall := time.Since(t0)
-	if c.exit != -1 && ws.ExitStatus() != c.exit {
-		return sample{}, fmt.Errorf("%q exited %d; want %d", c.argv, ws.ExitStatus(), c.exit)
-	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return sample{wall: ms(wall), cpu: ms(cpu), faults: float64(ru.Minflt)}, nil
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func medians(ss []sample) sample {
-	med := func(f func(sample) float64) float64 {
-		xs := make([]float64, len(ss))
-		for i, s := range ss {
-			xs[i] = f(s)
-		}
-		slices.Sort(xs)
-		if len(xs)%2 == 1 {
-			return xs[len(xs)/2]
-		}
-		return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
-	}
-	return sample{
-		wall:   med(func(s sample) float64 { return s.wall }),
-		cpu:    med(func(s sample) float64 { return s.cpu }),
-		faults: med(func(s sample) float64 { return s.faults }),
-	}
 }
