@@ -58,8 +58,12 @@ func TestLedgerPostgresMonitor(t *testing.T) {
 			t.Fatalf("ledger %s of a version 1 schema = %d, %s; want its records, with no schedule", strings.Join(args, " "), code, out)
 		}
 	}
+	id, _ := ledger(dsn, "latest", "backup", "--field", "id")
+	if out, code := ledger(dsn, "holds", id); code != 1 || !strings.Contains(out, "is failed") {
+		t.Errorf("ledger holds %s of a version 1 schema = %d, %s; want 1, it is failed (not: no such execution)", id, code, out)
+	}
 	if v := psql(db, `SELECT max(version) FROM tether.schema_version`); v != "1" {
-		t.Fatalf("after status, list and latest, schema version = %s; want 1 (a read migrates nothing)", v)
+		t.Fatalf("after status, list, latest and holds, schema version = %s; want 1 (a read migrates nothing)", v)
 	}
 	if out, code := ledger(dsn, "run", "backup", "--", "true"); code != 0 {
 		t.Fatalf("ledger run on a version 1 schema = %d, %s", code, out)

@@ -170,8 +170,14 @@ func (s *Store) Holds(id string) (ledger.Record, error) {
 	var newest *int64
 	var now time.Time
 	err := s.do(func(ctx context.Context, c *pgx.Conn) error {
+		// A database no claim of this release migrated yet has no
+		// fences: its executions were claimed before tokens.
+		newestToken := `(SELECT token FROM tether.fences f WHERE f.job = e.job)`
+		if s.legacy {
+			newestToken = `NULL::bigint`
+		}
 		var err error
-		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+s.cols()+`, (SELECT token FROM tether.fences f WHERE f.job = e.job), now()
+		r, err = scanRecord(c.QueryRow(ctx, `SELECT `+s.cols()+`, `+newestToken+`, now()
 			FROM tether.executions e WHERE id = $1 AND NOT pruned`, id), &newest, &now)
 		return err
 	})
