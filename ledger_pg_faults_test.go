@@ -200,10 +200,9 @@ func faultSlots() int {
 // than a lease), then writes to the fenced resource (a row that takes a
 // write only with a token greater than the last it took; psql -q, so that
 // a refused write prints nothing, not "INSERT 0 0") and says whether its
-// write was accepted. Its work
-// done, it ignores TERM while it writes its end and exits 0: a TERM just
-// then (a lease lost at that instant) must not make a payload that wrote
-// .done exit 143 from its trap.
+// write was accepted. Its work done, it ignores TERM while it writes its
+// end and exits 0: a TERM just then (a lease lost at that instant) must
+// not make a payload that wrote .done exit 143 from its trap.
 const faultPayload = `exec 9>>"$OUT/alive.lock"
 flock -n 9 || echo "$1 $TETHER_EXECUTION: flock taken: another payload alive" >>"$OUT/overlap"
 trap 'echo $EPOCHREALTIME >>"$1.end"; exit 143' TERM
