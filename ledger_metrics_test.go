@@ -99,6 +99,38 @@ func lookTool(t *testing.T, names ...string) string {
 // on a free loopback port, returns one scrape of its /metrics, and stops it.
 func scrapeNodeExporter(t *testing.T, exporter, textfiles string) string {
 	t.Helper()
+	addr, stop := startDaemon(t, "/metrics", func(addr string) *exec.Cmd {
+		return exec.Command(exporter, "--web.listen-address="+addr, "--collector.disable-defaults",
+			"--collector.textfile", "--collector.textfile.directory="+textfiles)
+	})
+	defer stop()
+	return httpGet(t, "http://"+addr+"/metrics")
+}
+
+// httpGet returns the body of url, which must answer 200.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s, %v", url, resp.Status, err)
+	}
+	return string(b)
+}
+
+// startDaemon starts the daemon command(addr) makes, on a free loopback
+// port, and waits until its readiness path answers 200 (60s at most); it
+// returns the address and a stop that kills and waits for it. A daemon
+// that exits first tried a port taken between Listen and its bind: it is
+// started again on another, three times at most.
+func startDaemon(t *testing.T, ready string, command func(addr string) *exec.Cmd) (string, func()) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second}
 	for attempt := 0; ; attempt++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -107,55 +139,41 @@ func scrapeNodeExporter(t *testing.T, exporter, textfiles string) string {
 		addr := l.Addr().String()
 		l.Close()
 		var logs bytes.Buffer
-		cmd := exec.Command(exporter, "--web.listen-address="+addr, "--collector.disable-defaults",
-			"--collector.textfile", "--collector.textfile.directory="+textfiles)
+		cmd := command(addr)
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		body, err := scrape(addr, exited)
-		cmd.Process.Kill()
-		if werr := <-exited; err == errExited && attempt < 3 {
-			// The port was taken between Listen and node_exporter's bind.
-			t.Logf("node_exporter on %s exited (%v): %s; again", addr, werr, logs.String())
+		stop := func() {
+			cmd.Process.Kill()
+			<-exited
+		}
+		deadline := time.After(60 * time.Second)
+	wait:
+		for {
+			if resp, err := client.Get("http://" + addr + ready); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return addr, stop
+				}
+			}
+			select {
+			case err := <-exited:
+				exited <- err // for stop's wait
+				break wait
+			case <-deadline:
+				break wait
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		stop()
+		if attempt < 3 {
+			t.Logf("%s on %s did not start: %s; again", cmd.Path, addr, logs.String())
 			continue
 		}
-		if err != nil {
-			t.Fatalf("scraping node_exporter on %s: %v; its log:\n%s", addr, err, logs.String())
-		}
-		return body
-	}
-}
-
-var errExited = fmt.Errorf("node_exporter exited")
-
-// scrape gets http://addr/metrics once node_exporter answers, polling its
-// port until it listens (or exits, or 30 seconds pass).
-func scrape(addr string, exited chan error) (string, error) {
-	client := &http.Client{Timeout: 10 * time.Second}
-	deadline := time.After(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		resp, err := client.Get("http://" + addr + "/metrics")
-		if err == nil {
-			b, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err == nil && resp.StatusCode != http.StatusOK {
-				err = fmt.Errorf("status %s", resp.Status)
-			}
-			return string(b), err
-		}
-		select {
-		case err := <-exited:
-			exited <- err // for the caller's wait
-			return "", errExited
-		case <-deadline:
-			return "", fmt.Errorf("no answer within 30s: %v", err)
-		case <-tick.C:
-		}
+		t.Fatalf("%s on %s did not start; its log:\n%s", cmd.Path, addr, logs.String())
 	}
 }
 
@@ -258,67 +276,19 @@ scrape_configs:
 // HTTP API: the JSON of /api/v1/query, once it answers.
 func startPrometheus(t *testing.T, prometheus, config, tsdb string) func(q string) string {
 	t.Helper()
-	client := &http.Client{Timeout: 10 * time.Second}
-	for attempt := 0; ; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		var logs bytes.Buffer
-		cmd := exec.Command(prometheus, "--config.file="+config, "--storage.tsdb.path="+tsdb,
+	addr, stop := startDaemon(t, "/-/ready", func(addr string) *exec.Cmd {
+		return exec.Command(prometheus, "--config.file="+config, "--storage.tsdb.path="+tsdb,
 			"--web.listen-address="+addr, "--log.level=warn")
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+	})
+	t.Cleanup(stop)
+	client := &http.Client{Timeout: 10 * time.Second}
+	return func(q string) string {
+		resp, err := client.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+		if err != nil {
+			return err.Error()
 		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		stop := func() {
-			cmd.Process.Kill()
-			<-exited
-		}
-		query := func(q string) string {
-			resp, err := client.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
-			if err != nil {
-				return err.Error()
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			return string(b)
-		}
-		// Ready once it answers its readiness endpoint.
-		ready := false
-		deadline := time.After(60 * time.Second)
-	wait:
-		for {
-			if resp, err := client.Get("http://" + addr + "/-/ready"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					ready = true
-					break wait
-				}
-			}
-			select {
-			case err := <-exited:
-				exited <- err
-				break wait
-			case <-deadline:
-				break wait
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-		if ready {
-			t.Cleanup(stop)
-			return query
-		}
-		stop()
-		if attempt < 3 {
-			// The port was taken between Listen and prometheus's bind.
-			t.Logf("prometheus on %s did not start: %s; again", addr, logs.String())
-			continue
-		}
-		t.Fatalf("prometheus on %s did not start; its log:\n%s", addr, logs.String())
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
 	}
 }
