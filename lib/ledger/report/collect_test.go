@@ -12,18 +12,26 @@ import (
 	"github.com/tether-sh/tether/lib/proc"
 )
 
-// TestCollect: a job's newest Runs executions, its live ones, its newest
-// failure and the tail of its output, read through the Ledger contract.
-func TestCollect(t *testing.T) {
+// openStore opens a file store for t, closed at its end, and returns it
+// with this process as an owner.
+func openStore(t *testing.T) (*filestore.Store, ledger.Owner) {
+	t.Helper()
 	st, err := filestore.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	me, err := ledger.LocalOwner(proc.Self())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, me
+}
+
+// TestCollect: a job's newest Runs executions, its live ones, its newest
+// failure and the tail of its output, read through the Ledger contract.
+func TestCollect(t *testing.T) {
+	st, me := openStore(t)
 	run := func(job string, status ledger.Status, out string) string {
 		t.Helper()
 		r, err := st.Claim(job, ledger.ClaimOptions{Owner: me})
@@ -164,15 +172,7 @@ func (f failingEach) Each(flt ledger.Filter, fn func(ledger.Record) error) error
 // TestCollectProblems: what cannot be read is on the page and in the
 // error, and the rest of the page is there.
 func TestCollectProblems(t *testing.T) {
-	st, err := filestore.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	me, err := ledger.LocalOwner(proc.Self())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, me := openStore(t)
 	for _, job := range []string{"bad", "good"} {
 		if _, err := st.Claim(job, ledger.ClaimOptions{Owner: me}); err != nil {
 			t.Fatal(err)
