@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/tether-sh/tether/lib/ledger"
-	"github.com/tether-sh/tether/lib/schedule"
+	"github.com/tether-sh/tether/lib/ledger/report"
 )
 
 // What status, check and metrics say of a job beyond its summary: its
@@ -52,20 +52,8 @@ type jobView struct {
 // viewOf judges s at now; grace 0 takes the default (defaultGrace).
 func viewOf(s ledger.Summary, now time.Time, grace time.Duration) jobView {
 	v := jobView{sum: s, last: latestOf(s)}
-	v.schedule = recordSchedule(v.last)
-	if v.schedule == "" && v.last.ID != "" && !v.last.Status.Terminal() {
-		// A live run claimed by hand (ledger claim) says nothing of the
-		// job's schedule: the newest finished run's still holds.
-		v.schedule = recordSchedule(s.LastFinished)
-	}
-	if sched := parseSchedule(v.schedule); sched != nil {
-		if base := slotOf(v.last); !base.IsZero() {
-			v.next = sched.Next(base)
-			if !v.next.IsZero() {
-				v.next2 = sched.Next(v.next)
-			}
-		}
-	}
+	due := report.DueOf(s)
+	v.schedule, v.next, v.next2 = due.Schedule, due.Next, due.After
 	v.grace = grace
 	if v.grace <= 0 {
 		v.grace = defaultGrace(v.next, v.next2)
@@ -90,20 +78,6 @@ func viewOf(s ledger.Summary, now time.Time, grace time.Duration) jobView {
 		v.state = stateOK
 	}
 	return v
-}
-
-// slotOf is the instant r stands for: its slot (--instant, --schedule),
-// else when it started, else when it was claimed.
-func slotOf(r ledger.Record) time.Time {
-	switch {
-	case r.ID == "":
-		return time.Time{}
-	case !r.Instant.IsZero():
-		return r.Instant
-	case !r.StartedAt.IsZero():
-		return r.StartedAt
-	}
-	return r.ClaimedAt
 }
 
 // defaultGrace is how long past its slot a run may start before the job
@@ -133,28 +107,3 @@ func failureStreak(recent []ledger.Record) int {
 	}
 	return n
 }
-
-// recordSchedule is the schedule r was run under ("" unknown).
-func recordSchedule(r ledger.Record) string { return r.Schedule }
-
-// parseSchedule reads a recorded schedule; nil when there is none or it
-// does not read (a newer tether's, a zone this host lacks): its views
-// then say "-", as for a job run without one.
-func parseSchedule(spec string) slotter {
-	if spec == "" {
-		return nil
-	}
-	if s, ok := parsedSchedules[spec]; ok {
-		return s
-	}
-	var out slotter
-	if s, err := schedule.Parse(spec, ""); err == nil && !s.IsZero() {
-		out = s
-	}
-	parsedSchedules[spec] = out
-	return out
-}
-
-// parsedSchedules keeps what parseSchedule read, for the process (one
-// command): a hundred jobs of one schedule load its zone once.
-var parsedSchedules = map[string]slotter{}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tether-sh/tether/lib/ledger"
 	"github.com/tether-sh/tether/lib/ledger/location"
-	"github.com/tether-sh/tether/lib/schedule"
 )
 
 // Defaults of Options.
@@ -135,7 +134,8 @@ func (o Options) withDefaults() Options {
 // and that failure's output.
 func collectJob(st ledger.Ledger, s ledger.Summary, o Options) (Job, error) {
 	j := Job{Summary: s}
-	j.Schedule, j.Next = nextSlot(s, o.Now)
+	due := DueOf(s)
+	j.Schedule, j.Next = due.Schedule, due.Next
 	werr := st.Each(ledger.Filter{Job: s.Job, Newest: o.Runs}, func(r ledger.Record) error {
 		j.Recent = append(j.Recent, r)
 		if r.Status == ledger.Failed || r.Status == ledger.Unknown {
@@ -161,29 +161,6 @@ func collectJob(st ledger.Ledger, s ledger.Summary, o Options) (Job, error) {
 		}
 	}
 	return j, werr
-}
-
-// nextSlot is the schedule s's newest execution recorded and its next
-// slot after now: the next to come of a cron expression; an @every's
-// period counted from that execution's start (its claim, if it never
-// started), which may be past.
-func nextSlot(s ledger.Summary, now time.Time) (string, time.Time) {
-	last := s.Latest
-	if last.ID == "" {
-		last = s.LastFinished
-	}
-	sched, err := schedule.Parse(last.Schedule, "")
-	if last.Schedule == "" || err != nil {
-		return last.Schedule, time.Time{}
-	}
-	if sched.Period() > 0 {
-		from := last.StartedAt
-		if from.IsZero() {
-			from = last.ClaimedAt
-		}
-		return last.Schedule, sched.Next(from)
-	}
-	return last.Schedule, sched.Next(now)
 }
 
 // readTail reads the last n bytes of id's kept output, holding no more

@@ -132,25 +132,34 @@ func TestLeaves(t *testing.T) {
 	}
 }
 
-// TestNextSlot: a cron schedule's next slot after now; an @every's period
-// after the newest run's start; none for no schedule or one that does not
-// read.
-func TestNextSlot(t *testing.T) {
-	now := time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
-	started := now.Add(-time.Hour)
+// TestDueOf: the slot due after the newest run's slot (past, for a late
+// job), and the one after it; an @every's period after the newest run's
+// start; a live hand claim's job keeps its newest finished run's
+// schedule; none for no schedule or one that does not read.
+func TestDueOf(t *testing.T) {
+	slot := time.Date(2026, 12, 4, 2, 0, 0, 0, time.UTC)
+	started := slot.Add(time.Second)
+	day := 24 * time.Hour
 	for _, c := range []struct {
-		sched string
-		want  time.Time
+		name       string
+		s          ledger.Summary
+		sched      string
+		next, then time.Time
 	}{
-		{"CRON_TZ=UTC 0 2 * * *", time.Date(2026, 12, 7, 2, 0, 0, 0, time.UTC)},
-		{"CRON_TZ=Europe/Berlin */5 * * * *", now.Add(5 * time.Minute)},
-		{"@every 24h0m0s", started.Add(24 * time.Hour)},
-		{"", time.Time{}},
-		{"CRON_TZ=Nowhere/Nothing 0 2 * * *", time.Time{}},
+		{"cron, late", ledger.Summary{Latest: ledger.Record{ID: "x", Status: ledger.Completed, Schedule: "CRON_TZ=UTC 0 2 * * *", Instant: slot, StartedAt: started}},
+			"CRON_TZ=UTC 0 2 * * *", slot.Add(day), slot.Add(2 * day)},
+		{"every", ledger.Summary{Latest: ledger.Record{ID: "x", Status: ledger.Completed, Schedule: "@every 24h0m0s", ClaimedAt: started, StartedAt: started}},
+			"@every 24h0m0s", started.Add(day), started.Add(2 * day)},
+		{"hand claim", ledger.Summary{Latest: ledger.Record{ID: "y", Status: ledger.Running, ClaimedAt: started, StartedAt: started},
+			LastFinished: ledger.Record{ID: "x", Status: ledger.Completed, Schedule: "CRON_TZ=UTC 0 2 * * *", Instant: slot}},
+			"CRON_TZ=UTC 0 2 * * *", time.Date(2026, 12, 5, 2, 0, 0, 0, time.UTC), time.Date(2026, 12, 6, 2, 0, 0, 0, time.UTC)},
+		{"none", ledger.Summary{Latest: ledger.Record{ID: "x", Status: ledger.Completed, StartedAt: started}}, "", time.Time{}, time.Time{}},
+		{"unreadable", ledger.Summary{Latest: ledger.Record{ID: "x", Status: ledger.Completed, Schedule: "CRON_TZ=Nowhere/Nothing 0 2 * * *", StartedAt: started}},
+			"CRON_TZ=Nowhere/Nothing 0 2 * * *", time.Time{}, time.Time{}},
 	} {
-		s := ledger.Summary{Job: "j", Latest: ledger.Record{ID: "x", Schedule: c.sched, ClaimedAt: started, StartedAt: started}}
-		if sched, next := nextSlot(s, now); sched != c.sched || !next.Equal(c.want) {
-			t.Errorf("nextSlot(%q at %v) = %q, %v; want %v", c.sched, now, sched, next, c.want)
+		d := DueOf(c.s)
+		if d.Schedule != c.sched || !d.Next.Equal(c.next) || !d.After.Equal(c.then) {
+			t.Errorf("DueOf(%s) = %q, %v, %v; want %q, %v, %v", c.name, d.Schedule, d.Next, d.After, c.sched, c.next, c.then)
 		}
 	}
 }
