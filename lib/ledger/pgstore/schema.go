@@ -160,5 +160,8 @@ func (s *Store) ensureSchema(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("creating the schema %s: %w", Schema, err)
 	}
+	// Migrated: reads select every column again (a claim that migrated
+	// after a read fell back to the older columns must not keep them).
+	s.legacy = false
 	return nil
 }

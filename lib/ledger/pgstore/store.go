@@ -327,7 +327,6 @@ func (s *Store) doLocked(fn func(ctx context.Context, c *pgx.Conn) error) error 
 		s.migrated = true
 		s.rollback(ctx)
 		if s.ensureSchema(ctx) == nil {
-			s.legacy = false
 			err = fn(ctx, s.conn)
 		}
 	}

@@ -44,3 +44,43 @@ func TestTokenTimeline(t *testing.T) {
 		t.Errorf("claim after a token of timeline 3: token %d; want %d", r.Token, uint64(later+1))
 	}
 }
+
+// TestMigrateAfterLegacyRead: a store that read an older database (its
+// reads fell back to the older columns) and then migrated it by a claim
+// reads every column again: the new claim's token, not NULL.
+func TestMigrateAfterLegacyRead(t *testing.T) {
+	url := newDB(t)
+	first, err := open(t, url, pgstore.Options{}).Claim("m", ledger.ClaimOptions{Owner: ledger.Owner{PID: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	// Back to version 1, as an older tether left it.
+	if _, err := c.Exec(ctx, `DROP TRIGGER executions_count_end ON tether.executions;
+		DROP TRIGGER executions_count_insert ON tether.executions;
+		DROP FUNCTION tether.count_run();
+		DROP TABLE tether.job_runs;
+		DROP INDEX tether.executions_finished, tether.executions_succeeded;
+		DROP TABLE tether.fences;
+		ALTER TABLE tether.executions DROP COLUMN schedule, DROP COLUMN attempt, DROP COLUMN attempts, DROP COLUMN token;
+		DELETE FROM tether.schema_version WHERE version > 1`); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, url, pgstore.Options{})
+	if r, err := s.Get(first.ID); err != nil || r.Token != 0 {
+		t.Fatalf("Get(%s) of a version 1 database = token %d, %v; want 0, nil", first.ID, r.Token, err)
+	}
+	r, err := s.Claim("m2", ledger.ClaimOptions{Owner: ledger.Owner{PID: 1}})
+	if err != nil {
+		t.Fatalf("Claim on a version 1 database = %v", err)
+	}
+	got, err := s.Get(r.ID)
+	if err != nil || got.Token == 0 || got.Token != r.Token {
+		t.Errorf("Get(%s) after the claim migrated = token %d, %v; want the claim's %d", r.ID, got.Token, err, r.Token)
+	}
+}
