@@ -173,7 +173,8 @@ func zonePrefix(s string) (name, rest string, ok bool) {
 // records.
 func zone(tz string) (*time.Location, string, error) {
 	if tz == "" {
-		return time.Local, localName(), nil
+		name, err := localName()
+		return time.Local, name, err
 	}
 	if strings.ContainsAny(tz, " \t\n") || strings.HasPrefix(tz, "/") || strings.Contains(tz, "..") {
 		return nil, "", fmt.Errorf("unknown time zone %q", tz)
@@ -186,28 +187,43 @@ func zone(tz string) (*time.Location, string, error) {
 }
 
 // localName is the name of time.Local as another host can load it: $TZ's
-// zone, else the zoneinfo name /etc/localtime links to, else UTC where
-// neither says (Go's time.Local is then UTC too).
-func localName() string {
+// zone (UTC when $TZ is empty or names no zone: Go's time.Local is then
+// UTC too), else the zoneinfo name /etc/localtime links to, else the name
+// /etc/timezone holds (Debian's copy of the zone in a plain file). A
+// local zone none of these names is an error: the recorded schedule
+// could not be read back.
+func localName() (string, error) {
 	if tz, ok := os.LookupEnv("TZ"); ok {
 		tz = strings.TrimPrefix(tz, ":")
-		if tz == "" {
-			return "UTC"
-		}
-		if _, err := time.LoadLocation(tz); err == nil && !strings.HasPrefix(tz, "/") {
-			return tz
+		if _, err := time.LoadLocation(tz); err == nil && tz != "" && !strings.HasPrefix(tz, "/") {
+			return tz, nil
 		}
 		if name := zoneinfoName(tz); name != "" {
-			return name
+			return name, nil
 		}
+		return "UTC", nil
 	}
-	if target, err := filepath.EvalSymlinks("/etc/localtime"); err == nil {
+	if target, err := filepath.EvalSymlinks(localtimePath); err == nil {
 		if name := zoneinfoName(target); name != "" {
-			return name
+			return name, nil
 		}
 	}
-	return time.Local.String()
+	if b, err := os.ReadFile(timezonePath); err == nil {
+		if name := strings.TrimSpace(string(b)); name != "" && name != "Local" {
+			if _, err := time.LoadLocation(name); err == nil {
+				return name, nil
+			}
+		}
+	}
+	if time.Local.String() == "UTC" {
+		return "UTC", nil
+	}
+	return "", errors.New("the local time zone has no name another host could read (/etc/localtime is no link into a zoneinfo tree, /etc/timezone names none): give --tz or CRON_TZ")
 }
+
+// localtimePath and timezonePath are where localName looks; variables
+// for its tests.
+var localtimePath, timezonePath = "/etc/localtime", "/etc/timezone"
 
 // zoneinfoName is the zone name of a path in a zoneinfo tree
 // (/usr/share/zoneinfo/Europe/Berlin: Europe/Berlin), "" if it is none.

@@ -2,6 +2,8 @@ package schedule
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,7 +175,7 @@ func TestParse(t *testing.T) {
 	// The local zone is recorded by a name another host can load.
 	local := mustParse(t, "0 2 * * *", "")
 	zone, _, _ := strings.Cut(strings.TrimPrefix(local.String(), "CRON_TZ="), " ")
-	if _, err := time.LoadLocation(zone); err != nil || zone == "Local" && time.Local.String() != "Local" {
+	if _, err := time.LoadLocation(zone); err != nil || zone == "Local" {
 		t.Errorf("Parse(0 2 * * *, local) = %q; want a zone name LoadLocation reads (%v)", local.String(), err)
 	}
 }
@@ -235,5 +237,55 @@ func TestNextPrevAgree(t *testing.T) {
 				t.Fatalf("%s in %s: Prev(%s) = %s, Next of it %s; want %s", c.spec, c.tz, at, p, s.Next(p), n)
 			}
 		}
+	}
+}
+
+// TestLocalName: the local zone's recorded name, from $TZ, the link
+// /etc/localtime, or /etc/timezone; never "Local", which no host reads.
+func TestLocalName(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "localtime-link")
+	if err := os.Symlink("/usr/share/zoneinfo/Europe/Berlin", link); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "localtime-plain")
+	os.WriteFile(plain, []byte("TZif"), 0o644)
+	named := filepath.Join(dir, "timezone")
+	os.WriteFile(named, []byte("America/New_York\n"), 0o644)
+	missing := filepath.Join(dir, "missing")
+	for _, c := range []struct {
+		name, tz            string
+		unset               bool
+		localtime, timezone string
+		want                string
+	}{
+		{"TZ names a zone", "Asia/Tokyo", false, link, named, "Asia/Tokyo"},
+		{"TZ with a colon", ":Asia/Tokyo", false, link, named, "Asia/Tokyo"},
+		{"TZ empty", "", false, link, named, "UTC"},
+		{"TZ names none", "garbage", false, link, named, "UTC"},
+		{"a link", "", true, link, named, "Europe/Berlin"},
+		{"a plain file and /etc/timezone", "", true, plain, named, "America/New_York"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.unset {
+				t.Setenv("TZ", "x") // restored after the test
+				os.Unsetenv("TZ")
+			} else {
+				t.Setenv("TZ", c.tz)
+			}
+			localtimePath, timezonePath = c.localtime, c.timezone
+			defer func() { localtimePath, timezonePath = "/etc/localtime", "/etc/timezone" }()
+			if got, err := localName(); got != c.want || err != nil {
+				t.Errorf("localName() = %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+	// Nothing names the zone: an error, unless it is UTC.
+	t.Setenv("TZ", "x")
+	os.Unsetenv("TZ")
+	localtimePath, timezonePath = plain, missing
+	defer func() { localtimePath, timezonePath = "/etc/localtime", "/etc/timezone" }()
+	if got, err := localName(); time.Local.String() != "UTC" && err == nil || got == "Local" {
+		t.Errorf("localName() with no name for the zone = %q, %v; want an error (or UTC)", got, err)
 	}
 }
