@@ -44,7 +44,10 @@ func (c *statusCmd) Run(inv *invocation) error {
 			return jerr
 		}
 	} else {
-		writeStatusTable(w, views, recent, now, styleFor(os.Getenv, isTerminal(os.Stdout)))
+		// The stream the table is written to, not this process's stdout:
+		// Main may be given another.
+		out, _ := inv.tool.Stdout.(*os.File)
+		writeStatusTable(w, views, recent, now, styleFor(os.Getenv, out != nil && isTerminal(out)))
 	}
 	if ferr := w.Flush(); ferr != nil {
 		return ferr
