@@ -26,12 +26,6 @@ const (
 // columns, and a bounded read whatever the job holds.
 const stripRuns = 16
 
-// slotter is a job's schedule as the views read it: the first slot
-// strictly after t.
-type slotter interface {
-	Next(t time.Time) time.Time
-}
-
 // jobView is what status, check and metrics judge of one job at now.
 type jobView struct {
 	sum  ledger.Summary
